@@ -1,0 +1,63 @@
+"""The agent: asks a model for code, runs it in the sandbox, answers from the output.
+
+Runs in the agent worker's small Pyodide, so it uses only the standard library and
+never imports ``reckon.kernel`` or ``reckon.server``. ``_host.py`` (written
+separately) binds it to the browser: a fetch ``Transport`` and a sandbox ``Executor``.
+"""
+
+from __future__ import annotations
+
+from reckon.agent._code import CodeBlocks, ToolArguments, extract_code_blocks, parse_tool_arguments
+from reckon.agent._demo import DemoModel
+from reckon.agent._demo_intents import Intent, parse_intent
+from reckon.agent._loop import Agent
+from reckon.agent._observe import (
+    OBSERVATION_HEADER,
+    format_observation,
+    parse_observation,
+    trim_text,
+)
+from reckon.agent._openai import OpenAIModel, messages_without_tools, parse_completion
+from reckon.agent._prompt import build_system_prompt, describe_file
+from reckon.agent._sse import ChunkAccumulator, SSEDecoder
+from reckon.agent._transcript import Transcript, replay_cells
+from reckon.agent._types import (
+    RUN_PYTHON_TOOL,
+    ChatReply,
+    ChatRequest,
+    Executor,
+    JSONDict,
+    Model,
+    Transport,
+)
+
+__all__ = [
+    "OBSERVATION_HEADER",
+    "RUN_PYTHON_TOOL",
+    "Agent",
+    "ChatReply",
+    "ChatRequest",
+    "ChunkAccumulator",
+    "CodeBlocks",
+    "DemoModel",
+    "Executor",
+    "Intent",
+    "JSONDict",
+    "Model",
+    "OpenAIModel",
+    "SSEDecoder",
+    "ToolArguments",
+    "Transcript",
+    "Transport",
+    "build_system_prompt",
+    "describe_file",
+    "extract_code_blocks",
+    "format_observation",
+    "messages_without_tools",
+    "parse_completion",
+    "parse_intent",
+    "parse_observation",
+    "parse_tool_arguments",
+    "replay_cells",
+    "trim_text",
+]

@@ -1,0 +1,128 @@
+"""Finding the code in a model reply: fenced blocks and tool-call arguments."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+__all__ = ["CodeBlocks", "ToolArguments", "extract_code_blocks", "fence", "parse_tool_arguments"]
+
+# An opening fence at the start of a line, an optional info string, the body, the
+# closing fence. Three or more backticks; the closing run must be as long.
+_FENCE = re.compile(
+    r"^(?P<indent>[ \t]{0,3})(?P<ticks>`{3,})[ \t]*(?P<info>[^\n`]*)\n"
+    r"(?P<body>.*?)^[ \t]{0,3}(?P=ticks)`*[ \t]*$",
+    re.MULTILINE | re.DOTALL,
+)
+_RUNNABLE = {"", "python", "py", "python3", "py3", "ipython", "pycon"}
+_TOOL_NAMES = {"run_python", "python", "run_code", "execute_python", "code_interpreter", "exec"}
+
+
+@dataclass
+class CodeBlocks:
+    """The runnable code of a reply and the prose around it."""
+
+    code: str
+    text: str
+
+
+@dataclass
+class ToolArguments:
+    """The code of a tool call, or why it could not be read."""
+
+    code: str | None
+    problem: str | None = None
+
+
+def fence(code: str) -> str:
+    ticks = "````" if "```" in code else "```"
+    return f"{ticks}python\n{code.rstrip()}\n{ticks}"
+
+
+def extract_code_blocks(reply: str) -> CodeBlocks | None:
+    """All runnable fenced blocks of ``reply``, joined in order, or ``None``.
+
+    We run every ``python``/``py``/untagged block rather than only the last one:
+    in code-block mode models often split one program (imports, then the work)
+    across blocks, and running only the last would lose its setup. Blocks tagged
+    with another language (``text``, ``bash``, ``json``…) are shown, not run.
+    """
+    blocks: list[str] = []
+    kept: list[str] = []
+    position = 0
+    for match in _FENCE.finditer(reply):
+        language = match.group("info").strip().split(" ")[0].lower()
+        if language not in _RUNNABLE:
+            continue
+        body = match.group("body")
+        if language == "pycon":
+            body = "\n".join(
+                line[4:] for line in body.splitlines() if line.startswith((">>> ", "... "))
+            )
+        if body.strip():
+            blocks.append(body.rstrip())
+        kept.append(reply[position : match.start()])
+        position = match.end()
+    if not blocks:
+        return None
+    kept.append(reply[position:])
+    text = re.sub(r"\n{3,}", "\n\n", "".join(kept)).strip()
+    return CodeBlocks(code="\n\n".join(blocks), text=text)
+
+
+def parse_tool_arguments(name: str, arguments: str) -> ToolArguments:
+    """The ``code`` of a ``run_python`` call, recovering from the usual model slips.
+
+    Recovered: arguments that are a bare JSON string, an object with another
+    single string field, raw Python instead of JSON, or JSON broken only by
+    unescaped newlines/quotes inside ``"code"``. Anything else is a problem the
+    model is told about, so it can call again.
+    """
+    if name not in _TOOL_NAMES:
+        return ToolArguments(None, f"there is no tool named {name!r}; the only tool is run_python")
+    raw = arguments.strip()
+    if not raw:
+        return ToolArguments(None, 'run_python was called without arguments; pass {"code": ...}')
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return _recover(raw, exc)
+    if isinstance(value, str):
+        return ToolArguments(value)
+    if isinstance(value, dict):
+        if isinstance(value.get("code"), str):
+            return ToolArguments(value["code"])
+        strings = [v for v in value.values() if isinstance(v, str)]
+        if len(strings) == 1:
+            return ToolArguments(strings[0])
+    return ToolArguments(
+        None, f'run_python expects a JSON object {{"code": "..."}}, got {raw[:200]}'
+    )
+
+
+def _recover(raw: str, exc: json.JSONDecodeError) -> ToolArguments:
+    if not raw.startswith("{"):
+        # Raw Python sent as the arguments string (some local models do this).
+        return ToolArguments(raw)
+    match = re.match(r'^\{\s*"code"\s*:\s*"(?P<body>.*)"\s*\}$', raw, re.DOTALL)
+    if match:
+        body = match.group("body")
+        # Newlines and tabs that should have been escaped are the common breakage.
+        repaired = body.replace("\r", "\\r").replace("\n", "\\n").replace("\t", "\\t")
+        try:
+            code = json.loads(f'"{repaired}"')
+        except json.JSONDecodeError:
+            code = _unescape(body)
+        if isinstance(code, str) and code.strip():
+            return ToolArguments(code)
+    return ToolArguments(
+        None,
+        f"the arguments of run_python are not valid JSON ({exc.msg} at character {exc.pos}); "
+        'call it again with {"code": "<python source>"}',
+    )
+
+
+def _unescape(body: str) -> str:
+    # Last resort for quotes left unescaped: undo the escapes we can recognise.
+    return body.replace('\\"', '"').replace("\\n", "\n").replace("\\t", "\t").replace("\\\\", "\\")

@@ -1,0 +1,238 @@
+"""The demo model's answers, written only from what the sandbox printed.
+
+Every number in an answer is a substring of the observation's stdout; when the
+expected lines are missing the answer says so instead of filling in.
+"""
+
+from __future__ import annotations
+
+from reckon.agent._demo_intents import Intent
+
+__all__ = ["HELP", "answer_from", "explain_failure", "lead_in", "no_column", "no_file"]
+
+HELP = """\
+I can't handle that request on my own. Here is what I understand:
+- an overview of a file: "summarize the data", "what's in sales.csv?"
+- one column: "describe price"
+- charts: "histogram of price", "bar chart of sales by region", "line chart of sales over date", \
+"scatter plot of price vs quantity"
+- group-bys: "average price by region", "total sales per month", "count by region"
+- rankings: "top 5 products by sales", "bottom 3 regions by profit"
+- correlation: "correlation between price and quantity", "correlation matrix"
+- counting and filtering: "how many rows where price > 100", "how many orders from Spain"
+- math: "what is 17*23+4", "2**100", "integrate x**2 from 0 to 3", "solve x**2 - 4 = 0", \
+"derivative of sin(x)*x", "factor x**2 - 1", "is 97 prime"
+For open-ended questions, configure a real model in the settings."""
+
+_AGG_WORDS = {"mean": "average", "sum": "total", "count": "number of rows", "max": "maximum",
+              "min": "minimum", "median": "median"}  # fmt: skip
+
+
+def no_file(intent: Intent) -> str:
+    return (
+        "That question needs a table, but no readable table has been uploaded yet. "
+        "Upload a CSV, Excel or ODS file and ask again."
+    )
+
+
+def no_column(intent: Intent) -> str:
+    names = ", ".join(c.name for c in intent.all_columns[:30]) or "(none)"
+    return (
+        f"I couldn't tell which columns of {_file_name(intent)} you mean. Its columns are: "
+        f"{names}. Name the columns as they appear there and ask again."
+    )
+
+
+def lead_in(intent: Intent, attempt: int) -> str:
+    """The sentence shown before a cell runs."""
+    if attempt > 0:
+        if intent.kind == "math":
+            return "That failed; I'll parse the expression more leniently."
+        return "That failed; I'll read the file with read_table, which handles messy files."
+    if intent.kind == "math":
+        return "I'll compute this exactly with sympy."
+    name = _file_name(intent)
+    return f"I'll load {name} with pandas and compute that."
+
+
+def _file_name(intent: Intent) -> str:
+    entry = intent.file or {}
+    return str(entry.get("name") or str(entry.get("path", "the file")).rsplit("/", 1)[-1])
+
+
+def _fields(stdout: str) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """``label: value`` lines, and the indented ``  key: value`` item lines."""
+    fields: dict[str, str] = {}
+    items: list[tuple[str, str]] = []
+    for line in stdout.splitlines():
+        if line.startswith("  ") and ": " in line:
+            key, _, value = line.strip().rpartition(": ")
+            items.append((key, value))
+        elif ": " in line:
+            key, _, value = line.partition(": ")
+            fields.setdefault(key.strip(), value.strip())
+    return fields, items
+
+
+def _listing(items: list[tuple[str, str]], limit: int = 10) -> str:
+    shown = ", ".join(f"{key} {value}" for key, value in items[:limit])
+    if len(items) > limit:
+        shown += f", and {len(items) - limit} more"
+    return shown
+
+
+def answer_from(intent: Intent, sections: dict[str, str]) -> str:
+    """The answer for a successful run, quoting its printed lines."""
+    fields, items = _fields(sections.get("stdout", ""))
+    figures = sections.get("figures", "").strip()
+    name = _file_name(intent)
+    kind = intent.kind
+    text = ""
+    if kind == "math":
+        text = _math_answer(intent, fields, items)
+    elif kind == "overview" and "rows" in fields:
+        text = f"{name} has {fields['rows']} rows. Columns: {fields.get('columns', '?')}."
+        missing = fields.get("missing values")
+        if missing is not None:
+            text += (
+                " No values are missing." if missing == "0" else f" {missing} values are missing."
+            )
+        if items:
+            text += "\nNumeric columns:\n" + "\n".join(f"- {k}: {v}" for k, v in items)
+    elif kind == "describe" and "values" in fields:
+        column = intent.columns[0].name
+        text = f"{column} has {fields['values']} values ({fields.get('missing', '0')} missing)."
+        if "mean" in fields:
+            text += (
+                f" Mean {fields['mean']}, standard deviation {fields.get('std')}, "
+                f"min {fields.get('min')}, median {fields.get('median')}, max {fields.get('max')}."
+            )
+        else:
+            text += (
+                f" {fields.get('unique', '?')} distinct values; most common: {_listing(items, 5)}."
+            )
+    elif kind == "chart":
+        text = _chart_answer(fields, items)
+    elif kind == "groupby" and items:
+        value = next((c.name for c in intent.numeric), "rows")
+        group = intent.categorical[0].name
+        what = (
+            "Number of rows"
+            if intent.agg == "count" or value == "rows"
+            else (f"{_AGG_WORDS.get(intent.agg, intent.agg).capitalize()} {value}")
+        )
+        text = f"{what} by {group} ({fields.get('groups', len(items))} groups): {_listing(items)}."
+        text += f" The highest is {items[0][0]} ({items[0][1]})."
+    elif kind == "top" and items:
+        word = "Bottom" if intent.ascending else "Top"
+        text = f"{word} {len(items)}: " + "; ".join(f"{k}: {v}" for k, v in items) + "."
+    elif kind == "correlation":
+        if "pearson r" in fields:
+            a, b = intent.numeric[0].name, intent.numeric[1].name
+            text = (
+                f"The correlation between {a} and {b} is {fields['pearson r']} "
+                f"(Pearson r, {fields.get('rows used', '?')} rows)."
+            )
+        elif "strongest" in fields:
+            text = f"Correlation matrix computed; strongest pair: {fields['strongest']}."
+    elif kind == "count":
+        text = _count_answer(intent, fields, items)
+    elif kind == "aggregate" and intent.agg in fields:
+        column = intent.numeric[0].name
+        word = _AGG_WORDS.get(intent.agg, intent.agg)
+        text = f"The {word} of {column} is {fields[intent.agg]}"
+        text += f" (over {fields['values used']} values)." if "values used" in fields else "."
+    if not text:
+        return (
+            "The code ran, but it did not print what I expected, so I can't quote a result. "
+            "Its output is shown above."
+        )
+    if figures and kind == "chart":
+        text += "\n" + "\n".join(line.lstrip("- ") for line in figures.splitlines() if line)
+    return text
+
+
+def _chart_answer(fields: dict[str, str], items: list[tuple[str, str]]) -> str:
+    if "values" in fields:
+        return (
+            f"Here is the histogram: {fields['values']} values from {fields.get('min')} "
+            f"to {fields.get('max')}, mean {fields.get('mean')}."
+        )
+    if "correlation" in fields:
+        return (
+            f"Here is the scatter plot of {fields.get('points')} points; "
+            f"their correlation is {fields['correlation']}."
+        )
+    if "highest" in fields:
+        return (
+            f"Here is the line chart ({fields.get('points')} points): it starts at "
+            f"{fields.get('first')} and ends at {fields.get('last')}; the highest is "
+            f"{fields['highest']}."
+        )
+    if items:
+        return f"Here is the bar chart: {_listing(items)}."
+    return ""
+
+
+def _count_answer(intent: Intent, fields: dict[str, str], items: list[tuple[str, str]]) -> str:
+    if intent.op == "rows" and "rows" in fields:
+        return f"The table has {fields['rows']} rows."
+    if intent.op == "unique" and "unique" in fields:
+        return f"{intent.columns[0].name} has {fields['unique']} distinct values."
+    if "matching rows" not in fields:
+        return ""
+    total = fields.get("total rows", "?")
+    if intent.op == "text":
+        where = f"{intent.columns[0].name} is" if intent.columns else "a value equals"
+        text = f"{fields['matching rows']} of {total} rows match ({where} {intent.value!r})."
+        if items:
+            text += " Matches by column: " + ", ".join(f"{k} {v}" for k, v in items) + "."
+        return text
+    column = intent.numeric[0].name
+    return f"{fields['matching rows']} of {total} rows have {column} {intent.op} {intent.value}."
+
+
+def _math_answer(intent: Intent, fields: dict[str, str], items: list[tuple[str, str]]) -> str:
+    kind = intent.math
+    expression = intent.expression
+    if kind == "prime" and "prime" in fields:
+        if fields["prime"] == "True":
+            return f"Yes, {expression} is prime."
+        factors = f" ({expression} = {fields['factors']})" if "factors" in fields else ""
+        return f"No, {expression} is not prime{factors}."
+    if kind == "integrate" and "integral" in fields:
+        bounds = f"from {intent.lower} to {intent.upper}"
+        text = f"The integral of {expression} {bounds} is {fields['integral']}"
+        decimal = fields.get("decimal")
+        return text + (f" ≈ {decimal}." if decimal and decimal != fields["integral"] else ".")
+    if kind == "integrate" and "antiderivative" in fields:
+        return f"An antiderivative of {expression} is {fields['antiderivative']} + C."
+    if kind == "diff" and "derivative" in fields:
+        var = intent.variable
+        return f"The derivative of {expression} with respect to {var} is {fields['derivative']}."
+    if kind == "solve" and "solutions" in fields:
+        if not items:
+            return f"{expression} = {intent.rhs} has no solutions for {intent.variable}."
+        listed = " or ".join(f"{k} = {v}" for k, v in items)  # items are "  x: -2" lines
+        return f"The solutions of {expression} = {intent.rhs} are {listed}."
+    if kind == "factor" and "factors" in fields:
+        return f"{expression} = {fields['factors']}."
+    if kind in {"simplify", "expand"} and kind in fields:
+        word = "Simplified" if kind == "simplify" else "Expanded"
+        return f"{word}, {expression} is {fields[kind]}."
+    if "result" in fields:
+        decimal = fields.get("decimal")
+        return f"{expression} = {fields['result']}" + (f" ≈ {decimal}." if decimal else ".")
+    return ""
+
+
+def explain_failure(intent: Intent, sections: dict[str, str]) -> str:
+    """The answer after the retry failed too: what broke, in the sandbox's words."""
+    error = sections.get("error") or sections.get("status") or "an unknown error"
+    text = f"I couldn't compute that: the code failed with {error}."
+    if intent.kind == "math":
+        return text + " Check the expression (use * for multiplication and ** for powers)."
+    if intent.all_columns:
+        names = ", ".join(c.name for c in intent.all_columns[:20])
+        text += f" The columns of {_file_name(intent)} are: {names}."
+    return text + " Try naming the columns as they appear, or configure a real model."

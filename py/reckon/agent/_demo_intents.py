@@ -1,0 +1,222 @@
+"""What the demo model thinks a question asks for: a small, explicit grammar.
+
+Matching is keyword-based on purpose: it is predictable, explains itself and
+fails honestly (``kind == "help"``) instead of guessing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from reckon.agent._demo_columns import Column, choose_file, columns_of, find_columns, tokens
+from reckon.agent._types import JSONDict
+
+__all__ = ["Intent", "parse_intent"]
+
+_AGGREGATES = [
+    ("mean", r"\b(average|avg|mean)\b"),
+    ("sum", r"\b(total|sum|overall)\b"),
+    ("median", r"\bmedian\b"),
+    ("max", r"\b(max|maximum|highest|largest|biggest)\b"),
+    ("min", r"\b(min|minimum|lowest|smallest)\b"),
+    ("count", r"\b(count|number of|how many)\b"),
+]
+_COMPARISONS = [
+    (">=", r">=|\bat least\b|\bgreater than or equal to\b"),
+    ("<=", r"<=|\bat most\b|\bless than or equal to\b"),
+    ("!=", r"!=|\bnot equal to\b|\bis not\b"),
+    (">", r">|\bgreater than\b|\bmore than\b|\bover\b|\babove\b|\bhigher than\b|\bexceeds?\b"),
+    ("<", r"<|\bless than\b|\bfewer than\b|\bunder\b|\bbelow\b|\blower than\b"),
+    ("==", r"==|=|\bequal to\b|\bequals\b|\bis\b"),
+]
+_COMPARISON_OPS = {op for op, _ in _COMPARISONS}
+_NUMBER = r"-?\d+(?:\.\d+)?"
+_OVERVIEW = re.compile(
+    r"summar|overview|what'?s in|what is in|describe the (data|file|table|dataset)|"
+    r"tell me about|look at|explore|show me the (data|file|table)|\bcolumns\b|\bhead\b"
+)
+
+
+@dataclass
+class Intent:
+    """One request. ``kind`` is overview, describe, chart, groupby, top, correlation,
+    count, aggregate, math, nofile, nocolumn or help."""
+
+    kind: str
+    question: str = ""
+    file: JSONDict | None = None
+    columns: list[Column] = field(default_factory=list)
+    all_columns: list[Column] = field(default_factory=list)
+    chart: str = ""
+    agg: str = ""
+    n: int = 5
+    ascending: bool = False
+    op: str = ""
+    value: str = ""
+    math: str = ""
+    expression: str = ""
+    rhs: str = ""
+    lower: str = ""
+    upper: str = ""
+    variable: str = "x"
+
+    @property
+    def numeric(self) -> list[Column]:
+        return [c for c in self.columns if c.numeric]
+
+    @property
+    def categorical(self) -> list[Column]:
+        return [c for c in self.columns if not c.numeric]
+
+
+def parse_intent(question: str, files: list[JSONDict]) -> Intent:
+    from reckon.agent._demo_math import parse_math  # the math grammar lives apart
+
+    text = " ".join(question.strip().split())
+    lowered = text.lower()
+    math = parse_math(text)
+    if math is not None:
+        return math
+    entry = choose_file(text, files)
+    if entry is None:
+        return Intent("nofile" if _sounds_like_data(lowered) else "help", question=text)
+    all_columns = columns_of(entry)
+    intent = Intent("help", question=text, file=entry, all_columns=all_columns)
+    intent.columns = find_columns(text, all_columns)
+    intent.agg = _aggregate(lowered)
+    if "correlat" in lowered or re.search(r"\brelationship\b|\brelated\b", lowered):
+        intent.kind = "correlation"
+    elif chart := _chart(lowered):
+        intent.kind, intent.chart = "chart", chart
+    elif top := re.search(
+        r"\b(top|bottom|highest|lowest|largest|smallest|best|worst)\s+(\d+)\b", lowered
+    ):
+        intent.kind, intent.n = "top", int(top.group(2))
+        intent.ascending = top.group(1) in {"bottom", "lowest", "smallest", "worst"}
+    elif re.search(r"\b(how many|count|number of)\b", lowered):
+        _count(intent, lowered)
+    elif re.search(r"\b(by|per|for each|for every|across|grouped by)\b", lowered) and (
+        intent.agg and intent.columns
+    ):
+        intent.kind = "groupby"
+    elif intent.agg and intent.numeric:
+        intent.kind = "aggregate"
+    elif len(intent.columns) == 1 and re.search(
+        r"describe|statistic|stats|summar|distribution|tell me about|about", lowered
+    ):
+        intent.kind = "describe"
+    elif _OVERVIEW.search(lowered):
+        intent.kind = "overview"
+    if intent.kind == "groupby" and not intent.categorical:
+        intent.kind = "aggregate" if intent.numeric else "help"
+    if intent.kind in {"chart", "top"} and not intent.columns:
+        intent.kind = "nocolumn"
+    if intent.kind == "count" and intent.op in _COMPARISON_OPS and not intent.numeric:
+        intent.kind = "nocolumn"
+    return intent
+
+
+def _sounds_like_data(lowered: str) -> bool:
+    return bool(
+        re.search(
+            r"data|file|table|csv|column|row|chart|plot|graph|histogram|average|mean|total|"
+            r"summar|correlat|top \d|how many",
+            lowered,
+        )
+    )
+
+
+def _aggregate(lowered: str) -> str:
+    for name, pattern in _AGGREGATES:
+        if re.search(pattern, lowered):
+            return name
+    return ""
+
+
+def _chart(lowered: str) -> str:
+    if re.search(r"histogram|distribution", lowered):
+        return "histogram"
+    if "scatter" in lowered:
+        return "scatter"
+    if re.search(r"\bbar\b|\bbars\b", lowered):
+        return "bar"
+    if re.search(r"\bline\b|over time|trend", lowered):
+        return "line"
+    if re.search(r"\b(plot|chart|graph|visuali[sz]e|draw)\b", lowered):
+        return "auto"
+    return ""
+
+
+def _count(intent: Intent, lowered: str) -> None:
+    """``how many rows where price > 100``, ``how many orders from Spain``, ``count by region``."""
+    intent.kind = "count"
+    if re.search(r"\b(unique|distinct|different)\b", lowered) and intent.columns:
+        intent.op = "unique"
+        return
+    for op, pattern in _COMPARISONS:
+        match = re.search(rf"(?:{pattern})\s*(?P<value>{_NUMBER})\b", lowered)
+        if match:
+            intent.op, intent.value = op, match.group("value")
+            if not intent.numeric and intent.columns:
+                intent.columns = []
+            return
+    if _text_condition(intent):
+        return
+    if re.search(r"\b(by|per|for each)\b", lowered) and intent.categorical:
+        intent.kind, intent.agg = "groupby", "count"
+        return
+    intent.op = "rows"
+
+
+_VALUE_KEYWORDS = re.compile(r"(?:\b(?:from|in|with|where|whose|is|equals?|named|called)\b|=)\s+")
+_NOT_VALUES = {
+    "the",
+    "a",
+    "file",
+    "data",
+    "dataset",
+    "table",
+    "sheet",
+    "csv",
+    "it",
+    "all",
+    "row",
+    "total",
+    "there",
+    "this",
+    "of",
+}
+
+
+def _text_condition(intent: Intent) -> bool:
+    """Find ``<keyword> [column] <value>`` with the value searched as text.
+
+    The rightmost keyword wins ("rows where place is Galway" → place, Galway).
+    """
+    question = intent.question.rstrip(" ?.!")
+    for match in reversed(list(_VALUE_KEYWORDS.finditer(question))):
+        value = question[match.end() :].strip().strip("'\"")
+        if not value or set(tokens(value)) <= _NOT_VALUES:
+            continue
+        column: Column | None = None
+        for candidate in intent.all_columns:
+            prefix = re.match(rf"{_loose(candidate.name)}\s+(?:is\s+|=\s*)?(.+)$", value, re.I)
+            if prefix:
+                column, value = candidate, prefix.group(1).strip().strip("'\"")
+                break
+        if find_columns(value, intent.all_columns) and column is None:
+            continue
+        if column is None:
+            before = find_columns(question[: match.start()], intent.all_columns)
+            column = next((c for c in reversed(before) if not c.numeric), None)
+        intent.op, intent.value = "text", value
+        intent.columns = [column] if column is not None else []
+        return True
+    return False
+
+
+def _loose(name: str) -> str:
+    """A regex for ``name`` that accepts spaces, underscores or hyphens between its words."""
+    words = re.findall(r"[0-9A-Za-z]+", name)
+    return r"[\s_\-]*".join(re.escape(w) for w in words) if words else re.escape(name)

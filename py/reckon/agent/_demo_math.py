@@ -1,0 +1,108 @@
+"""Recognising math questions. Only recognising: the sandbox does the math.
+
+The agent never evaluates the user's text; it lifts the expression out of the
+question and the generated code hands it to sympy inside the sandbox.
+"""
+
+from __future__ import annotations
+
+import re
+
+from reckon.agent._demo_intents import Intent
+
+__all__ = ["parse_math"]
+
+_FUNCTIONS = {
+    "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "log", "ln",
+    "exp", "pi", "e", "abs", "factorial", "oo", "i", "E", "I", "binomial", "gcd", "lcm",
+}  # fmt: skip
+_EXPRESSION = re.compile(r"^[\w\s+\-*/^().,!%]+$")
+_WORDS = [
+    (r"\bdivided by\b", "/"),
+    (r"\bmultiplied by\b", "*"),
+    (r"\btimes\b", "*"),
+    (r"\bplus\b", "+"),
+    (r"\bminus\b", "-"),
+    (r"\bto the power of\b", "**"),
+    (r"\bsquared\b", "**2"),
+    (r"\bcubed\b", "**3"),
+    (r"\bmod(?:ulo)?\b", "%"),
+    (r"\bsquare root of\s+(\S+)", r"sqrt(\1)"),
+    (r"(\d)\s*[x×]\s*(\d)", r"\1*\2"),
+]
+_LEAD = re.compile(
+    r"^(?:please\s+)?(?:what(?:'s| is)|calculate|compute|evaluate|how much is|find|work out)\s+"
+    r"(?:the\s+)?(?:value of\s+)?",
+    re.IGNORECASE,
+)
+
+
+def parse_math(question: str) -> Intent | None:
+    """A math ``Intent`` for ``question``, or ``None`` when it is not a math question."""
+    text = question.strip().rstrip("?.! ")
+    lowered = text.lower()
+    if match := re.search(r"\bis\s+(\d+)\s+(?:a\s+)?prime\b", lowered):
+        return _math(question, "prime", match.group(1))
+    if match := re.search(
+        r"\b(?:integrate|integral of|antiderivative of)\s+(?P<expr>.+?)"
+        r"(?:\s*d(?P<var>[a-z]))?(?:\s+from\s+(?P<lo>\S+)\s+to\s+(?P<hi>\S+))?\s*$",
+        text,
+        re.IGNORECASE,
+    ):
+        intent = _math(question, "integrate", match.group("expr"), var=match.group("var"))
+        intent.lower, intent.upper = match.group("lo") or "", match.group("hi") or ""
+        return intent if _plausible(intent.expression) else None
+    if match := re.search(
+        r"\b(?:derivative of|differentiate|d/d[a-z]\s*(?:of)?)\s+(?P<expr>.+?)"
+        r"(?:\s+(?:with respect to|wrt)\s+(?P<var>[a-z]))?\s*$",
+        text,
+        re.IGNORECASE,
+    ):
+        intent = _math(question, "diff", match.group("expr"), var=match.group("var"))
+        return intent if _plausible(intent.expression) else None
+    if match := re.search(
+        r"^(?:please\s+)?solve\s+(?:for\s+(?P<var1>[a-z])\s*:?\s+)?(?P<expr>.+?)"
+        r"(?:\s+for\s+(?P<var>[a-z]))?\s*$",
+        text,
+        re.IGNORECASE,
+    ):
+        expression, _, rhs = match.group("expr").partition("=")
+        var = match.group("var") or match.group("var1")
+        intent = _math(question, "solve", expression, var=var)
+        intent.rhs = _normalise(rhs.strip()) or "0"
+        return intent if _plausible(intent.expression) else None
+    for kind, words in (("factor", "factori[sz]e|factor"), ("simplify", "simplify"),
+                        ("expand", "expand")):  # fmt: skip
+        if match := re.search(rf"^(?:please\s+)?(?:{words})\s+(?P<expr>.+)$", text, re.I):
+            intent = _math(question, kind, match.group("expr"))
+            return intent if _plausible(intent.expression) else None
+    expression = _normalise(_LEAD.sub("", text))
+    arithmetic = _plausible(expression) and not _free_names(expression)
+    if arithmetic and re.search(r"\d", expression) and re.search(r"[+\-*/^%!(]", expression):
+        return _math(question, "arith", expression)
+    return None
+
+
+def _math(question: str, kind: str, expression: str, *, var: str | None = None) -> Intent:
+    expression = _normalise(expression)
+    names = _free_names(expression)
+    variable = var or ("x" if "x" in names or not names else sorted(names)[0])
+    return Intent("math", question=question, math=kind, expression=expression, variable=variable)
+
+
+def _normalise(text: str) -> str:
+    text = text.strip().rstrip("?.! ")
+    for pattern, replacement in _WORDS:
+        text = re.sub(pattern, replacement, text, flags=re.IGNORECASE)
+    return text.replace("^", "**").replace("×", "*").replace("÷", "/").strip()
+
+
+def _free_names(expression: str) -> set[str]:
+    return {name for name in re.findall(r"[A-Za-z_]\w*", expression) if name not in _FUNCTIONS}
+
+
+def _plausible(expression: str) -> bool:
+    """Looks like a formula: math characters only and no prose words."""
+    if not expression or not _EXPRESSION.match(expression):
+        return False
+    return all(len(name) <= 2 for name in _free_names(expression))

@@ -1,0 +1,68 @@
+"""The record of a session: each question with its steps, as plain JSON-ready data."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from reckon._exceptions import ProtocolError
+from reckon.agent._types import JSONDict
+
+__all__ = ["Transcript", "replay_cells"]
+
+_VERSION = 1
+
+
+@dataclass
+class Transcript:
+    """Questions in order, each ``{"question", "status", "answer", "steps", "message"?}``.
+
+    Steps follow PROTOCOL section 4. Figures' PNGs stay in the steps so a saved
+    session shows the same pictures when it is opened again.
+    """
+
+    asks: list[JSONDict] = field(default_factory=list)
+
+    def add(self, question: str, outcome: JSONDict) -> None:
+        self.asks.append({"question": question, **outcome})
+
+    @property
+    def steps(self) -> list[JSONDict]:
+        return [step for ask in self.asks for step in ask.get("steps") or []]
+
+    def to_json(self) -> str:
+        return json.dumps({"version": _VERSION, "asks": self.asks}, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> Transcript:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ProtocolError(f"a saved transcript is not JSON: {exc}") from exc
+        if not isinstance(data, dict) or not isinstance(data.get("asks"), list):
+            raise ProtocolError("a saved transcript must be an object with an 'asks' list")
+        if data.get("version", _VERSION) != _VERSION:
+            raise ProtocolError(f"unsupported transcript version {data.get('version')!r}")
+        asks = data["asks"]
+        if not all(isinstance(ask, dict) for ask in asks):
+            raise ProtocolError("every ask in a saved transcript must be an object")
+        return cls(asks=asks)
+
+
+def replay_cells(transcript: Transcript | Iterable[JSONDict]) -> list[str]:
+    """The code of every cell that ran ``ok``, in order: enough to rebuild the state.
+
+    Failed cells are skipped because their fixed version follows them; a cell
+    that failed and was never fixed left no state worth rebuilding.
+    """
+    steps: Iterable[Any] = transcript.steps if isinstance(transcript, Transcript) else transcript
+    cells: list[str] = []
+    for step in steps:
+        if not isinstance(step, dict) or step.get("kind") != "code":
+            continue
+        result = step.get("result")
+        if isinstance(result, dict) and result.get("status") == "ok" and step.get("code"):
+            cells.append(str(step["code"]))
+    return cells

@@ -1,0 +1,102 @@
+"""The agent's interfaces: what a model, an executor and a transport must offer.
+
+The loop only talks to these protocols, so the browser (JS fetch, the sandbox
+behind postMessage) and the tests (httpx, an in-process kernel) plug in the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "RUN_PYTHON_TOOL",
+    "ChatReply",
+    "ChatRequest",
+    "Executor",
+    "JSONDict",
+    "Model",
+    "Transport",
+]
+
+JSONDict = dict[str, Any]
+
+RUN_PYTHON_TOOL: JSONDict = {
+    "type": "function",
+    "function": {
+        "name": "run_python",
+        "description": (
+            "Run Python 3 code in a persistent sandbox (Pyodide in the user's browser) and "
+            "get back what it printed, the value of the last expression, the error with its "
+            "traceback if it failed, descriptions of matplotlib figures and the files it "
+            "wrote under /output. Variables and imports persist between calls. The user's "
+            "files are under /data. There is no network and no pip. Keep each call short "
+            "and print what you need to see."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "description": "The Python code to run, as plain source (no markdown fences).",
+                }
+            },
+            "required": ["code"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+@dataclass
+class ChatRequest:
+    """One model call: the conversation so far and what the model may use.
+
+    ``messages`` are OpenAI chat messages; ``context`` is the environment dict the
+    agent was asked with (files, packages, …), which only offline models like the
+    demo read — a remote model sees it through the system prompt instead.
+    """
+
+    messages: list[JSONDict]
+    tools: list[JSONDict] = field(default_factory=list)
+    model: str = ""
+    context: JSONDict = field(default_factory=dict)
+
+
+@dataclass
+class ChatReply:
+    """What the model answered: text, tool calls ``{id, name, arguments}``, why it stopped."""
+
+    text: str = ""
+    tool_calls: list[dict[str, str]] = field(default_factory=list)
+    finish_reason: str | None = None
+    usage: JSONDict | None = None
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A chat model: the OpenAI-compatible client, the demo planner or a test script."""
+
+    name: str
+
+    async def complete(
+        self, request: ChatRequest, *, on_text: Callable[[str], None] | None = None
+    ) -> ChatReply: ...
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs cells and returns run results (PROTOCOL section 1)."""
+
+    async def run(self, code: str) -> JSONDict: ...
+
+    async def interrupt(self) -> None: ...
+
+
+class Transport(Protocol):
+    """Moves JSON to the relay and bytes back; raises ``ModelError`` on HTTP errors."""
+
+    def stream(self, path: str, payload: JSONDict) -> AsyncIterator[bytes]: ...
+
+    async def post(self, path: str, payload: JSONDict) -> JSONDict: ...

@@ -1,0 +1,14 @@
+"""The sandbox side of Reckon: run cells in a persistent session, read uploaded tables.
+
+Runs on CPython and in Pyodide alike; only ``_host`` (written separately) talks
+to JavaScript.
+"""
+
+from __future__ import annotations
+
+from reckon.kernel._files import list_files
+from reckon.kernel._inspect import inspect
+from reckon.kernel._session import Session
+from reckon.kernel._tables import read_table
+
+__all__ = ["Session", "inspect", "list_files", "read_table"]

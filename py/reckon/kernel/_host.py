@@ -1,0 +1,79 @@
+"""The sandbox worker's Python entry: the only kernel module that the JavaScript
+side calls. It turns results into JSON text, so only JSON crosses into JS.
+
+Kept free of ``js``/``pyodide`` imports: the worker passes its callbacks in, and
+this module runs the same on CPython (that is how it is tested).
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from reckon.kernel._session import Session
+
+__all__ = ["inspect", "list_files", "reset", "run", "start", "versions", "warm"]
+
+_session: Session | None = None
+
+
+def start(on_stream: Callable[[str, str], None], options: Any = None) -> None:
+    """Create the one session of this worker; `options` are Session keywords."""
+    global _session
+    kwargs: dict[str, Any] = {}
+    if options is not None:
+        raw = options.to_py() if hasattr(options, "to_py") else options
+        kwargs = {k: v for k, v in dict(raw).items() if k in _OPTIONS}
+    _session = Session(on_stream=on_stream, **kwargs)
+
+
+_OPTIONS = {"data_dir", "output_dir", "output_limit"}
+
+
+def _current() -> Session:
+    if _session is None:
+        start(lambda _name, _text: None)
+    assert _session is not None
+    return _session
+
+
+async def run(code: str) -> str:
+    return json.dumps(await _current().run(code))
+
+
+def list_files(directory: str) -> str:
+    from reckon.kernel import list_files as list_
+
+    try:
+        return json.dumps({"status": "ok", "files": list_(directory)})
+    except OSError as exc:
+        return json.dumps({"status": "error", "message": f"{directory}: {exc.strerror}"})
+
+
+def inspect(path: str) -> str:
+    from reckon.kernel import inspect as inspect_
+
+    return json.dumps(inspect_(path))
+
+
+def warm() -> None:
+    """Import what nearly every session uses, so the first cell does not pay for it."""
+    import matplotlib.pyplot  # noqa: F401
+    import pandas  # noqa: F401
+
+
+def versions() -> str:
+    found: dict[str, str] = {"python": platform.python_version()}
+    for name in ("numpy", "pandas", "matplotlib", "scipy", "sklearn", "pyarrow", "sympy"):
+        module = sys.modules.get(name)
+        if module is not None:
+            found[name] = str(getattr(module, "__version__", "?"))
+    return json.dumps(found)
+
+
+def reset() -> str:
+    _current().reset()
+    return json.dumps({"status": "ok"})

@@ -1,0 +1,121 @@
+"""``inspect``: what a file is and how to read it, for the page and the model's prompt."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any
+
+from reckon.kernel._delimited import Loaded, read_delimited
+from reckon.kernel._encoding import looks_binary, read_head, scan_text
+from reckon.kernel._tables import load_table, table_format
+
+__all__ = ["inspect"]
+
+MAX_COLUMNS = 50
+# Above this a CSV is sampled for dtypes and its rows are counted by line breaks,
+# so a 500 MB upload is decoded once and never parsed whole.
+FULL_PARSE_BYTES = 20_000_000
+_SAMPLE_ROWS = 5_000
+_PREVIEW_CHARS = 600
+_IMAGES = {"png", "jpg", "jpeg", "gif", "webp", "bmp", "svg", "tif", "tiff", "ico"}
+_IMAGE_MAGIC = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"BM")
+_TEXT = {"md", "html", "htm", "xml", "py", "js", "log", "yaml", "yml", "ini", "toml", "sql"}
+
+
+def inspect(path: str) -> dict[str, Any]:
+    """Describe ``path`` (PROTOCOL.md §2); never raises, failures come back as data."""
+    try:
+        with warnings.catch_warnings():
+            # Reader warnings (openpyxl extensions, dtype guesses) are noise here.
+            warnings.simplefilter("ignore")
+            return _inspect(path)
+    except ValueError as exc:
+        return {"status": "error", "path": path, "message": str(exc)}
+    except Exception as exc:
+        return {
+            "status": "error",
+            "path": path,
+            "message": f"{path} could not be read: {type(exc).__name__}: {exc}",
+        }
+
+
+def _inspect(path: str) -> dict[str, Any]:
+    if not os.path.exists(path):
+        raise ValueError(f"{path} does not exist.")
+    if os.path.isdir(path):
+        raise ValueError(f"{path} is a folder, not a file.")
+    size = os.path.getsize(path)
+    head = read_head(path)
+    extension = os.path.splitext(path)[1].lower().lstrip(".")
+    base = {"status": "ok", "path": path, "size": size}
+    if extension in _IMAGES or head.startswith(_IMAGE_MAGIC):
+        return {**base, "kind": "image"}
+    if extension == "pdf" or head.startswith(b"%PDF"):
+        return {**base, "kind": "pdf"}
+    if not head:
+        return {**base, "kind": "text", "preview": "", "notes": ["empty file"]}
+    fmt = table_format(path, head) if extension not in _TEXT else None
+    if fmt is None or (fmt == "text" and extension not in ("csv", "tsv", "psv", "ssv", "tab")):
+        if looks_binary(head):
+            return {**base, "kind": "binary"}
+        table = _maybe_table(path, extension) if fmt == "text" else None
+        return table or {**base, "kind": "text", "preview": _preview(path)}
+    loaded = _read_text_table(path, extension, size) if fmt == "text" else load_table(path)
+    return _describe(base, loaded)
+
+
+def _maybe_table(path: str, extension: str) -> dict[str, Any] | None:
+    """A ``.txt`` or extension-less file is a table only if it has steady columns."""
+    loaded = _read_text_table(path, extension, os.path.getsize(path))
+    if loaded.frame.shape[1] < 2:
+        return None
+    return _describe({"status": "ok", "path": path, "size": os.path.getsize(path)}, loaded)
+
+
+def _read_text_table(path: str, extension: str, size: int) -> Loaded:
+    scan = scan_text(path)
+    if size <= FULL_PARSE_BYTES:
+        return read_delimited(path, extension="." + extension, scan=scan)
+    loaded = read_delimited(path, extension="." + extension, scan=scan, nrows=_SAMPLE_ROWS)
+    # Lines, not records: a quoted field holding line breaks makes this an overcount.
+    first_data_line = 1 + len([n for n in loaded.notes if n.startswith("skipped")])
+    loaded.rows = max(scan.lines - first_data_line, 0)
+    loaded.estimated = True
+    loaded.notes.append(
+        f"about {loaded.rows:,} rows (counted line breaks); dtypes from the first "
+        f"{_SAMPLE_ROWS:,} rows"
+    )
+    return loaded
+
+
+def _describe(base: dict[str, Any], loaded: Loaded) -> dict[str, Any]:
+    frame = loaded.frame
+    columns = [{"name": str(name), "dtype": str(dtype)} for name, dtype in frame.dtypes.items()]
+    notes = list(loaded.notes)
+    if len(columns) > MAX_COLUMNS:
+        notes.append(f"{len(columns)} columns; only the first {MAX_COLUMNS} are listed")
+        columns = columns[:MAX_COLUMNS]
+    return {
+        **base,
+        "kind": "table",
+        "format": loaded.format,
+        "rows": loaded.rows if loaded.rows is not None else len(frame),
+        "columns": columns,
+        "read_with": loaded.read_with,
+        "notes": notes,
+    }
+
+
+def _preview(path: str) -> str:
+    head = read_head(path, _PREVIEW_CHARS * 4)
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # Cut inside a character at the end is fine; anything earlier is not UTF-8.
+        text = (
+            head[: exc.start].decode()
+            if exc.start > len(head) - 4
+            else head.decode("cp1252", "replace")
+        )
+    return text[:_PREVIEW_CHARS]

@@ -1,0 +1,109 @@
+"""A persistent Python session: run cells, capture what they print, draw and write."""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from reckon.kernel._capture import OutputCapture
+from reckon.kernel._cells import compile_cell, execute
+from reckon.kernel._display import describe_value
+from reckon.kernel._figures import FigureCollector, prepare_matplotlib
+from reckon.kernel._files import diff_snapshots, snapshot
+from reckon.kernel._tables import read_table
+from reckon.kernel._traceback import cell_filename, format_error, format_syntax_error
+
+__all__ = ["Session"]
+
+
+class Session:
+    """One namespace that lives across runs, like a notebook kernel.
+
+    User errors come back as data (``status: "error"``); ``run`` never raises
+    for anything the cell does.
+    """
+
+    def __init__(
+        self,
+        *,
+        data_dir: str = "/data",
+        output_dir: str = "/output",
+        output_limit: int = 100_000,
+        on_stream: Callable[[str, str], None] | None = None,
+        stream_interval: float = 0.05,
+    ) -> None:
+        self.data_dir = data_dir
+        self.output_dir = output_dir
+        self.output_limit = output_limit
+        self.on_stream = on_stream
+        self.stream_interval = stream_interval
+        os.makedirs(data_dir, exist_ok=True)
+        os.makedirs(output_dir, exist_ok=True)
+        prepare_matplotlib()
+        # If someone switches to plain Agg anyway, plt.show() must stay quiet.
+        warnings.filterwarnings("ignore", message=".*non-interactive.*cannot be shown")
+        self._runs = 0
+        self.namespace: dict[str, Any] = {}
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every variable and import; files on disk stay."""
+        self.namespace = {"__name__": "__main__", "read_table": read_table}
+
+    async def run(self, code: str) -> dict[str, Any]:
+        """Run ``code`` in the session and return the run result (PROTOCOL.md §1)."""
+        self._runs += 1
+        filename = cell_filename(self._runs)
+        started = time.perf_counter()
+        before = snapshot(self.output_dir)
+        status = "ok"
+        error: dict[str, Any] | None = None
+        result: dict[str, Any] | None = None
+        capture = OutputCapture(
+            limit=self.output_limit,
+            on_stream=self.on_stream,
+            interval=self.stream_interval,
+            overflow_hint=f"write the full output to a file under {self.output_dir}",
+        )
+        figures = FigureCollector()
+        with capture, figures:
+            try:
+                cell = compile_cell(code, filename=filename)
+            except SyntaxError as exc:
+                status, error = "error", format_syntax_error(exc)
+            else:
+                try:
+                    value = await execute(cell, self.namespace)
+                    result = describe_value(value)
+                except KeyboardInterrupt as exc:
+                    status, error = "interrupted", format_error(exc, cell=filename)
+                except BaseException as exc:
+                    # SystemExit, MemoryError, CancelledError included: the cell
+                    # failed, the session goes on.
+                    status, error = "error", format_error(exc, cell=filename)
+            try:
+                figures.collect()
+            except KeyboardInterrupt as exc:
+                status, error = "interrupted", error or format_error(exc, cell=filename)
+            for problem in figures.problems:
+                capture.stderr.write(problem + "\n")
+            if figures.skipped:
+                capture.stderr.write(
+                    f"[{figures.skipped} more figures not shown; draw at most "
+                    "20 per run, or save them to files]\n"
+                )
+        return {
+            "status": status,
+            "stdout": capture.stdout.getvalue(),
+            "stderr": capture.stderr.getvalue(),
+            "truncated": capture.truncated,
+            "result": result,
+            "figures": figures.figures,
+            "files": diff_snapshots(before, snapshot(self.output_dir)),
+            "error": error,
+            "duration_ms": (time.perf_counter() - started) * 1000.0,
+            "restarted": False,
+        }

@@ -1,0 +1,203 @@
+"""``read_table``: one call that reads what people really upload."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import tempfile
+import zipfile
+from typing import Any
+
+from reckon.kernel._delimited import Loaded, pandas_call, read_delimited
+from reckon.kernel._encoding import looks_binary, read_head
+from reckon.kernel._sheets import ENGINES, read_sheet
+
+__all__ = ["TABLE_FORMATS", "load_table", "read_table", "table_format"]
+
+TABLE_FORMATS = ("csv", "tsv", "psv", "ssv", "xlsx", "xlsm", "xls", "ods", "json", "parquet")
+_TEXT_TABLES = {"csv", "tsv", "psv", "ssv", "tab", "txt", "dat"}
+_SKIPPED_MEMBERS = ("__MACOSX/", ".")
+
+
+def read_table(path: str, **kwargs: Any) -> Any:
+    """Read a table file into a ``pandas.DataFrame``, whatever its format or encoding.
+
+    Sniffs the encoding (BOM, UTF-16, UTF-8, cp1252, latin-1), the delimiter, junk
+    lines above the header and rows longer than the header; reads spreadsheets,
+    JSON, Parquet and a zip holding one table. Extra keyword arguments go to the
+    pandas reader (e.g. ``sheet_name=`` for workbooks). Raises ``ValueError``
+    with what to do when the file cannot be read.
+    """
+    return load_table(path, **kwargs).frame
+
+
+def table_format(path: str, head: bytes) -> str | None:
+    """The table format of ``path`` by extension, then by content; ``None`` if not a table."""
+    extension = _extension(path)
+    if extension in ("xlsx", "xlsm", "xls", "ods", "json", "parquet", "zip", "gz"):
+        return extension
+    if extension in _TEXT_TABLES:
+        return "text"
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    if head.startswith(b"\xd0\xcf\x11\xe0"):
+        return "xls"
+    if head.startswith(b"PK"):
+        return "zip"
+    if head.startswith(b"\x1f\x8b"):
+        return "gz"
+    if extension in ("html", "htm", "xml", "md", "py", "js", "pdf", "png", "jpg", "jpeg"):
+        return None
+    if looks_binary(head):
+        return None
+    return "text"
+
+
+def load_table(
+    path: str, *, nrows: int | None = None, display_path: str | None = None, **kwargs: Any
+) -> Loaded:
+    """Read ``path`` and say what was detected (``inspect`` and ``read_table`` share this)."""
+    shown = display_path or path
+    if not os.path.exists(path):
+        raise ValueError(f"{shown} does not exist; list the files to see what is there.")
+    if os.path.isdir(path):
+        raise ValueError(f"{shown} is a folder, not a file.")
+    head = read_head(path)
+    if not head:
+        raise ValueError(f"{shown} is empty (0 bytes); upload the file again.")
+    fmt = table_format(path, head)
+    if fmt is None:
+        raise ValueError(
+            f"{shown} does not look like a table (.{_extension(path) or '?'}); "
+            "read_table handles CSV/TSV text, Excel, ODS, JSON, Parquet and zip files."
+        )
+    if fmt == "text":
+        if kwargs:
+            return _plain_csv(path, shown, kwargs, nrows)
+        return read_delimited(
+            path, extension="." + _extension(path), nrows=nrows, display_path=shown
+        )
+    if fmt in ENGINES:
+        loaded = read_sheet(path, fmt=fmt, head=head, display_path=shown, **kwargs)
+        if nrows is not None:
+            loaded.frame = loaded.frame.head(nrows)
+        return loaded
+    if fmt == "json":
+        return _read_json(path, shown, kwargs)
+    if fmt == "parquet":
+        return _read_parquet(path, shown, kwargs)
+    return _read_archive(path, shown, fmt, nrows=nrows, **kwargs)
+
+
+def _extension(path: str) -> str:
+    return os.path.splitext(path)[1].lower().lstrip(".")
+
+
+def _plain_csv(path: str, shown: str, options: dict[str, Any], nrows: int | None) -> Loaded:
+    import pandas as pd
+
+    frame = pd.read_csv(path, nrows=nrows, **options)
+    return Loaded(frame, "csv", [], pandas_call("pd.read_csv", shown, options))
+
+
+def _read_json(path: str, shown: str, options: dict[str, Any]) -> Loaded:
+    import json
+
+    import pandas as pd
+
+    head = read_head(path, 4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.startswith(b"{") and b"\n{" in head.replace(b"\r\n", b"\n").replace(b"\n ", b"\n"):
+        try:
+            frame = pd.read_json(path, lines=True, **options)
+            call = pandas_call("pd.read_json", shown, {"lines": True, **options})
+            return Loaded(frame, "json", ["JSON lines (one record per line)"], call)
+        except ValueError:
+            pass
+    try:
+        with open(path, encoding="utf-8-sig") as file:
+            data = json.load(file)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(
+            f"{shown} is not valid JSON ({exc}); check the file, or read it with "
+            "pd.read_json(path, lines=True) if it has one record per line."
+        ) from exc
+    notes: list[str] = []
+    if isinstance(data, dict):
+        lists = [key for key, value in data.items() if isinstance(value, list)]
+        if len(lists) == 1 and not all(isinstance(v, list) for v in data.values()):
+            notes.append(f"records taken from the key {lists[0]!r}")
+            data = data[lists[0]]
+    if isinstance(data, list) and data and all(isinstance(item, dict) for item in data):
+        frame = pd.json_normalize(data)
+        if any("." in str(c) for c in frame.columns):
+            notes.append("nested fields flattened into dotted column names")
+            return Loaded(frame, "json", notes, f"read_table({shown!r})")
+        return Loaded(frame, "json", notes, pandas_call("pd.read_json", shown, options))
+    try:
+        frame = pd.DataFrame(data)
+    except ValueError as exc:
+        raise ValueError(
+            f"{shown} holds JSON that is not a table ({type(data).__name__}); load it with "
+            "json.load(open(path)) and pick the part you need."
+        ) from exc
+    return Loaded(frame, "json", notes, f"read_table({shown!r})")
+
+
+def _read_parquet(path: str, shown: str, options: dict[str, Any]) -> Loaded:
+    import pandas as pd
+
+    try:
+        frame = pd.read_parquet(path, **options)
+    except Exception as exc:
+        raise ValueError(f"{shown} could not be read as Parquet ({exc}).") from exc
+    return Loaded(frame, "parquet", [], pandas_call("pd.read_parquet", shown, options))
+
+
+def _read_archive(path: str, shown: str, fmt: str, *, nrows: int | None, **kwargs: Any) -> Loaded:
+    with tempfile.TemporaryDirectory() as folder:
+        if fmt == "gz":
+            inner = os.path.basename(path)[: -len(".gz")] or "data"
+            target = os.path.join(folder, inner)
+            with gzip.open(path, "rb") as source, open(target, "wb") as sink:
+                shutil.copyfileobj(source, sink)
+        else:
+            target = _single_member(path, shown, folder)
+            inner = os.path.basename(target)
+        loaded = load_table(target, nrows=nrows, display_path=f"{shown} ({inner})", **kwargs)
+    loaded.notes.insert(0, f"read {inner} from the {fmt} archive")
+    loaded.read_with = f"read_table({shown!r})"
+    return loaded
+
+
+def _single_member(path: str, shown: str, folder: str) -> str:
+    try:
+        archive = zipfile.ZipFile(path)
+    except zipfile.BadZipFile as exc:
+        raise ValueError(f"{shown} is not a valid zip file; upload it again.") from exc
+    with archive:
+        members = [
+            info
+            for info in archive.infolist()
+            if not info.is_dir()
+            and not any(part.startswith(_SKIPPED_MEMBERS[1]) for part in info.filename.split("/"))
+            and not info.filename.startswith(_SKIPPED_MEMBERS[0])
+        ]
+        tables = [m for m in members if _extension(m.filename) in (*TABLE_FORMATS, "txt")]
+        chosen = tables if len(tables) == 1 else members
+        if len(chosen) != 1:
+            names = ", ".join(m.filename for m in members[:20]) or "nothing"
+            raise ValueError(
+                f"{shown} holds {len(members)} files ({names}); extract it with "
+                f"zipfile.ZipFile({shown!r}).extractall('/output/unzipped') "
+                "and read the one you need."
+            )
+        member = chosen[0]
+        if member.flag_bits & 0x1:
+            raise ValueError(
+                f"{shown} is password protected; zip it again without a password and upload it."
+            )
+        target = os.path.join(folder, os.path.basename(member.filename))
+        with archive.open(member) as source, open(target, "wb") as sink:
+            shutil.copyfileobj(source, sink)
+        return target

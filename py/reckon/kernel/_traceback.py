@@ -1,0 +1,123 @@
+"""Turning an exception from a cell into the ``error`` dict a model can act on.
+
+Only the user's cells are shown (``Cell line N``). Reckon's own frames never
+are; of the library frames only the innermost one stays, because that is where
+e.g. pandas raised the ``KeyError`` and its source line explains why.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import traceback
+from types import TracebackType
+from typing import Any
+
+import reckon
+
+__all__ = ["cell_filename", "format_error", "format_syntax_error"]
+
+_CELL_PREFIX = "<cell-"
+_RECKON_DIR = os.path.dirname(os.path.abspath(reckon.__file__)) + os.sep
+
+
+def cell_filename(number: int) -> str:
+    return f"{_CELL_PREFIX}{number}>"
+
+
+def _cell_number(filename: str) -> int | None:
+    if filename.startswith(_CELL_PREFIX) and filename.endswith(">"):
+        try:
+            return int(filename[len(_CELL_PREFIX) : -1])
+        except ValueError:
+            return None
+    return None
+
+
+def _is_reckon(filename: str) -> bool:
+    return os.path.abspath(filename).startswith(_RECKON_DIR)
+
+
+def _walk(tb: TracebackType | None) -> list[tuple[str, int, str]]:
+    frames: list[tuple[str, int, str]] = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        frames.append((code.co_filename, tb.tb_lineno, code.co_name))
+        tb = tb.tb_next
+    return frames
+
+
+def _source_line(filename: str, lineno: int) -> str:
+    return linecache.getline(filename, lineno).strip()
+
+
+def format_error(exc: BaseException, *, cell: str) -> dict[str, Any]:
+    """The ``error`` dict for an exception raised while running ``cell``."""
+    frames = [f for f in _walk(exc.__traceback__) if not _is_reckon(f[0])]
+    innermost_library = len(frames) - 1
+    if frames and _cell_number(frames[-1][0]) is not None:
+        innermost_library = -1
+
+    lines = ["Traceback (most recent call last):"]
+    hidden = 0
+    line: int | None = None
+    for index, (filename, lineno, name) in enumerate(frames):
+        number = _cell_number(filename)
+        if number is None and index != innermost_library:
+            hidden += 1
+            continue
+        if hidden:
+            lines.append(f"  ... {hidden} library frame{'s' if hidden > 1 else ''} hidden ...")
+            hidden = 0
+        if filename == cell:
+            lines.append(f"  Cell line {lineno}, in {name}")
+            line = lineno
+        elif number is not None:
+            lines.append(f"  Earlier cell #{number}, line {lineno}, in {name}")
+        else:
+            lines.append(f'  File "{filename}", line {lineno}, in {name}')
+        source = _source_line(filename, lineno)
+        if source:
+            lines.append(f"    {source}")
+    if hidden:
+        lines.append(f"  ... {hidden} library frame{'s' if hidden > 1 else ''} hidden ...")
+    lines.extend(part.rstrip("\n") for part in traceback.format_exception_only(type(exc), exc))
+    return {
+        "type": type(exc).__name__,
+        "message": _message(exc),
+        "traceback": "\n".join(lines),
+        "line": line,
+    }
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, KeyboardInterrupt):
+        return "Execution interrupted"
+    if isinstance(exc, SystemExit):
+        return f"SystemExit({exc.code!r}) was raised; the session keeps running"
+    return str(exc)
+
+
+def format_syntax_error(exc: SyntaxError) -> dict[str, Any]:
+    """The ``error`` dict for a cell that does not compile: line, source and caret."""
+    lines = ["Traceback (most recent call last):"]
+    lineno = exc.lineno
+    lines.append(f"  Cell line {lineno}" if lineno else "  Cell")
+    text = (exc.text or "").rstrip("\r\n")
+    if text:
+        stripped = text.lstrip()
+        indent = len(text) - len(stripped)
+        lines.append(f"    {stripped}")
+        if exc.offset:
+            start = max(exc.offset - 1 - indent, 0)
+            end = exc.end_offset if exc.end_lineno in (None, lineno) else None
+            width = max((end or 0) - exc.offset, 1)
+            lines.append("    " + " " * start + "^" * width)
+    message = exc.msg or str(exc)
+    lines.append(f"{type(exc).__name__}: {message}")
+    return {
+        "type": type(exc).__name__,
+        "message": message,
+        "traceback": "\n".join(lines),
+        "line": lineno,
+    }

@@ -1,0 +1,14 @@
+"""The relay behind ``reckon serve``: serves the built site, forwards model calls.
+
+It never runs code. It holds the API key so the browser never sees it, and
+keeps to a few small modules because it is the process with the secret.
+"""
+
+from __future__ import annotations
+
+from reckon.server._app import create_app
+from reckon.server._cli import main
+from reckon.server._config import Profile, RelayConfig, load_config_file
+from reckon.server._errors import RelayError
+
+__all__ = ["Profile", "RelayConfig", "RelayError", "create_app", "load_config_file", "main"]

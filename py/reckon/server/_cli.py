@@ -1,0 +1,182 @@
+"""``reckon serve``: parse flags (and an optional TOML file), then run the relay.
+
+Flags win over the config file, which wins over the defaults. Every mistake
+in either becomes one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ipaddress
+import logging
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+from reckon._exceptions import ConfigError
+from reckon.server._config import DEFAULT_KEY_ENV, Profile, RelayConfig, load_config_file
+
+__all__ = ["config_from_args", "main"]
+
+_DEFAULT_SITE = Path("dist/site")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise ConfigError(f"{message} (see 'reckon serve --help')")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="reckon", description="Reckon: a code interpreter in your browser.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    serve = commands.add_parser(
+        "serve",
+        help="serve the site and relay model calls",
+        description="Serve the built site and relay chat-completion calls to a model server, "
+        "keeping its API key out of the browser.",
+    )
+    add = serve.add_argument
+    add("--host", help="address to listen on (default 127.0.0.1)")
+    add("--port", type=int, help="port to listen on; 0 picks a free one (default 8000)")
+    add("--site", metavar="PATH", help=f"the built site to serve (default ./{_DEFAULT_SITE})")
+    add(
+        "--upstream",
+        metavar="URL",
+        help="OpenAI-compatible base URL, e.g. https://api.openai.com/v1",
+    )
+    add("--model", metavar="NAME", help="model to offer from --upstream (default: ask it)")
+    add(
+        "--key-env", metavar="NAME", help=f"env var holding the API key (default {DEFAULT_KEY_ENV})"
+    )
+    add("--config", metavar="FILE", help="TOML file with [[profile]] tables and settings")
+    add("--token", help="require this bearer token on /v1/* and /api/* (or set RECKON_TOKEN)")
+    many: dict[str, Any] = {"nargs": "+", "action": "extend", "default": []}
+    add("--allow-origin", metavar="ORIGIN", **many, help="also accept pages at this origin")
+    add("--allow-host", metavar="HOST", **many, help="also accept this Host name (proxies)")
+    add("--log-prompts", action="store_true", default=None, help="log the messages sent to models")
+    return parser
+
+
+def config_from_args(argv: list[str] | None) -> RelayConfig:
+    """Parse ``reckon serve`` flags (plus the --config file) into a RelayConfig."""
+    args = _parser().parse_args(argv)
+    file: dict[str, Any] = {"profiles": []}
+    if args.config:
+        file = load_config_file(Path(args.config))
+    profiles: list[Profile] = list(file.pop("profiles"))
+    if args.upstream:
+        profiles.append(
+            Profile(
+                name="default",
+                base_url=args.upstream,
+                api_key_env=args.key_env or DEFAULT_KEY_ENV,
+                models=[args.model] if args.model else [],
+                default_model=args.model,
+            )
+        )
+    elif args.model or args.key_env:
+        flag = "--model" if args.model else "--key-env"
+        raise ConfigError(f"{flag} needs --upstream URL (or use --config with [[profile]] tables)")
+
+    site = file.pop("site_dir", None)
+    if args.site:
+        site = Path(args.site).resolve()
+    if site is not None and not site.is_dir():
+        raise ConfigError(f"the site directory {site} does not exist; build the site first")
+    if site is None and _DEFAULT_SITE.is_dir():
+        site = _DEFAULT_SITE.resolve()
+
+    settings: dict[str, Any] = {**file, "profiles": profiles, "site_dir": site}
+    for flag, key in (("host", "host"), ("port", "port"), ("log_prompts", "log_prompts")):
+        if getattr(args, flag) is not None:
+            settings[key] = getattr(args, flag)
+    token = args.token or os.environ.get("RECKON_TOKEN") or file.get("token")
+    settings["token"] = token or None
+    settings["allowed_origins"] = [*file.get("allowed_origins", []), *args.allow_origin]
+    settings["allowed_hosts"] = [*file.get("allowed_hosts", []), *args.allow_host]
+    return RelayConfig(**settings)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _notes(config: RelayConfig) -> list[str]:
+    notes = []
+    if not config.profiles:
+        notes.append("no model server configured: demo mode (give --upstream URL or --config FILE)")
+    for profile in config.profiles:
+        if profile.api_key_env and not os.environ.get(profile.api_key_env):
+            notes.append(
+                f"{profile.api_key_env} is not set: calls to '{profile.name}' go without an API key"
+            )
+    if not _is_loopback(config.host) and config.token is None:
+        notes.append(
+            f"listening on {config.host} without --token: anyone who can reach this port can "
+            "use your model server's API key"
+        )
+    if config.host in ("0.0.0.0", "::") and not config.allowed_hosts:
+        notes.append(
+            "other machines must reach the relay by a name or address given with --allow-host"
+        )
+    if config.site_dir is None:
+        notes.append(f"no site to serve ({_DEFAULT_SITE} not found; build it or pass --site)")
+    return notes
+
+
+def _serve(config: RelayConfig) -> int:
+    import uvicorn
+
+    from reckon.server._app import create_app
+
+    app = create_app(config)
+    sock = _bind(config.host, config.port)
+    host, port = sock.getsockname()[:2]
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else f"[{host}]" if ":" in host else host
+    # With --port 0 the Host check must accept the port actually chosen.
+    config.port = port
+    for note in _notes(config):
+        print(f"reckon: note: {note}", file=sys.stderr)
+    print(f"Reckon is running: open http://{shown}:{port}/ in your browser", flush=True)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    for noisy in ("uvicorn", "uvicorn.error", "httpx"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    server_config = uvicorn.Config(
+        app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=5
+    )
+    # uvicorn re-raises the Ctrl-C it caught once it has shut down cleanly.
+    with contextlib.suppress(KeyboardInterrupt):
+        uvicorn.Server(server_config).run(sockets=[sock])
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``reckon`` console script; returns the exit code."""
+    try:
+        config = config_from_args(sys.argv[1:] if argv is None else argv)
+        return _serve(config)
+    except ConfigError as exc:
+        print(f"reckon: error: {exc}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # --help and --version
+        return exc.code if isinstance(exc.code, int) else 0

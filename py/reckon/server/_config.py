@@ -1,0 +1,196 @@
+"""The relay's settings: model server profiles and the knobs of the HTTP server.
+
+Everything is validated here, once, so the request path can trust the values.
+A TOML file (``reckon serve --config FILE``) is parsed into the same objects;
+command-line flags are applied on top of it by ``_cli``.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from reckon._exceptions import ConfigError
+
+__all__ = ["DEFAULT_KEY_ENV", "Profile", "RelayConfig", "load_config_file"]
+
+DEFAULT_KEY_ENV = "RECKON_UPSTREAM_KEY"
+
+# Profile names become the first half of `profile/model` ids, so no slashes.
+_PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_PROTOCOLS = ("openai",)
+
+Protocol = Literal["openai"]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One OpenAI-compatible model server the relay may forward to."""
+
+    name: str
+    base_url: str
+    api_key_env: str | None = None
+    protocol: Protocol = "openai"
+    # Empty: ask the server (`GET {base_url}/models`) and cache the answer.
+    models: list[str] = field(default_factory=list)
+    default_model: str | None = None
+
+    def __post_init__(self) -> None:
+        if not _PROFILE_NAME.match(self.name):
+            raise ConfigError(
+                f"profile name {self.name!r} is not allowed: use letters, digits, '.', '_' "
+                "or '-' (no '/', it separates profile and model in model ids)"
+            )
+        if not re.match(r"^https?://[^/\s]+", self.base_url):
+            raise ConfigError(
+                f"profile {self.name!r}: base_url {self.base_url!r} must be an http:// or "
+                "https:// URL, e.g. https://api.openai.com/v1"
+            )
+        if self.api_key_env is not None and not _ENV_NAME.match(self.api_key_env):
+            raise ConfigError(
+                f"profile {self.name!r}: api_key_env {self.api_key_env!r} is not an environment "
+                "variable name (give the variable's name, never the key itself)"
+            )
+        if self.protocol not in _PROTOCOLS:
+            raise ConfigError(
+                f"profile {self.name!r}: protocol {self.protocol!r} is not supported; "
+                f"use one of {', '.join(_PROTOCOLS)}"
+            )
+        if self.default_model and self.models and self.default_model not in self.models:
+            raise ConfigError(
+                f"profile {self.name!r}: default_model {self.default_model!r} is not in its "
+                f"models {self.models!r}"
+            )
+
+    @property
+    def endpoint(self) -> str:
+        return self.base_url.rstrip("/")
+
+
+@dataclass
+class RelayConfig:
+    """Everything `create_app` and `reckon serve` need."""
+
+    profiles: list[Profile] = field(default_factory=list)
+    site_dir: Path | None = None
+    host: str = "127.0.0.1"
+    port: int = 8000
+    token: str | None = None
+    allowed_origins: list[str] = field(default_factory=list)
+    # Extra names accepted in the Host header besides the loopback names.
+    allowed_hosts: list[str] = field(default_factory=list)
+    max_body_bytes: int = 4 * 1024 * 1024
+    max_concurrent_streams: int = 64
+    connect_timeout: float = 10.0
+    first_byte_timeout: float = 120.0
+    log_prompts: bool = False
+
+    def __post_init__(self) -> None:
+        names = [p.name for p in self.profiles]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ConfigError(f"profile names must be unique; repeated: {', '.join(duplicates)}")
+        if not 0 <= self.port <= 65535:
+            raise ConfigError(f"port {self.port} is out of range 0-65535")
+        for name in ("max_body_bytes", "max_concurrent_streams"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be at least 1")
+        for name in ("connect_timeout", "first_byte_timeout"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name} must be a positive number of seconds")
+        for origin in self.allowed_origins:
+            if not re.match(r"^https?://[^/\s]+$", origin):
+                raise ConfigError(
+                    f"allowed origin {origin!r} must look like https://example.org "
+                    "(scheme and host, optional port, no path or trailing slash)"
+                )
+
+
+_TOP_KEYS: dict[str, type | tuple[type, ...]] = {
+    "host": str,
+    "port": int,
+    "site": str,
+    "token": str,
+    "allowed_origins": list,
+    "allowed_hosts": list,
+    "max_body_bytes": int,
+    "max_concurrent_streams": int,
+    "connect_timeout": (int, float),
+    "first_byte_timeout": (int, float),
+    "log_prompts": bool,
+    "profile": list,
+}
+_PROFILE_KEYS: dict[str, type] = {
+    "name": str,
+    "base_url": str,
+    "api_key_env": str,
+    "protocol": str,
+    "models": list,
+    "default_model": str,
+    "default": str,  # short alias of default_model
+}
+
+
+def _check(table: dict[str, Any], schema: dict[str, Any], where: str) -> None:
+    for key, value in table.items():
+        if key not in schema:
+            raise ConfigError(f"{where}: unknown key {key!r}; expected one of {', '.join(schema)}")
+        # bool is an int subclass; `port = true` is a mistake, not port 1.
+        if not isinstance(value, schema[key]) or (
+            isinstance(value, bool) and schema[key] is not bool
+        ):
+            raise ConfigError(f"{where}: {key!r} has the wrong type ({type(value).__name__})")
+        if (
+            isinstance(value, list)
+            and key != "profile"
+            and not all(isinstance(v, str) for v in value)
+        ):
+            raise ConfigError(f"{where}: {key!r} must be a list of strings")
+
+
+def load_config_file(path: Path) -> dict[str, Any]:
+    """Read a TOML config file into `RelayConfig` keyword arguments.
+
+    Only keys present in the file are returned, so flags can tell "not set"
+    from "set to the default". A relative ``site`` is relative to the file.
+    """
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+    _check(data, _TOP_KEYS, str(path))
+    settings: dict[str, Any] = {k: v for k, v in data.items() if k not in ("profile", "site")}
+    if "site" in data:
+        settings["site_dir"] = (path.parent / data["site"]).resolve()
+    for key in ("connect_timeout", "first_byte_timeout"):
+        if key in settings:
+            settings[key] = float(settings[key])
+    profiles = []
+    for index, table in enumerate(data.get("profile", []), start=1):
+        where = f"{path}: [[profile]] #{index}"
+        if not isinstance(table, dict):
+            raise ConfigError(f"{where} must be a table")
+        _check(table, _PROFILE_KEYS, where)
+        for required in ("name", "base_url"):
+            if required not in table:
+                raise ConfigError(f"{where} needs {required!r}")
+        if "default" in table and "default_model" in table:
+            raise ConfigError(f"{where}: give either 'default' or 'default_model', not both")
+        profiles.append(
+            Profile(
+                name=table["name"],
+                base_url=table["base_url"],
+                api_key_env=table.get("api_key_env"),
+                protocol=table.get("protocol", "openai"),
+                models=list(table.get("models", [])),
+                default_model=table.get("default_model", table.get("default")),
+            )
+        )
+    settings["profiles"] = profiles
+    return settings

@@ -1,0 +1,110 @@
+"""Error replies in the OpenAI shape, and the scrubbing of API keys.
+
+Every error the relay produces is ``{"error": {"type": ..., "message": ...}}``
+so the browser (and the ``openai`` SDK) can show the message as it is; the
+messages say what to do, not only what went wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from starlette.responses import JSONResponse
+
+__all__ = ["RelayError", "Scrubber", "error_response"]
+
+# Short keys ("EMPTY", "none") are placeholders for keyless local servers;
+# replacing such words inside model output would corrupt it for no gain.
+_MIN_SECRET_LENGTH = 8
+_REDACTED = "[redacted]"
+
+_DEFAULT_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    405: "invalid_request_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    502: "upstream_error",
+    504: "upstream_timeout",
+}
+
+
+class RelayError(Exception):
+    """Raised inside the relay; becomes an error reply at the ASGI boundary."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        type: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.type = type or _DEFAULT_TYPES.get(status, "server_error")
+        self.headers = dict(headers or {})
+
+    def response(self) -> JSONResponse:
+        return error_response(self.status, self.message, type=self.type, headers=self.headers)
+
+
+def error_response(
+    status: int,
+    message: str,
+    *,
+    type: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    kind = type or _DEFAULT_TYPES.get(status, "server_error")
+    return JSONResponse(
+        {"error": {"type": kind, "message": message}},
+        status_code=status,
+        headers={"Cache-Control": "no-store", **(headers or {})},
+    )
+
+
+class Scrubber:
+    """Replaces known secrets in text and in a stream of byte chunks.
+
+    For streams it holds back only a chunk's tail that could be the start of
+    a secret, so an SSE event (which ends in a blank line) is never delayed.
+    """
+
+    def __init__(self, secrets: Iterable[str | None]) -> None:
+        found = {s for s in secrets if s and len(s) >= _MIN_SECRET_LENGTH}
+        self._texts = sorted(found, key=len, reverse=True)
+        self._bytes = [s.encode() for s in self._texts]
+        self._pending = b""
+
+    def text(self, value: str) -> str:
+        for secret in self._texts:
+            value = value.replace(secret, _REDACTED)
+        return value
+
+    def chunk(self, data: bytes) -> bytes:
+        if not self._bytes:
+            return data
+        data = self._pending + data
+        for secret in self._bytes:
+            data = data.replace(secret, _REDACTED.encode())
+        keep = self._partial_tail(data)
+        self._pending = data[len(data) - keep :] if keep else b""
+        return data[: len(data) - keep]
+
+    def flush(self) -> bytes:
+        rest, self._pending = self._pending, b""
+        return rest
+
+    def _partial_tail(self, data: bytes) -> int:
+        """Length of the longest tail of `data` that starts some secret."""
+        longest = 0
+        for secret in self._bytes:
+            for size in range(min(len(secret) - 1, len(data)), longest, -1):
+                if data.endswith(secret[:size]):
+                    longest = size
+                    break
+        return longest

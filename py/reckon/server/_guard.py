@@ -1,0 +1,129 @@
+"""Checks every request passes before it reaches a route.
+
+- Host must name this relay (a loopback name with our port, or a configured
+  name). A web page can point its own DNS name at 127.0.0.1 ("DNS rebinding")
+  and so talk to the relay from its own origin; its Host header gives it away.
+- Origin, when present, must be the relay's own or an allowed one, so no
+  other site can spend the user's API key from the user's browser.
+- With a token configured, /v1/* and /api/* need ``Authorization: Bearer``.
+
+Every response also gets ``X-Content-Type-Options`` and ``Referrer-Policy``.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from reckon.server._config import RelayConfig
+from reckon.server._errors import error_response
+
+__all__ = ["Guard"]
+
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "[::1]"})
+_WILDCARD = frozenset({"0.0.0.0", "::", "[::]", ""})
+_PROTECTED = ("/v1/", "/api/")
+_SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+
+
+def _split_host(value: str) -> tuple[str, int | None]:
+    host, sep, port = value.rpartition(":")
+    # "[::1]" alone has colons but no port; a port never contains "]".
+    if not sep or "]" in port:
+        return value, None
+    return host, int(port) if port.isdigit() else -1
+
+
+class Guard:
+    """Pure ASGI middleware (no BaseHTTPMiddleware: it would hide disconnects)."""
+
+    def __init__(self, app: ASGIApp, *, config: RelayConfig) -> None:
+        self.app = app
+        self.config = config
+        names = set(_LOOPBACK)
+        if config.host not in _WILDCARD:
+            names.add(f"[{config.host}]" if ":" in config.host else config.host.lower())
+        self.names = names
+        self.extra = {h.lower() for h in config.allowed_hosts}
+        self.origins = set(config.allowed_origins)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in _SECURITY_HEADERS.items():
+                    headers.setdefault(name, value)
+            await send(message)
+
+        headers = Headers(scope=scope)
+        problem = self._host_problem(scope, headers) or self._origin_problem(scope, headers)
+        if problem is not None:
+            await error_response(403, problem)(scope, receive, send_with_headers)
+            return
+        preflight = scope["method"] == "OPTIONS" and "access-control-request-method" in headers
+        if (
+            self.config.token is not None
+            and scope["path"].startswith(_PROTECTED)
+            and not preflight
+            and (problem := self._token_problem(headers)) is not None
+        ):
+            response = error_response(401, problem, headers={"WWW-Authenticate": "Bearer"})
+            await response(scope, receive, send_with_headers)
+            return
+        await self.app(scope, receive, send_with_headers)
+
+    def _ports(self, scope: Scope) -> set[int]:
+        ports = {self.config.port}
+        server = scope.get("server")
+        if server and server[1] is not None:
+            ports.add(int(server[1]))
+        return ports
+
+    def _host_problem(self, scope: Scope, headers: Headers) -> str | None:
+        value = headers.get("host", "").lower()
+        name, port = _split_host(value)
+        if value in self.extra or name in self.extra:
+            return None
+        default = 443 if scope["scheme"] == "https" else 80
+        if name in self.names and (port or default) in self._ports(scope):
+            return None
+        here = f"http://127.0.0.1:{max(self._ports(scope))}/"
+        return (
+            f"The Host header {value!r} does not name this relay, so the request is refused "
+            f"(this protects against DNS rebinding). Open {here}, or start the relay with "
+            f"--allow-host {name or 'NAME'}."
+        )
+
+    def _origin_problem(self, scope: Scope, headers: Headers) -> str | None:
+        origin = headers.get("origin")
+        if origin is None or origin in self.origins:
+            return None
+        own = f"{scope['scheme']}://{headers.get('host', '')}".lower()
+        if origin.lower() == own:
+            return None
+        return (
+            f"Requests from the web page at {origin!r} are refused: only pages served by this "
+            f"relay may use it. Open Reckon from {own}/, or start the relay with "
+            f"--allow-origin {origin}."
+        )
+
+    def _token_problem(self, headers: Headers) -> str | None:
+        assert self.config.token is not None
+        scheme, _, given = headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not given.strip():
+            return (
+                "This relay needs a token: send 'Authorization: Bearer <token>' with the token "
+                "the relay was started with (--token or RECKON_TOKEN)."
+            )
+        if not hmac.compare_digest(given.strip().encode(), self.config.token.encode()):
+            return (
+                "The token is wrong: use the one the relay was started with "
+                "(--token or RECKON_TOKEN)."
+            )
+        return None

@@ -1,0 +1,283 @@
+"""``POST /v1/chat/completions``: check the request, forward it, pass the answer back.
+
+Written as a plain ASGI app rather than a Starlette endpoint because it must
+watch for the browser going away (``http.disconnect``) during the whole
+upstream call, including the wait for the first byte, and close the upstream
+request at once: an abandoned generation would otherwise keep burning tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import httpx
+from starlette.types import Receive, Scope, Send
+
+from reckon.server._errors import RelayError, Scrubber
+from reckon.server._upstream import Target, Upstreams, describe_failure
+
+__all__ = ["ChatCompletions"]
+
+log = logging.getLogger("reckon.server")
+
+_STREAM_HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    # Tells nginx-style proxies in front of the relay not to buffer tokens.
+    (b"x-accel-buffering", b"no"),
+]
+_ERROR_BODY_LIMIT = 64 * 1024
+_SHAPE_HINT = 'send {"model": "...", "messages": [{"role": "user", "content": "..."}]}'
+
+
+class _ClientGone(Exception):
+    """The browser disconnected before its request body arrived."""
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
+    # Counted as it arrives: Content-Length can lie, and chunked bodies have none.
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _ClientGone
+        body += message.get("body", b"")
+        if len(body) > limit:
+            raise RelayError(
+                413,
+                f"The request body is over the relay's limit of {limit} bytes. Send fewer or "
+                "shorter messages (or attach large data as files), or raise max_body_bytes.",
+            )
+        if not message.get("more_body", False):
+            return bytes(body)
+
+
+def _parse(body: bytes) -> dict[str, Any]:
+    try:
+        payload = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RelayError(
+            400, f"The request body is not valid JSON ({exc}); {_SHAPE_HINT}."
+        ) from None
+    if not isinstance(payload, dict):
+        raise RelayError(400, f"The request body must be a JSON object; {_SHAPE_HINT}.")
+    messages = payload.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise RelayError(400, f"'messages' must be a non-empty list; {_SHAPE_HINT}.")
+    if not all(isinstance(m, dict) for m in messages):
+        raise RelayError(400, f"Every item of 'messages' must be an object; {_SHAPE_HINT}.")
+    if payload.get("model") is not None and not isinstance(payload["model"], str):
+        raise RelayError(400, "'model' must be a string such as 'gpt-4o-mini' or 'profile/model'.")
+    if "stream" in payload and not isinstance(payload["stream"], bool | None):
+        raise RelayError(400, "'stream' must be true or false.")
+    return payload
+
+
+def _upstream_error(
+    response: httpx.Response,
+    body: bytes,
+    target: Target,
+    key_env: str | None,
+    key_set: bool,
+    scrub: Scrubber,
+) -> RelayError:
+    kind, detail = None, body.decode("utf-8", "replace").strip()[:1000]
+    try:
+        data = json.loads(body)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict):
+            kind = error.get("type") if isinstance(error.get("type"), str) else None
+            detail = str(error.get("message") or error.get("detail") or detail)
+        elif isinstance(error, str):
+            detail = error
+    status = response.status_code
+    message = f"The model server '{target.profile.name}' answered HTTP {status}: {detail}"
+    if status in (401, 403):
+        if key_env is None:
+            message += " (this profile sends no API key; set its api_key_env)"
+        elif not key_set:
+            message += f" (the environment variable {key_env} is not set on the relay)"
+        else:
+            message += f" (check the API key in {key_env} on the relay)"
+    elif status == 404:
+        message += f" (check that it serves the model {target.model!r})"
+    headers = {}
+    if "retry-after" in response.headers:
+        headers["Retry-After"] = response.headers["retry-after"]
+    return RelayError(status, scrub.text(message), type=kind or "upstream_error", headers=headers)
+
+
+def _error_event(error: RelayError, tail: bytes) -> bytes:
+    # The OpenAI SDKs raise an APIError for a `data:` event carrying "error".
+    lead = b"" if tail.endswith(b"\n\n") else b"\n" if tail.endswith(b"\n") else b"\n\n"
+    event = {"error": {"type": error.type, "message": error.message}}
+    return lead + b"data: " + json.dumps(event).encode() + b"\n\n"
+
+
+async def _until_disconnect(receive: Receive, work: Callable[[], Awaitable[None]]) -> None:
+    """Run `work`, cancelling it as soon as the client disconnects."""
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            group.cancel_scope.cancel()
+
+        group.start_soon(watch)
+        await work()
+        group.cancel_scope.cancel()
+
+
+class ChatCompletions:
+    """The ASGI app behind ``POST /v1/chat/completions``."""
+
+    def __init__(self, upstreams: Upstreams) -> None:
+        self.upstreams = upstreams
+        self.config = upstreams.config
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            payload = _parse(await _read_body(receive, self.config.max_body_bytes))
+            target = await self.upstreams.resolve(payload.get("model"))
+            if self.upstreams.in_flight >= self.config.max_concurrent_streams:
+                raise RelayError(
+                    429,
+                    f"The relay is already forwarding {self.config.max_concurrent_streams} model "
+                    "calls; retry in a moment (or raise max_concurrent_streams).",
+                    headers={"Retry-After": "1"},
+                )
+        except _ClientGone:
+            return
+        except RelayError as exc:
+            log.info("chat request refused (%d): %s", exc.status, exc.message)
+            await exc.response()(scope, receive, send)
+            return
+        stream = payload.get("stream") is True
+        payload["model"] = target.model
+        if self.config.log_prompts:
+            log.info("prompt for %s: %s", target.id, json.dumps(payload["messages"]))
+        started = time.monotonic()
+        outcome = ["cancelled (client went away)"]
+
+        async def work() -> None:
+            outcome[0] = await self._forward(target, payload, stream, scope, receive, send)
+
+        self.upstreams.in_flight += 1
+        try:
+            await _until_disconnect(receive, work)
+        finally:
+            self.upstreams.in_flight -= 1
+            log.info(
+                "chat %s%s -> %s in %.0f ms",
+                target.id,
+                " (stream)" if stream else "",
+                outcome[0],
+                (time.monotonic() - started) * 1000,
+            )
+
+    async def _forward(
+        self,
+        target: Target,
+        payload: dict[str, Any],
+        stream: bool,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> str:
+        scrub = self.upstreams.scrubber()
+        client = self.upstreams.client
+        request = client.build_request(
+            "POST",
+            f"{target.profile.endpoint}/chat/completions",
+            content=json.dumps(payload).encode(),
+            headers=self.upstreams.headers(target.profile, stream=stream),
+        )
+        try:
+            response = await client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            error = describe_failure(exc, target.profile, self.config)
+            await error.response()(scope, receive, send)
+            return str(error.status)
+        try:
+            return await self._answer(response, target, stream, scrub, scope, receive, send)
+        finally:
+            # Shielded: on cancellation this close is what tells the upstream to stop.
+            with anyio.CancelScope(shield=True):
+                await response.aclose()
+
+    async def _answer(
+        self,
+        response: httpx.Response,
+        target: Target,
+        stream: bool,
+        scrub: Scrubber,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> str:
+        status = response.status_code
+        profile = target.profile
+        if status >= 300:
+            body = b""
+            async for chunk in response.aiter_raw():
+                body += chunk
+                if len(body) > _ERROR_BODY_LIMIT:
+                    break
+            if status < 400:
+                error = RelayError(
+                    502,
+                    f"The model server '{profile.name}' answered with a redirect (HTTP {status}); "
+                    "set its base_url to the final address.",
+                )
+            else:
+                key = self.upstreams.key(profile)
+                error = _upstream_error(
+                    response, body, target, profile.api_key_env, key is not None, scrub
+                )
+            await error.response()(scope, receive, send)
+            return str(status)
+        is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
+        headers = list(_STREAM_HEADERS) if stream and is_sse else []
+        if not headers:
+            media = response.headers.get("content-type", "application/json")
+            headers = [(b"content-type", media.encode("latin-1"))]
+        if "content-encoding" in response.headers:
+            # Upstream compressed despite Accept-Encoding: identity; say so.
+            headers.append((b"content-encoding", response.headers["content-encoding"].encode()))
+        chunks = response.aiter_raw()
+        try:
+            # A whole answer is buffered, so a failure can still become a clean
+            # 502/504; a stream waits only for its first chunk, for the same reason.
+            first = b"".join([c async for c in chunks]) if not stream else await anext(chunks, b"")
+        except httpx.HTTPError as exc:
+            error = describe_failure(exc, profile, self.config)
+            await error.response()(scope, receive, send)
+            return str(error.status)
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        tail = scrub.chunk(first)
+        await send({"type": "http.response.body", "body": tail, "more_body": True})
+        outcome = str(status)
+        try:
+            async for chunk in chunks:
+                data = scrub.chunk(chunk)
+                if data:
+                    tail = data
+                    await send({"type": "http.response.body", "body": data, "more_body": True})
+            ending = scrub.flush()
+        except httpx.HTTPError as exc:
+            outcome = f"{status}, then failed mid-answer ({type(exc).__name__})"
+            log.warning("model server %r failed mid-answer: %s", profile.name, type(exc).__name__)
+            ending = scrub.flush()
+            if is_sse:
+                error = describe_failure(exc, profile, self.config)
+                ending += _error_event(error, ending or tail)
+        await send({"type": "http.response.body", "body": ending, "more_body": False})
+        return outcome

@@ -1,0 +1,227 @@
+"""The model servers behind the relay: which one serves a model id, how to call it.
+
+This module is the only place that reads API keys (from the environment, at
+request time, so a rotated key needs no restart) and the only place that
+builds the headers sent upstream. Those headers are always built from
+scratch: nothing the browser sent (Authorization, Cookie, ...) is forwarded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from types import TracebackType
+from urllib.parse import urlsplit
+
+import anyio
+import httpx
+
+from reckon import __version__
+from reckon.server._config import Profile, RelayConfig
+from reckon.server._errors import RelayError, Scrubber
+
+__all__ = ["Target", "Upstreams", "describe_failure"]
+
+# Discovered model lists are kept this long; configured lists never expire.
+_MODELS_TTL = 300.0
+
+
+@dataclass(frozen=True)
+class Target:
+    """A resolved model: the public id, its profile and the upstream's own name."""
+
+    id: str
+    profile: Profile
+    model: str
+
+
+def public_url(profile: Profile) -> str:
+    """The base URL without userinfo or query, both of which may hold secrets."""
+    parts = urlsplit(profile.endpoint)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+def describe_failure(exc: httpx.HTTPError, profile: Profile, config: RelayConfig) -> RelayError:
+    """Turn a transport error into the 502/504 the browser gets."""
+    where = f"the model server '{profile.name}' at {public_url(profile)}"
+    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+        return RelayError(
+            502,
+            f"Cannot reach {where}. Check that it is running and that the relay's "
+            "--upstream / base_url points at it.",
+        )
+    if isinstance(exc, httpx.TimeoutException):
+        return RelayError(
+            504,
+            f"{where.capitalize()} sent nothing for {config.first_byte_timeout:g} s. It may be "
+            "overloaded or still loading the model; try again, or raise first_byte_timeout.",
+        )
+    return RelayError(502, f"The connection to {where} failed ({type(exc).__name__}). Try again.")
+
+
+class Upstreams:
+    """Profiles, their (discovered) model lists and one shared HTTP client."""
+
+    def __init__(self, config: RelayConfig) -> None:
+        self.config = config
+        self.in_flight = 0
+        self._client: httpx.AsyncClient | None = None
+        self._discovered: dict[str, tuple[float, list[str]]] = {}
+
+    async def __aenter__(self) -> Upstreams:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        # Created lazily so an app used without its lifespan still works.
+        if self._client is None:
+            c = self.config
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(
+                    connect=c.connect_timeout,
+                    read=c.first_byte_timeout,
+                    write=c.first_byte_timeout,
+                    pool=c.connect_timeout,
+                ),
+                limits=httpx.Limits(max_connections=c.max_concurrent_streams + 8),
+                # No proxy or .netrc from the environment: .netrc credentials
+                # would be sent instead of the configured key.
+                trust_env=False,
+                follow_redirects=False,
+            )
+        return self._client
+
+    def key(self, profile: Profile) -> str | None:
+        if profile.api_key_env is None:
+            return None
+        return os.environ.get(profile.api_key_env) or None
+
+    def scrubber(self) -> Scrubber:
+        keys = [self.key(p) for p in self.config.profiles]
+        return Scrubber([*keys, self.config.token])
+
+    def headers(self, profile: Profile, *, stream: bool) -> dict[str, str]:
+        headers = {
+            "Accept": "text/event-stream" if stream else "application/json",
+            # Raw bytes are passed to the browser unchanged, so ask for them
+            # uncompressed.
+            "Accept-Encoding": "identity",
+            "Content-Type": "application/json",
+            "User-Agent": f"reckon-relay/{__version__}",
+        }
+        key = self.key(profile)
+        if key is not None:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    async def models(self, profile: Profile) -> list[str]:
+        """The profile's model names, asking the server when none are configured."""
+        if profile.models:
+            return profile.models
+        cached = self._discovered.get(profile.name)
+        if cached and time.monotonic() - cached[0] < _MODELS_TTL:
+            return cached[1]
+        try:
+            response = await self.client.get(
+                f"{profile.endpoint}/models", headers=self.headers(profile, stream=False)
+            )
+            await response.aread()
+        except httpx.HTTPError as exc:
+            raise describe_failure(exc, profile, self.config) from None
+        try:
+            names = [str(m["id"]) for m in json.loads(response.content)["data"]]
+        except (ValueError, KeyError, TypeError):
+            names = None
+        if response.status_code != 200 or not names:
+            raise RelayError(
+                502,
+                f"The model server '{profile.name}' did not list its models (GET /models "
+                f"answered HTTP {response.status_code}). Name the models in the relay's "
+                "configuration (--model or models = [...]).",
+            )
+        self._discovered[profile.name] = (time.monotonic(), names)
+        return names
+
+    async def catalogue(self) -> tuple[list[Target], list[RelayError]]:
+        """Every model of every profile, and the failures of profiles that could not say.
+
+        A model name offered by one profile only gets its bare name as id;
+        names offered by several profiles are listed as ``profile/model``.
+        """
+        lists: dict[str, list[str]] = {}
+        failures: list[RelayError] = []
+
+        async def fetch(profile: Profile) -> None:
+            try:
+                lists[profile.name] = await self.models(profile)
+            except RelayError as exc:
+                failures.append(exc)
+
+        async with anyio.create_task_group() as group:
+            for profile in self.config.profiles:
+                group.start_soon(fetch, profile)
+        every = [m for names in lists.values() for m in names]
+        targets = []
+        for profile in self.config.profiles:
+            for model in lists.get(profile.name, []):
+                unique = every.count(model) == 1
+                targets.append(
+                    Target(model if unique else f"{profile.name}/{model}", profile, model)
+                )
+        return targets, failures
+
+    async def default(self) -> Target | None:
+        """The first profile's default model, else the first model offered."""
+        targets, _ = await self.catalogue()
+        for profile in self.config.profiles:
+            for target in targets:
+                if target.profile is profile and target.model == profile.default_model:
+                    return target
+        return targets[0] if targets else None
+
+    async def resolve(self, requested: str | None) -> Target:
+        if not self.config.profiles:
+            raise RelayError(
+                404,
+                "This relay has no model server configured (demo mode). Restart it with "
+                "--upstream URL --model NAME, or --config FILE.",
+            )
+        if requested is None:
+            target = await self.default()
+            if target is None:
+                raise RelayError(404, "No model is available; name one in the request's 'model'.")
+            return target
+        prefix, _, rest = requested.partition("/")
+        for profile in self.config.profiles:
+            if rest and profile.name == prefix and rest in await self.models(profile):
+                return Target(requested, profile, rest)
+        targets, failures = await self.catalogue()
+        for target in targets:
+            if target.model == requested:
+                return target
+        if failures:
+            # It may well be on the server that could not be asked.
+            raise failures[0]
+        offered = ", ".join(t.id for t in targets) or "none"
+        raise RelayError(
+            404,
+            f"Unknown model {requested!r}. This relay offers: {offered}. "
+            "Pick one of those (GET /v1/models lists them).",
+            type="model_not_found",
+        )

@@ -1,0 +1,37 @@
+# Shared by scripts/run and scripts/test: a project venv and the system packages.
+VENV="${RECKON_VENV:-.venv}"
+PYTHON="${PYTHON:-python3}"
+
+ensure_venv() {
+  local requirements="$1"
+  if [ ! -x "$VENV/bin/python" ]; then
+    "$PYTHON" -m venv "$VENV"
+  fi
+  local stamp="$VENV/.installed-$(basename "$requirements")"
+  local key
+  key="$(cat requirements*.txt pyproject.toml | sha256sum | cut -d' ' -f1)"
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$key" ]; then
+    "$VENV/bin/python" -m pip install --quiet --upgrade pip
+    "$VENV/bin/python" -m pip install --quiet -r "$requirements"
+    "$VENV/bin/python" -m pip install --quiet --no-deps --no-build-isolation -e .
+    echo "$key" > "$stamp"
+  fi
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "npm is needed once to fetch the Pyodide core; installing it with apt-get" >&2
+    apt_install npm
+  fi
+}
+
+ensure_chromium() {
+  if [ -z "${RECKON_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
+    echo "installing Chromium for the browser tests (apt-get)" >&2
+    apt_install chromium
+  fi
+}
+
+apt_install() {
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}

@@ -1,0 +1,126 @@
+"""Shared pieces of the agent tests: a real-kernel executor, a scripted model, a runner."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Awaitable, Callable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+from reckon.agent import ChatReply, ChatRequest
+from reckon.kernel import Session, inspect
+
+T = TypeVar("T")
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coro)
+
+
+class KernelExecutor:
+    """The real kernel behind the ``Executor`` protocol.
+
+    ``interrupt`` cancels the running cell's task, which is what reaches a cell
+    blocked in ``await``; the browser gets the same effect from Pyodide's
+    interrupt buffer (a KeyboardInterrupt), so the result is reported as
+    ``interrupted``.
+    """
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.data_dir = tmp_path / "data"
+        self.output_dir = tmp_path / "output"
+        self.session = Session(data_dir=str(self.data_dir), output_dir=str(self.output_dir))
+        self.codes: list[str] = []
+        self.interrupts = 0
+        self._task: asyncio.Task[dict[str, Any]] | None = None
+        self._interrupted = False
+
+    async def run(self, code: str) -> dict[str, Any]:
+        self.codes.append(code)
+        self._interrupted = False
+        self._task = asyncio.ensure_future(self.session.run(code))
+        try:
+            result = await self._task
+        except asyncio.CancelledError:
+            if not self._interrupted:
+                raise
+            result = {"status": "interrupted", "stdout": "", "stderr": "", "error": None}
+        finally:
+            self._task = None
+        if self._interrupted:
+            result = {**result, "status": "interrupted"}
+        return result
+
+    async def interrupt(self) -> None:
+        self.interrupts += 1
+        if self._task is not None and not self._task.done():
+            self._interrupted = True
+            self._task.cancel()
+
+    def environment(self) -> dict[str, Any]:
+        files = sorted(p for p in self.data_dir.iterdir() if p.is_file())
+        return {
+            "python": "3.12.7",
+            "packages": ["pandas", "numpy", "matplotlib", "sympy"],
+            "files": [inspect(str(p)) for p in files],
+            "data_dir": str(self.data_dir),
+            "output_dir": str(self.output_dir),
+        }
+
+
+Script = ChatReply | Callable[[ChatRequest], Awaitable[ChatReply]]
+
+
+class ScriptedModel:
+    """Returns prepared replies in order and records every request it got."""
+
+    name = "scripted"
+
+    def __init__(self, replies: list[Script]) -> None:
+        self.replies = list(replies)
+        self.requests: list[ChatRequest] = []
+
+    async def complete(
+        self, request: ChatRequest, *, on_text: Callable[[str], None] | None = None
+    ) -> ChatReply:
+        self.requests.append(
+            ChatRequest(
+                messages=json.loads(json.dumps(request.messages)),
+                tools=request.tools,
+                model=request.model,
+                context=request.context,
+            )
+        )
+        if not self.replies:
+            raise AssertionError("the scripted model ran out of replies")
+        item = self.replies.pop(0)
+        reply = item if isinstance(item, ChatReply) else await item(request)
+        if on_text is not None and reply.text:
+            on_text(reply.text)
+        return reply
+
+
+_calls = 0
+
+
+def code_reply(code: str, text: str = "") -> ChatReply:
+    global _calls
+    _calls += 1
+    arguments = json.dumps({"code": code})
+    call = {"id": f"call_{_calls}", "name": "run_python", "arguments": arguments}
+    return ChatReply(text=text, tool_calls=[call], finish_reason="tool_calls")
+
+
+def answer(text: str) -> ChatReply:
+    return ChatReply(text=text, finish_reason="stop")
+
+
+def numbers_in(text: str) -> list[float]:
+    return [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?(?:e[+-]?\d+)?", text)]
+
+
+def mentions(text: str, expected: float, *, tolerance: float = 1e-3) -> bool:
+    """Whether ``text`` quotes ``expected`` (to 4 decimals, as the demo's cells round)."""
+    return any(abs(n - expected) <= tolerance * max(1.0, abs(expected)) for n in numbers_in(text))

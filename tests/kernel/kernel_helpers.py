@@ -1,0 +1,28 @@
+"""Shared helpers for the kernel tests (a module name unique across test folders)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from reckon.kernel import Session
+
+SHARED_DATA = Path("/work/shared/data")
+
+
+class Runner:
+    """A session plus the stream events it sent, run synchronously for tests."""
+
+    def __init__(self, tmp_path: Path, **options: Any) -> None:
+        self.events: list[tuple[str, str]] = []
+        self.output_dir = tmp_path / "output"
+        self.session = Session(
+            data_dir=str(tmp_path / "data"),
+            output_dir=str(self.output_dir),
+            on_stream=lambda name, text: self.events.append((name, text)),
+            **options,
+        )
+
+    def __call__(self, code: str) -> dict[str, Any]:
+        return asyncio.run(self.session.run(code))

@@ -1,0 +1,239 @@
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+
+import pytest
+from kernel_helpers import Runner
+
+
+def test_variables_and_imports_persist_between_runs(a_session: Runner) -> None:
+    assert a_session("import math\nx = 41")["status"] == "ok"
+    result = a_session("x + 1 + math.floor(0.5)")
+    assert result["status"] == "ok"
+    assert result["result"] == {"type": "int", "text": "42"}
+
+
+def test_namespace_looks_like_a_script_with_read_table(a_session: Runner) -> None:
+    result = a_session("(__name__, callable(read_table))")
+    assert result["result"]["text"] == "('__main__', True)"
+
+
+def test_reset_forgets_variables(a_session: Runner) -> None:
+    a_session("x = 1")
+    a_session.session.reset()
+    assert a_session("x")["error"]["type"] == "NameError"
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        pytest.param("1 + 1", {"type": "int", "text": "2"}, id="trailing-expression"),
+        pytest.param("1 + 1;", None, id="semicolon-suppresses"),
+        pytest.param("1 + 1;  # quiet", None, id="semicolon-before-comment"),
+        pytest.param("x = 1", None, id="assignment-shows-nothing"),
+        pytest.param("None", None, id="none-shows-nothing"),
+        pytest.param("'a;b'", {"type": "str", "text": "'a;b'"}, id="semicolon-in-string"),
+    ],
+)
+def test_trailing_expression_is_the_result(
+    a_session: Runner, code: str, expected: dict[str, str] | None
+) -> None:
+    result = a_session(code)
+    assert result["status"] == "ok"
+    assert result["result"] == expected
+
+
+def test_dataframe_result_has_text_and_html(a_session: Runner) -> None:
+    result = a_session("import pandas as pd\npd.DataFrame({'price': [1.5, 2.5]})")
+    assert result["result"]["type"] == "DataFrame"
+    assert "price" in result["result"]["text"]
+    assert "<table" in result["result"]["html"]
+
+
+def test_series_result_is_rendered_as_a_table(a_session: Runner) -> None:
+    result = a_session("import pandas as pd\npd.Series([1, 2], name='n')")
+    assert result["result"]["type"] == "Series"
+    assert "<table" in result["result"]["html"]
+
+
+def test_long_repr_is_capped_with_a_note(a_session: Runner) -> None:
+    text = a_session("'x' * 100_000")["result"]["text"]
+    assert len(text) < 30_000
+    assert "more characters not shown" in text
+
+
+def test_printing_streams_in_batches_before_the_end(a_session_with: Callable[..., Runner]) -> None:
+    runner = a_session_with(stream_interval=0.02)
+    result = runner("import time\nfor i in range(5):\n    print(i)\n    time.sleep(0.05)")
+    assert result["stdout"] == "0\n1\n2\n3\n4\n"
+    stdout_events = [text for name, text in runner.events if name == "stdout"]
+    assert len(stdout_events) >= 3
+    assert "".join(stdout_events) == result["stdout"]
+
+
+def test_stderr_is_captured_separately(a_session: Runner) -> None:
+    result = a_session("import sys\nprint('oops', file=sys.stderr)")
+    assert result["stderr"] == "oops\n"
+    assert result["stdout"] == ""
+
+
+def test_output_over_the_cap_is_cut_with_a_note(a_session_with: Callable[..., Runner]) -> None:
+    runner = a_session_with(output_limit=1000)
+    result = runner("print('y' * 5000)")
+    assert result["truncated"] is True
+    assert result["stdout"].startswith("y" * 1000)
+    assert "[output truncated: 4,001 more characters not shown" in result["stdout"]
+    assert "/output" in result["stdout"]
+    streamed = "".join(text for name, text in runner.events if name == "stdout")
+    assert len(streamed) == 1000
+
+
+def test_real_streams_come_back_after_an_error(a_session: Runner) -> None:
+    import sys
+
+    before = sys.stdout
+    a_session("print('a')\n1/0")
+    assert sys.stdout is before
+
+
+def test_error_in_a_cell_function_shows_only_cell_frames(a_session: Runner) -> None:
+    a_session("def ratio(a, b):\n    return a / b")
+    result = a_session("x = 1\nratio(x, 0)")
+    error = result["error"]
+    assert result["status"] == "error"
+    assert error["type"] == "ZeroDivisionError"
+    assert error["message"] == "division by zero"
+    assert error["line"] == 2
+    assert "Cell line 2, in <module>" in error["traceback"]
+    assert "return a / b" in error["traceback"]
+    assert "reckon" not in error["traceback"]
+    assert error["traceback"].endswith("ZeroDivisionError: division by zero")
+
+
+def test_pandas_key_error_keeps_the_innermost_library_frame(a_session: Runner) -> None:
+    result = a_session("import pandas as pd\ndf = pd.DataFrame({'a': [1]})\ndf['nope']")
+    error = result["error"]
+    assert error["type"] == "KeyError"
+    assert error["line"] == 3
+    lines = error["traceback"].splitlines()
+    assert sum("pandas" in line and line.strip().startswith("File") for line in lines) == 1
+    assert "raise KeyError" in error["traceback"]
+    assert "library frame" in error["traceback"]
+
+
+@pytest.mark.parametrize(
+    ("code", "kind", "line"),
+    [
+        pytest.param("x = 1\ny = (2 +\n", "SyntaxError", 2, id="unclosed-paren"),
+        pytest.param("if True:\nprint(1)", "IndentationError", 2, id="indentation"),
+        pytest.param("x = 1\nx ===== 2", "SyntaxError", 2, id="bad-operator"),
+    ],
+)
+def test_syntax_errors_name_the_line_with_a_caret(
+    a_session: Runner, code: str, kind: str, line: int
+) -> None:
+    error = a_session(code)["error"]
+    assert error["type"] == kind
+    assert error["line"] == line
+    assert f"Cell line {line}" in error["traceback"]
+    assert "^" in error["traceback"]
+
+
+def test_top_level_await_works(a_session: Runner) -> None:
+    result = a_session("import asyncio\nawait asyncio.sleep(0)\nawait asyncio.sleep(0, 'done')")
+    assert result["status"] == "ok"
+    assert result["result"]["text"] == "'done'"
+
+
+def test_keyboard_interrupt_is_interrupted_and_state_survives(a_session: Runner) -> None:
+    result = a_session("kept = 5\nraise KeyboardInterrupt")
+    assert result["status"] == "interrupted"
+    assert result["error"]["type"] == "KeyboardInterrupt"
+    assert result["error"]["message"] == "Execution interrupted"
+    assert a_session("kept")["result"]["text"] == "5"
+
+
+@pytest.mark.parametrize(
+    ("code", "kind"),
+    [
+        pytest.param("import sys\nsys.exit(2)", "SystemExit", id="system-exit"),
+        pytest.param("raise MemoryError('big')", "MemoryError", id="memory-error"),
+    ],
+)
+def test_fatal_looking_exceptions_are_plain_errors(a_session: Runner, code: str, kind: str) -> None:
+    result = a_session(code)
+    assert result["status"] == "error"
+    assert result["error"]["type"] == kind
+    assert a_session("1")["status"] == "ok"
+
+
+def test_result_has_every_protocol_key(a_session: Runner) -> None:
+    result = a_session("1")
+    assert set(result) == {
+        "status", "stdout", "stderr", "truncated", "result", "figures",
+        "files", "error", "duration_ms", "restarted",
+    }  # fmt: skip
+    assert isinstance(result["duration_ms"], float)
+    assert result["restarted"] is False
+
+
+FIGURES = {
+    "line": (
+        "plt.plot([1, 2, 3], [4, 5, 7], label='Sales')\nplt.title('Sales by month')\n"
+        "plt.xlabel('month')\nplt.ylabel('sales')",
+        ["'Sales by month'", "x: month", "y: sales", "line 'Sales' (3 points", "y 4..7"],
+    ),
+    "bar": (
+        "plt.bar(['Jan', 'Feb', 'Mar'], [3, 1, 2])\nplt.title('Orders')",
+        ["'Orders'", "3 bars: Jan, Feb, Mar", "values 1..3"],
+    ),
+    "scatter": (
+        "plt.scatter([1, 2, 3, 4], [2, 4, 6, 8])\nplt.xlabel('height')",
+        ["scatter (4 points", "x: height"],
+    ),
+    "hist": (
+        "plt.hist([1, 2, 2, 3, 3, 3, 4], bins=4)\nplt.suptitle('Spread')",
+        ["Figure 1 'Spread'", "histogram (4 bins over 1..4"],
+    ),
+}
+
+
+@pytest.mark.parametrize(("code", "phrases"), FIGURES.values(), ids=FIGURES.keys())
+def test_figures_are_rendered_and_described(
+    a_session: Runner, code: str, phrases: list[str]
+) -> None:
+    result = a_session("import matplotlib.pyplot as plt\n" + code)
+    assert result["status"] == "ok", result["error"]
+    [figure] = result["figures"]
+    assert base64.b64decode(figure["png"]).startswith(b"\x89PNG\r\n\x1a\n")
+    assert figure["width"] > 100 and figure["height"] > 100
+    for phrase in phrases:
+        assert phrase in figure["description"]
+    assert a_session("plt.get_fignums()")["result"]["text"] == "[]"
+
+
+def test_plt_show_is_quiet_and_still_captures(a_session: Runner) -> None:
+    result = a_session(
+        "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()\nplt.plot([3, 4, 5])"
+    )
+    assert result["stderr"] == ""
+    assert len(result["figures"]) == 2
+    assert "2 points" in result["figures"][0]["description"]
+    assert "3 points" in result["figures"][1]["description"]
+
+
+def test_no_figures_without_matplotlib_use(a_session: Runner) -> None:
+    assert a_session("x = 1")["figures"] == []
+
+
+def test_files_created_and_modified_under_output(a_session: Runner) -> None:
+    target = a_session.output_dir / "sub" / "summary.csv"
+    result = a_session(
+        f"import os\nos.makedirs({str(target.parent)!r}, exist_ok=True)\n"
+        f"open({str(target)!r}, 'w').write('a,b\\n')"
+    )
+    assert result["files"] == [{"path": str(target), "size": 4, "change": "created"}]
+    result = a_session(f"open({str(target)!r}, 'a').write('1,2\\n')")
+    assert result["files"] == [{"path": str(target), "size": 8, "change": "modified"}]
+    assert a_session("1")["files"] == []

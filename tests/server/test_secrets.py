@@ -1,0 +1,89 @@
+"""The API key never leaves the relay: not in answers, not in headers, not in logs."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+from collections.abc import Callable
+
+import httpx
+import pytest
+
+from reckon.server import Profile
+
+from .conftest import KEY_ENV, MODEL, THE_KEY, FakeUpstream, Relay, Script
+
+HELLO = [{"role": "user", "content": "a secret prompt about tax returns"}]
+
+
+def everything_in(response: httpx.Response) -> str:
+    return json.dumps(dict(response.headers)) + response.text
+
+
+def test_the_key_appears_in_no_response_and_no_log_line(
+    a_relay_with: Callable[..., Relay],
+    an_upstream: FakeUpstream,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        relay = a_relay_with(
+            profiles=[
+                Profile("local", f"{an_upstream.url}/v1", KEY_ENV, models=[MODEL]),
+                Profile("gone", f"http://127.0.0.1:{closed.getsockname()[1]}/v1", KEY_ENV),
+            ]
+        )
+        seen = []
+        with relay.client() as client:
+            chat = {"model": MODEL, "messages": HELLO}
+            seen.append(client.post("/v1/chat/completions", json=chat))
+            seen.append(client.post("/v1/chat/completions", json={**chat, "stream": True}))
+            # An upstream that echoes the key back in its error, as some do.
+            an_upstream.script = Script(
+                status=401,
+                body=json.dumps({"error": {"message": f"Incorrect API key: {THE_KEY}"}}).encode(),
+            )
+            seen.append(client.post("/v1/chat/completions", json=chat))
+            an_upstream.script = Script(
+                chunks=[f"data: {THE_KEY}\n\n".encode(), b"data: [DONE]\n\n"]
+            )
+            seen.append(client.post("/v1/chat/completions", json={**chat, "stream": True}))
+            seen.append(client.get("/v1/models"))
+            seen.append(client.get("/api/info"))
+            seen.append(client.post("/v1/chat/completions", json={**chat, "model": "gone/m"}))
+
+    assert [r.status_code for r in seen] == [200, 200, 401, 200, 200, 200, 502]
+    assert "[redacted]" in seen[2].text
+    assert seen[3].text == "data: [redacted]\n\ndata: [DONE]\n\n"
+    for response in seen:
+        assert THE_KEY not in everything_in(response)
+    assert caplog.records, "the relay logged nothing at all"
+    assert THE_KEY not in caplog.text
+    assert "tax returns" not in caplog.text
+
+
+def test_prompts_are_logged_only_when_asked_for(
+    a_relay_with: Callable[..., Relay], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="reckon.server")
+    relay = a_relay_with(log_prompts=True)
+    with relay.client() as client:
+        client.post("/v1/chat/completions", json={"model": MODEL, "messages": HELLO})
+
+    assert "tax returns" in caplog.text
+    assert THE_KEY not in caplog.text
+
+
+def test_a_401_from_the_upstream_says_which_variable_holds_the_key(
+    a_relay: Relay, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(KEY_ENV)
+    a_relay.upstream.script = Script(status=401, body=b'{"error": {"message": "no key"}}')
+    with a_relay.client() as client:
+        response = client.post("/v1/chat/completions", json={"model": MODEL, "messages": HELLO})
+
+    assert response.status_code == 401
+    message = response.json()["error"]["message"]
+    assert f"the environment variable {KEY_ENV} is not set on the relay" in message

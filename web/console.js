@@ -1,0 +1,79 @@
+import { createReckon } from "./reckon.js";
+import { el, renderResult, formatBytes, download } from "./render.js";
+
+const reckon = createReckon();
+window.reckon = reckon;
+
+const $ = (id) => document.getElementById(id);
+const status = $("status");
+const progress = $("progress");
+
+reckon.on("progress", ({ loaded, total }) => {
+  progress.max = total;
+  progress.value = loaded;
+  status.textContent = `loading Python and packages… ${Math.round((100 * loaded) / total)}%`;
+});
+reckon.on("ready", ({ ms }) => {
+  progress.hidden = true;
+  status.textContent = `ready in ${(ms / 1000).toFixed(1)} s`;
+});
+reckon.on("error", ({ message }) => {
+  status.textContent = `could not start: ${message}`;
+});
+reckon.on("restarted", ({ reason }) => {
+  status.textContent = `sandbox restarted (${reason}); uploaded files are kept`;
+});
+
+async function refreshFiles() {
+  const list = $("file-list");
+  list.replaceChildren();
+  for (const dir of ["/data", "/output"]) {
+    for (const f of await reckon.listFiles(dir)) {
+      if (f.is_dir) continue;
+      const li = el("li");
+      const b = el("button", "link", `${f.path} (${formatBytes(f.size)})`);
+      b.type = "button";
+      b.addEventListener("click", () => save(f.path));
+      li.appendChild(b);
+      list.appendChild(li);
+    }
+  }
+}
+
+async function save(path) {
+  download(path.split("/").pop(), await reckon.readFile(path));
+}
+
+async function runCell() {
+  const code = $("code").value;
+  const box = el("div", "cell");
+  box.appendChild(el("pre", "code", code));
+  const live = el("pre", "stdout live");
+  box.appendChild(live);
+  $("outputs").prepend(box);
+  status.textContent = "running…";
+  const result = await reckon.run(code, { onStream: (_name, text) => (live.textContent += text) });
+  live.remove();
+  box.appendChild(renderResult(result, save));
+  status.textContent = `${result.status} in ${Math.round(result.duration_ms)} ms`;
+  refreshFiles();
+}
+
+$("run").addEventListener("click", runCell);
+$("code").addEventListener("keydown", (ev) => {
+  if (ev.key === "Enter" && ev.shiftKey) {
+    ev.preventDefault();
+    runCell();
+  }
+});
+$("interrupt").addEventListener("click", () => reckon.interrupt());
+$("restart").addEventListener("click", () => reckon.restart());
+$("upload").addEventListener("change", async (ev) => {
+  for (const file of ev.target.files) {
+    const info = await reckon.upload(file);
+    const msg = info.status === "ok" ? (info.kind === "table" ? `${info.rows} rows × ${info.columns.length} columns` : info.kind) : info.message;
+    status.textContent = `${file.name}: ${msg}`;
+  }
+  refreshFiles();
+});
+reckon.ready().then(refreshFiles);

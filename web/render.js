@@ -1,0 +1,100 @@
+// Renders run results as DOM. Nothing from a run (text, HTML tables, file names,
+// tracebacks) is ever inserted as markup: text goes in as text, and table HTML is
+// parsed into an inert document and rebuilt from a short allow-list of elements.
+
+/** @param {string} tag @param {string} [cls] @param {string} [text] */
+export function el(tag, cls, text) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+const TABLE_TAGS = new Set(["TABLE", "THEAD", "TBODY", "TFOOT", "TR", "TH", "TD", "CAPTION"]);
+
+/** Rebuild a DataFrame's HTML table from text nodes and table elements only. */
+export function safeTable(html) {
+  const doc = new DOMParser().parseFromString(html, "text/html");
+  const table = doc.querySelector("table");
+  if (!table) return null;
+  const copy = (src) => {
+    if (src.nodeType === Node.TEXT_NODE) return document.createTextNode(src.textContent);
+    if (src.nodeType !== Node.ELEMENT_NODE) return null;
+    if (!TABLE_TAGS.has(src.tagName)) return document.createTextNode(src.textContent);
+    const out = document.createElement(src.tagName.toLowerCase());
+    for (const attr of ["colspan", "rowspan"]) {
+      const v = src.getAttribute(attr);
+      if (v && /^\d{1,3}$/.test(v)) out.setAttribute(attr, v);
+    }
+    for (const child of src.childNodes) {
+      const c = copy(child);
+      if (c) out.appendChild(c);
+    }
+    return out;
+  };
+  const out = copy(table);
+  out.className = "dataframe";
+  return out;
+}
+
+/** @param {any} result a run result (PROTOCOL.md §1) @param {(path: string) => void} [onDownload] */
+export function renderResult(result, onDownload) {
+  const box = el("div", `result status-${result.status}`);
+  if (result.stdout) box.appendChild(el("pre", "stdout", result.stdout));
+  if (result.stderr) box.appendChild(el("pre", "stderr", result.stderr));
+  if (result.result) {
+    const table = result.result.html ? safeTable(result.result.html) : null;
+    if (table) {
+      const wrap = el("div", "table-wrap");
+      wrap.appendChild(table);
+      box.appendChild(wrap);
+    } else {
+      box.appendChild(el("pre", "value", result.result.text));
+    }
+  }
+  for (const fig of result.figures || []) {
+    const img = el("img", "figure");
+    img.src = `data:image/png;base64,${fig.png}`;
+    img.alt = fig.description || "figure";
+    img.width = fig.width;
+    box.appendChild(img);
+  }
+  if (result.error) {
+    const head = result.status === "timeout" ? "Timed out" : result.status === "interrupted" ? "Interrupted" : result.error.type;
+    box.appendChild(el("pre", "error", `${head}: ${result.error.message}\n${result.error.traceback || ""}`.trim()));
+  }
+  if (result.files && result.files.length) {
+    const list = el("ul", "out-files");
+    for (const f of result.files) {
+      const li = el("li");
+      const button = el("button", "link", `${f.path.split("/").pop()} (${formatBytes(f.size)})`);
+      button.type = "button";
+      button.addEventListener("click", () => onDownload && onDownload(f.path));
+      li.appendChild(button);
+      list.appendChild(li);
+    }
+    box.appendChild(list);
+  }
+  const meta = `${result.status} · ${Math.round(result.duration_ms)} ms${result.truncated ? " · output truncated" : ""}${result.restarted ? " · sandbox restarted" : ""}`;
+  box.appendChild(el("div", "meta muted", meta));
+  return box;
+}
+
+export function formatBytes(n) {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  if (n < 1024 ** 3) return `${(n / 1024 / 1024).toFixed(1)} MB`;
+  return `${(n / 1024 ** 3).toFixed(2)} GB`;
+}
+
+/** Save bytes as a download in the user's browser. */
+export function download(name, bytes) {
+  const url = URL.createObjectURL(new Blob([bytes]));
+  const a = el("a");
+  a.href = url;
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}

@@ -1,0 +1,322 @@
+// The page's side of the sandbox: one opaque-origin frame, one worker inside it.
+// Message shapes: PROTOCOL.md §3. Everything that comes back from the worker is
+// untrusted (the model's code runs there): it is only ever treated as data.
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+const GRACE_MS = 3_000; // after the deadline's KeyboardInterrupt, before the worker is ended
+
+/** @typedef {{status: string, stdout: string, stderr: string, [k: string]: unknown}} RunResult */
+
+export class Sandbox extends EventTarget {
+  /**
+   * @param {{root?: URL, container?: HTMLElement, memoryLimitMB?: number, outputLimit?: number}} [options]
+   */
+  constructor({ root = new URL("./", import.meta.url), container = document.body, memoryLimitMB = 2048, outputLimit = 100_000 } = {}) {
+    super();
+    this.root = root;
+    this.container = container;
+    this.config = { memoryLimitMB, kernel: { output_limit: outputLimit } };
+    this.nextId = 1;
+    this.pending = new Map(); // id -> {resolve, onStream, run}
+    this.files = new Map(); // path -> Blob/File, re-mounted after a restart
+    this.port = null;
+    this.info = null;
+    this.bootPromise = null;
+    this.readyPromise = null;
+    this.crossOriginIsolated = false;
+    this.startMs = 0;
+  }
+
+  /** Resolves when the sandbox can run code. Starts it on first call. */
+  ready() {
+    if (!this.readyPromise) this.readyPromise = this.start();
+    return this.readyPromise;
+  }
+
+  async start() {
+    const t0 = performance.now();
+    this.info = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
+    const eager = [...this.info.core, "pyodide-lock.json", ...this.info.sandbox.eager_files];
+    const lazy = this.info.sandbox.files.filter((name) => !eager.includes(name));
+    this.lazy = lazy;
+    const [runtime, workerSource, port] = await Promise.all([
+      this.fetchRuntime(eager, { report: true }),
+      fetch(new URL("sandbox-worker.js", this.root)).then((r) => r.blob()),
+      this.openFrame(),
+    ]);
+    this.port = port;
+    this.runtime = runtime;
+    this.workerSource = workerSource;
+    const reply = await this.boot("frame-start");
+    this.startMs = performance.now() - t0;
+    // The rest of the stack (scipy, scikit-learn, pyarrow, sympy…) follows in the background.
+    this.fetchRuntime(lazy).then((files) => this.port.postMessage({ type: "addRuntime", files }));
+    this.dispatchEvent(new CustomEvent("ready", { detail: { ms: this.startMs, versions: reply.versions } }));
+    return reply;
+  }
+
+  /** Fetch the runtime files as Blobs, reporting byte progress. */
+  async fetchRuntime(names, { report = false } = {}) {
+    const total = names.reduce((sum, n) => sum + (this.info.sizes[n] || 0), 0);
+    let loaded = 0;
+    const progress = () => this.dispatchEvent(new CustomEvent("progress", { detail: { loaded, total } }));
+    const entries = await Promise.all(
+      names.map(async (name) => {
+        const resp = await fetch(new URL(`pyodide/${name}`, this.root));
+        if (!resp.ok) throw new Error(`could not load ${name}: HTTP ${resp.status}; rebuild the site with \`python build.py\``);
+        const reader = resp.body.getReader();
+        const chunks = [];
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          chunks.push(value);
+          loaded += value.length;
+          if (report) progress();
+        }
+        return [name, new Blob(chunks)];
+      }),
+    );
+    return Object.fromEntries(entries);
+  }
+
+  openFrame() {
+    return new Promise((resolve, reject) => {
+      const frame = document.createElement("iframe");
+      frame.setAttribute("sandbox", "allow-scripts");
+      frame.setAttribute("allow", "cross-origin-isolated");
+      frame.setAttribute("aria-hidden", "true");
+      frame.title = "Reckon sandbox";
+      frame.style.display = "none";
+      frame.src = new URL("sandbox.html", this.root).href;
+      frame.addEventListener("load", () => {
+        const channel = new MessageChannel();
+        channel.port1.onmessage = (ev) => {
+          if (ev.data && ev.data.type === "frame-ready") {
+            this.crossOriginIsolated = ev.data.crossOriginIsolated === true;
+            channel.port1.onmessage = (e) => this.onMessage(e.data);
+            resolve(channel.port1);
+          }
+        };
+        // "*" because the frame's origin is opaque ("null"); the port is the channel.
+        frame.contentWindow.postMessage({ type: "frame-connect" }, "*", [channel.port2]);
+      });
+      frame.addEventListener("error", () => reject(new Error("the sandbox frame failed to load")));
+      this.container.appendChild(frame);
+      this.frame = frame;
+    });
+  }
+
+  boot(kind) {
+    this.bootPromise = new Promise((resolve, reject) => {
+      this.pending.set(0, {
+        resolve: (reply) => (reply.status === "ok" ? resolve(reply) : reject(new Error(reply.message))),
+      });
+    });
+    const lazyPackages = this.info.sandbox.all_packages.filter((name) => !this.info.sandbox.packages.includes(name));
+    const config = { ...this.config, indexURL: new URL("pyodide/", this.root).href, packages: this.info.sandbox.packages, lazyFiles: this.lazy, lazyPackages };
+    if (kind === "frame-start") this.port.postMessage({ type: kind, workerSource: this.workerSource, runtime: this.runtime, config });
+    else this.port.postMessage({ type: kind });
+    return this.bootPromise;
+  }
+
+  onMessage(msg) {
+    if (!msg || typeof msg !== "object") return;
+    if (msg.type === "stream") {
+      const entry = this.pending.get(msg.id);
+      if (!entry || !entry.collected || typeof msg.text !== "string" || (msg.name !== "stdout" && msg.name !== "stderr")) return;
+      entry.collected[msg.name] += msg.text;
+      if (entry.onStream) entry.onStream(msg.name, msg.text);
+      this.dispatchEvent(new CustomEvent("stream", { detail: { id: msg.id, name: msg.name, text: msg.text } }));
+    } else if (msg.type === "reply") {
+      const entry = this.pending.get(msg.id);
+      if (!entry) return;
+      this.pending.delete(msg.id);
+      entry.resolve(msg);
+    } else if (msg.type === "crash") {
+      this.recover("crash", msg.message);
+    }
+  }
+
+  /** Send one request and wait for its reply (already booted). */
+  async request(msg, transfer = [], { onStream } = {}) {
+    await this.ready();
+    await this.bootPromise;
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.pending.set(id, { resolve, onStream, collected: { stdout: "", stderr: "" }, msg });
+      this.port.postMessage({ ...msg, id }, transfer);
+    });
+  }
+
+  /**
+   * Run a cell. Never rejects for user errors: the result's status says what happened.
+   * @param {string} code
+   * @param {{timeoutMs?: number, onStream?: (name: string, text: string) => void}} [options]
+   * @returns {Promise<RunResult>}
+   */
+  async run(code, { timeoutMs = DEFAULT_TIMEOUT_MS, onStream } = {}) {
+    if (typeof code !== "string") throw new TypeError("run(code): code must be a string");
+    await this.ready();
+    await this.bootPromise;
+    const id = this.nextId++;
+    const started = performance.now();
+    return new Promise((resolve) => {
+      const entry = { onStream, collected: { stdout: "", stderr: "" }, msg: { type: "run" } };
+      const watchdog = setTimeout(() => this.recover("timeout", null, id), timeoutMs + GRACE_MS);
+      entry.resolve = async (reply) => {
+        clearTimeout(watchdog);
+        const result = toRunResult(reply, entry, started);
+        if (reply.restartNeeded) {
+          await this.restartWorker();
+          result.restarted = true;
+        }
+        resolve(result);
+      };
+      this.pending.set(id, entry);
+      this.currentRun = id;
+      this.port.postMessage({ type: "run", id, code, timeoutMs });
+    });
+  }
+
+  /** Stop the running cell. Soft (KeyboardInterrupt, state kept) when the frame is
+   * cross-origin isolated; otherwise the worker is replaced. */
+  async interrupt() {
+    const id = this.currentRun;
+    if (!id || !this.pending.has(id)) return { status: "ok", running: false };
+    if (this.crossOriginIsolated) {
+      this.port.postMessage({ type: "frame-interrupt" });
+      return { status: "ok", running: true, soft: true };
+    }
+    await this.recover("interrupted", null, id);
+    return { status: "ok", running: true, soft: false };
+  }
+
+  /** A fresh interpreter: variables are gone; uploaded files are mounted again. */
+  async restart() {
+    await this.ready();
+    await this.recover("restart");
+    return { status: "ok" };
+  }
+
+  /** End the worker, answer what was pending, start a new one, re-mount files. */
+  async recover(reason, message = null, runId = null) {
+    const lost = [...this.pending.entries()].filter(([id]) => id !== 0);
+    this.pending.clear();
+    for (const [id, entry] of lost) {
+      if (entry.msg.type === "run") {
+        const status = reason === "restart" ? "interrupted" : reason === "crash" ? "error" : reason;
+        entry.resolve({
+          status,
+          restartedByClient: true,
+          error: {
+            type: reason === "crash" ? "SandboxCrash" : "KeyboardInterrupt",
+            message: explain(reason, message),
+            traceback: "",
+            line: null,
+          },
+        });
+      } else {
+        entry.resolve({ status: "error", message: explain(reason, message) });
+      }
+      void id;
+    }
+    await this.restartWorker();
+    this.dispatchEvent(new CustomEvent("restarted", { detail: { reason, runId } }));
+  }
+
+  async restartWorker() {
+    await this.boot("frame-restart");
+    for (const [path, blob] of this.files) {
+      await this.request({ type: "mountFile", path, file: blob });
+    }
+  }
+
+  /** Put bytes or text at `path` (under /data unless absolute). */
+  async writeFile(path, data) {
+    const full = resolvePath(path);
+    const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data instanceof Uint8Array ? data : new Uint8Array(data);
+    const reply = await this.request({ type: "writeFile", path: full, data: bytes.slice() });
+    if (reply.status === "ok") this.files.set(full, new Blob([bytes]));
+    return reply;
+  }
+
+  /** Mount a File/Blob under /data without copying it into memory. */
+  async mountFile(path, file) {
+    const full = resolvePath(path);
+    const reply = await this.request({ type: "mountFile", path: full, file });
+    if (reply.status === "ok") this.files.set(full, file);
+    return reply;
+  }
+
+  async readFile(path) {
+    const reply = await this.request({ type: "readFile", path: resolvePath(path) });
+    if (reply.status !== "ok") throw new Error(`readFile(${path}): ${reply.message}`);
+    return reply.data;
+  }
+
+  async listFiles(dir = "/data") {
+    const reply = await this.request({ type: "listFiles", dir: resolvePath(dir) });
+    return reply.status === "ok" ? reply.files : [];
+  }
+
+  async inspect(path) {
+    const { type, id, ...rest } = await this.request({ type: "inspect", path: resolvePath(path) });
+    void type;
+    void id;
+    return rest;
+  }
+
+  /** A fresh namespace in the same interpreter (fast; files are kept). */
+  async reset() {
+    const { type, id, ...rest } = await this.request({ type: "reset" });
+    void type;
+    void id;
+    return rest;
+  }
+
+  async deleteFile(path) {
+    const full = resolvePath(path);
+    this.files.delete(full);
+    return this.request({ type: "deleteFile", path: full });
+  }
+}
+
+function resolvePath(path) {
+  if (typeof path !== "string" || !path) throw new TypeError("path must be a non-empty string");
+  return path.startsWith("/") ? path : `/data/${path}`;
+}
+
+function explain(reason, message) {
+  switch (reason) {
+    case "timeout":
+      return "The cell did not stop after its time limit, so the sandbox was restarted: variables are lost, uploaded files are kept.";
+    case "interrupted":
+      return "The cell was stopped by restarting the sandbox: variables are lost, uploaded files are kept.";
+    case "restart":
+      return "The sandbox was restarted.";
+    default:
+      return `The sandbox crashed (${message || "no detail"}) and was restarted: variables are lost, uploaded files are kept.`;
+  }
+}
+
+function toRunResult(reply, entry, started) {
+  const base = {
+    status: "error",
+    stdout: entry.collected.stdout,
+    stderr: entry.collected.stderr,
+    truncated: false,
+    result: null,
+    figures: [],
+    files: [],
+    error: null,
+    duration_ms: performance.now() - started,
+    restarted: false,
+  };
+  if (reply.restartedByClient) return { ...base, status: reply.status, error: reply.error, restarted: true };
+  const { type, id, restartNeeded, ...result } = reply;
+  void type;
+  void id;
+  void restartNeeded;
+  if (typeof result.status !== "string") return { ...base, error: { type: "ProtocolError", message: "malformed reply from the sandbox", traceback: "", line: null } };
+  return { ...base, ...result };
+}

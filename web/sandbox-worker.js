@@ -1,0 +1,219 @@
+"use strict";
+// The sandbox worker: Pyodide + the scientific stack + reckon.kernel. It runs the
+// model's code and holds nothing worth stealing. Message shapes: PROTOCOL.md §3.
+//
+// It boots from Blobs handed over by the page (through the frame), so it never
+// needs the network: Pyodide's own fetches of its files are answered from memory,
+// and every other request is refused by the frame's Content-Security-Policy.
+
+let pyodide = null;
+let host = null; // the Python module reckon.kernel._host
+let runtime = {};
+let indexURL = "";
+let currentRun = 0;
+let deadline = Infinity;
+let interruptReason = null;
+let shared = null; // Int32Array over a SharedArrayBuffer, when the page could make one
+let memoryLimit = 2048 * 1024 * 1024;
+let lazyPackages = [];
+
+const MIME = { wasm: "application/wasm", json: "application/json", js: "text/javascript" };
+
+let lazyFiles = new Set(); // named by the lock, still on their way from the page
+const waiting = new Map(); // file name -> [resolve]
+
+async function serveRuntime(url) {
+  const name = decodeURIComponent(url.slice(indexURL.length).split(/[?#]/)[0]);
+  if (!runtime[name] && lazyFiles.has(name)) {
+    await new Promise((resolve) => waiting.set(name, [...(waiting.get(name) || []), resolve]));
+  }
+  const blob = runtime[name];
+  if (!blob) return new Response(`not in this build: ${name}`, { status: 404 });
+  const ext = name.split(".").pop();
+  return new Response(blob, { headers: { "Content-Type": MIME[ext] || "application/octet-stream" } });
+}
+
+const networkFetch = self.fetch.bind(self);
+self.fetch = (input, init) => {
+  const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+  if (indexURL && url.startsWith(indexURL)) return serveRuntime(url);
+  return networkFetch(input, init); // refused by CSP: the sandbox has no network
+};
+
+// Pyodide polls this "signal buffer" every few bytecodes. A getter lets the worker
+// interrupt itself at the deadline without SharedArrayBuffer; when the page could
+// share one (cross-origin isolated), interrupt() writes into it.
+const signalBuffer = {
+  get 0() {
+    if (interruptReason === null) {
+      if (shared && Atomics.load(shared, 0) === 2) interruptReason = "interrupted";
+      else if (performance.now() > deadline) interruptReason = "timeout";
+      else if (pyodide && pyodide._module.HEAP8.buffer.byteLength > memoryLimit) interruptReason = "memory";
+      else return 0;
+      return 2; // SIGINT, once per run: a cell that swallows it is ended by the watchdog
+    }
+    return 0;
+  },
+  set 0(_value) {},
+};
+
+function post(msg, transfer) {
+  self.postMessage(msg, transfer || []);
+}
+
+async function boot(msg) {
+  const started = performance.now();
+  runtime = msg.runtime;
+  const config = msg.config;
+  indexURL = config.indexURL;
+  lazyFiles = new Set((config.lazyFiles || []).filter((name) => !runtime[name]));
+  lazyPackages = config.lazyPackages || [];
+  memoryLimit = (config.memoryLimitMB || 2048) * 1024 * 1024;
+  if (config.interruptBuffer) shared = new Int32Array(config.interruptBuffer);
+  for (const name of ["pyodide.asm.js", "pyodide.js"]) {
+    const url = URL.createObjectURL(runtime[name]);
+    importScripts(url); // pyodide.asm.js first, so loadPyodide skips its own script load
+    URL.revokeObjectURL(url);
+  }
+  pyodide = await loadPyodide({
+    indexURL,
+    lockFileURL: indexURL + "pyodide-lock.json",
+    stdout: (text) => post({ type: "stream", id: currentRun, name: "stdout", text: text + "\n" }),
+    stderr: (text) => post({ type: "stream", id: currentRun, name: "stderr", text: text + "\n" }),
+    env: { HOME: "/home/pyodide", MPLBACKEND: "Agg" },
+  });
+  await pyodide.loadPackage(config.packages, { messageCallback: () => {}, checkIntegrity: false });
+  pyodide.setInterruptBuffer(signalBuffer);
+  host = pyodide.pyimport("reckon.kernel._host");
+  host.start((name, text) => post({ type: "stream", id: currentRun, name, text }), config.kernel || {});
+  if (config.warm !== false) host.warm();
+  const versions = JSON.parse(host.versions());
+  return { status: "ok", versions, ms: performance.now() - started };
+}
+
+function addRuntime(msg) {
+  Object.assign(runtime, msg.files);
+  for (const name of Object.keys(msg.files)) {
+    for (const resolve of waiting.get(name) || []) resolve();
+    waiting.delete(name);
+    lazyFiles.delete(name);
+  }
+  if (lazyFiles.size === 0 && lazyPackages.length) {
+    // Install the rest while idle, so `pd.read_parquet` or `import scipy` finds it.
+    const names = lazyPackages;
+    lazyPackages = [];
+    enqueue(() => pyodide.loadPackage(names, { messageCallback: () => {}, checkIntegrity: false }).then(() => null));
+  }
+}
+
+async function run(msg) {
+  // Packages a cell imports that are not installed yet (no-op once they are).
+  await pyodide.loadPackagesFromImports(msg.code, { messageCallback: () => {}, checkIntegrity: false });
+  currentRun = msg.id;
+  interruptReason = null;
+  if (shared) Atomics.store(shared, 0, 0);
+  deadline = performance.now() + (msg.timeoutMs || 60000);
+  let result;
+  try {
+    result = JSON.parse(await host.run(msg.code));
+  } finally {
+    deadline = Infinity;
+  }
+  if (result.status === "interrupted" && interruptReason === "timeout") {
+    result.status = "timeout";
+    result.error.message = `The cell ran longer than ${Math.round((msg.timeoutMs || 60000) / 1000)} s and was interrupted; variables are kept. Make it faster, or run it with a larger timeoutMs.`;
+  } else if (result.status === "interrupted" && interruptReason === "memory") {
+    result.status = "error";
+    result.error = {
+      type: "MemoryError",
+      message: `The cell went over the sandbox memory ceiling (${Math.round(memoryLimit / 1048576)} MB). The sandbox is restarted: variables are lost, files under /data are kept. Process the data in chunks or keep fewer copies.`,
+      traceback: result.error ? result.error.traceback : "",
+      line: result.error ? result.error.line : null,
+    };
+    result.restartNeeded = true;
+  }
+  return result;
+}
+
+function readFile(msg) {
+  const data = pyodide.FS.readFile(msg.path); // Uint8Array
+  return [{ status: "ok", path: msg.path, size: data.length, data }, [data.buffer]];
+}
+
+function ensureDir(path) {
+  const parts = path.split("/").filter(Boolean);
+  let dir = "";
+  for (const part of parts.slice(0, -1)) {
+    dir += "/" + part;
+    if (!pyodide.FS.analyzePath(dir).exists) pyodide.FS.mkdir(dir);
+  }
+}
+
+let mounts = 0;
+function mountFile(msg) {
+  // WORKERFS reads the File lazily, slice by slice: a large upload is never copied
+  // whole into the page's or the worker's memory. Each File gets its own mount
+  // point; /data/<name> is a symlink to it, so several uploads sit side by side.
+  const mountPoint = `/mnt/upload-${++mounts}`;
+  const name = msg.path.split("/").pop();
+  pyodide.FS.mkdirTree(mountPoint);
+  pyodide.FS.mount(pyodide.FS.filesystems.WORKERFS, { blobs: [{ name, data: msg.file }] }, mountPoint);
+  ensureDir(msg.path);
+  if (pyodide.FS.analyzePath(msg.path).exists) pyodide.FS.unlink(msg.path);
+  pyodide.FS.symlink(`${mountPoint}/${name}`, msg.path);
+  return { status: "ok", path: msg.path, size: msg.file.size };
+}
+
+function writeFile(msg) {
+  ensureDir(msg.path);
+  if (pyodide.FS.analyzePath(msg.path).exists) pyodide.FS.unlink(msg.path);
+  pyodide.FS.writeFile(msg.path, msg.data);
+  return { status: "ok", path: msg.path, size: msg.data.length };
+}
+
+function deleteFile(msg) {
+  pyodide.FS.unlink(msg.path);
+  return { status: "ok", path: msg.path };
+}
+
+const handlers = {
+  boot,
+  run,
+  readFile,
+  writeFile,
+  mountFile,
+  deleteFile,
+  listFiles: (msg) => JSON.parse(host.list_files(msg.dir || "/")),
+  inspect: (msg) => JSON.parse(host.inspect(msg.path)),
+};
+
+// One request at a time, in order: a run and a file operation never interleave.
+let queue = Promise.resolve();
+function enqueue(task) {
+  queue = queue.then(task).catch(() => {});
+}
+
+self.onmessage = (ev) => {
+  const msg = ev.data;
+  if (msg && msg.type === "addRuntime") return addRuntime(msg); // never behind a running cell
+  if (msg && msg.type === "reset") return enqueue(() => post({ type: "reply", id: msg.id, ...JSON.parse(host.reset()) }));
+  const handler = msg && handlers[msg.type];
+  if (!handler) {
+    post({ type: "reply", id: msg && msg.id, status: "error", message: `unknown request type ${msg && msg.type}` });
+    return;
+  }
+  enqueue(async () => {
+    try {
+      const out = await handler(msg);
+      const [reply, transfer] = Array.isArray(out) ? out : [out, []];
+      post({ ...reply, type: "reply", id: msg.id }, transfer);
+    } catch (err) {
+      post({ type: "reply", id: msg.id, status: "error", message: describeError(err) });
+    }
+  });
+};
+
+function describeError(err) {
+  if (err && err.name === "ErrnoError") return `no such file or directory (errno ${err.errno})`;
+  return String((err && err.message) || err);
+}
