@@ -1,7 +1,7 @@
 import { createReckon } from "./reckon.js";
 import { el, renderResult, formatBytes, download } from "./render.js";
 
-const reckon = createReckon();
+const reckon = createReckon({ agent: false });
 window.reckon = reckon;
 
 const $ = (id) => document.getElementById(id);

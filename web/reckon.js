@@ -1,17 +1,21 @@
 // window.reckon: the JS API of the page (and, later, the widget). Documented in
 // README.md ("JS API"); message shapes in PROTOCOL.md.
 import { Sandbox } from "./sandbox-client.js";
+import { Agent } from "./agent-client.js";
 
 /**
  * Create the API object. The sandbox starts loading immediately, before anyone asks.
- * @param {{root?: URL, container?: HTMLElement}} [options]
+ * @param {{root?: URL, container?: HTMLElement, relay?: string, token?: string, agent?: boolean,
+ *          settings?: {timeoutMs?: number, maxSteps?: number, maxFailures?: number}}} [options]
  */
 export function createReckon(options = {}) {
   const sandbox = new Sandbox(options);
+  const agent = new Agent(sandbox, options);
   const events = new EventTarget();
-  for (const type of ["progress", "ready", "stream", "restarted"]) {
-    sandbox.addEventListener(type, (ev) => events.dispatchEvent(new CustomEvent(type, { detail: ev.detail })));
-  }
+  const forward = (type, ev) => events.dispatchEvent(new CustomEvent(type, { detail: ev.detail }));
+  for (const type of ["progress", "ready", "stream", "restarted"]) sandbox.addEventListener(type, (ev) => forward(type, ev));
+  for (const type of ["ask", "step", "delta", "answer"]) agent.addEventListener(type, (ev) => forward(type, ev));
+  agent.addEventListener("error", (ev) => forward("ask-error", ev));
   const api = {
     sandbox,
     ready: () => sandbox.ready().then(() => ({ status: "ok", ms: sandbox.startMs, crossOriginIsolated: sandbox.crossOriginIsolated })),
@@ -23,6 +27,13 @@ export function createReckon(options = {}) {
     deleteFile: (path) => sandbox.deleteFile(path),
     interrupt: () => sandbox.interrupt(),
     restart: () => sandbox.restart(),
+    /** Ask in plain words: resolves to {status, answer, steps, message?}. */
+    ask: (question, opts = {}) => agent.ask(question, opts),
+    /** Stop the agent: ends the model call and interrupts the running cell. */
+    stop: () => agent.stop(),
+    /** Forget the conversation (files and variables stay). */
+    newConversation: () => agent.reset(),
+    models: () => agent.models(),
     reset: () => sandbox.reset(),
     /** Upload a File/Blob ({name} required) or {name, bytes}; returns its inspect() summary. */
     async upload(file) {
@@ -42,7 +53,9 @@ export function createReckon(options = {}) {
       events.addEventListener(type, (ev) => fn(ev.detail));
     },
     events,
+    agent,
   };
+  if (options.agent !== false) agent.ready().catch((err) => events.dispatchEvent(new CustomEvent("error", { detail: { message: `agent: ${err.message || err}` } })));
   sandbox.ready().catch((err) => events.dispatchEvent(new CustomEvent("error", { detail: { message: String(err.message || err) } })));
   return api;
 }

@@ -127,6 +127,9 @@ export class Sandbox extends EventTarget {
       entry.collected[msg.name] += msg.text;
       if (entry.onStream) entry.onStream(msg.name, msg.text);
       this.dispatchEvent(new CustomEvent("stream", { detail: { id: msg.id, name: msg.name, text: msg.text } }));
+    } else if (msg.type === "started") {
+      const entry = this.pending.get(msg.id);
+      if (entry && entry.started) entry.started();
     } else if (msg.type === "reply") {
       const entry = this.pending.get(msg.id);
       if (!entry) return;
@@ -162,9 +165,13 @@ export class Sandbox extends EventTarget {
     const started = performance.now();
     return new Promise((resolve) => {
       const entry = { onStream, collected: { stdout: "", stderr: "" }, msg: { type: "run" } };
-      const watchdog = setTimeout(() => this.recover("timeout", null, id), timeoutMs + GRACE_MS);
+      let watchdog = null;
+      // Counted from when the worker starts the cell, not from when it was queued.
+      entry.started = () => {
+        watchdog = setTimeout(() => this.recover("timeout", null, id), timeoutMs + GRACE_MS);
+      };
       entry.resolve = async (reply) => {
-        clearTimeout(watchdog);
+        if (watchdog) clearTimeout(watchdog);
         const result = toRunResult(reply, entry, started);
         if (reply.restartNeeded) {
           await this.restartWorker();

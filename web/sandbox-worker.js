@@ -110,6 +110,7 @@ async function run(msg) {
   // Packages a cell imports that are not installed yet (no-op once they are).
   await pyodide.loadPackagesFromImports(msg.code, { messageCallback: () => {}, checkIntegrity: false });
   currentRun = msg.id;
+  post({ type: "started", id: msg.id }); // the page's watchdog counts from here
   interruptReason = null;
   if (shared) Atomics.store(shared, 0, 0);
   deadline = performance.now() + (msg.timeoutMs || 60000);

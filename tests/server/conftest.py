@@ -171,6 +171,9 @@ class FakeUpstream:
             body = script.body if script.body is not None else json.dumps(COMPLETION).encode()
             kind = b"application/json"
             await _start(send, script.status, kind, script.headers)
+            if script.break_after is not None:
+                await send({"type": "http.response.body", "body": body[:10], "more_body": True})
+                raise ConnectionAbortedError("the fake upstream drops the connection on purpose")
             await send({"type": "http.response.body", "body": body, "more_body": True})
             return
         await _start(send, 200, b"text/event-stream", script.headers)

@@ -278,3 +278,39 @@ def test_an_upstream_429_passes_on_its_retry_after(a_relay: Relay) -> None:
     assert response.status_code == 429
     assert response.headers["retry-after"] == "7"
     assert response.json()["error"]["message"].endswith("answered HTTP 429: slow down")
+
+
+def test_a_whole_answer_that_dies_midway_is_a_clean_502(a_relay: Relay) -> None:
+    a_relay.upstream.script = Script(break_after=1)
+    with a_relay.client() as client:
+        response = client.post("/v1/chat/completions", json={"model": MODEL, "messages": HELLO})
+
+    assert response.status_code == 502
+    assert "connection to the model server 'local'" in response.json()["error"]["message"]
+
+
+def test_a_slow_whole_answer_is_a_504(a_relay_with: Callable[..., Relay]) -> None:
+    relay = a_relay_with(first_byte_timeout=0.3)
+    relay.upstream.script = Script(delay_before_first=5)
+    with relay.client() as client:
+        response = client.post("/v1/chat/completions", json={"model": MODEL, "messages": HELLO})
+
+    assert response.status_code == 504
+    assert relay.upstream.client_left.wait(5)
+
+
+def test_a_bare_name_on_a_server_that_cannot_be_asked_is_a_502_not_a_404(
+    a_relay_with: Callable[..., Relay],
+) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        gone = f"http://127.0.0.1:{closed.getsockname()[1]}/v1"
+        relay = a_relay_with(profiles=[Profile(name="gone", base_url=gone)])
+        with relay.client() as client:
+            response = client.post("/v1/chat/completions", json={"model": "m", "messages": HELLO})
+            models = client.get("/v1/models")
+            info = client.get("/api/info")
+
+    assert response.status_code == 502
+    assert models.status_code == 502
+    assert info.json()["models"] == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import platform
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,7 @@ _session: Session | None = None
 def start(on_stream: Callable[[str, str], None], options: Any = None) -> None:
     """Create the one session of this worker; `options` are Session keywords."""
     global _session
+    time.sleep = _interruptible_sleep
     kwargs: dict[str, Any] = {}
     if options is not None:
         raw = options.to_py() if hasattr(options, "to_py") else options
@@ -31,6 +33,15 @@ def start(on_stream: Callable[[str, str], None], options: Any = None) -> None:
 
 
 _OPTIONS = {"data_dir", "output_dir", "output_limit"}
+_blocking_sleep = time.sleep
+
+
+def _interruptible_sleep(seconds: float) -> None:
+    # Pyodide's time.sleep blocks in C without looking at the interrupt buffer;
+    # short slices let a timeout or interrupt() reach a sleeping cell.
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        _blocking_sleep(min(left, 0.05))
 
 
 def _current() -> Session:

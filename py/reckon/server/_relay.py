@@ -86,7 +86,7 @@ def _upstream_error(
     key_set: bool,
     scrub: Scrubber,
 ) -> RelayError:
-    kind, detail = None, body.decode("utf-8", "replace").strip()[:1000]
+    kind, detail = None, body.decode("utf-8", "replace").strip()
     try:
         data = json.loads(body)
     except ValueError:
@@ -99,6 +99,7 @@ def _upstream_error(
         elif isinstance(error, str):
             detail = error
     status = response.status_code
+    detail = detail if len(detail) <= 1000 else detail[:1000] + "..."
     message = f"The model server '{target.profile.name}' answered HTTP {status}: {detail}"
     if status in (401, 403):
         if key_env is None:

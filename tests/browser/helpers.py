@@ -1,0 +1,167 @@
+"""Helpers for the browser tests: drive `window.reckon` with deadlines, move bytes in
+and out of the page, and a canary HTTP server that records who reached it.
+
+Every call into the page races its promise against a deadline, so a hung sandbox
+fails the test with a message instead of hanging the session.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.server
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+# Page-side helpers, defined once per call (cheap): a deadline race, and base64
+# conversions for Uint8Array (atob/btoa work on "binary strings").
+_PRELUDE = """
+const withDeadline = (promise, ms, what) => {
+  let timer;
+  const deadline = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+};
+const fromB64 = (b64) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+const toB64 = (bytes) => {
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    s += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(s);
+};
+"""
+
+
+def page_call(page: Any, body: str, arg: Any = None, *, deadline_s: float = 30.0) -> Any:
+    """Evaluate `body` (statements of an async function of `arg`, with the prelude's
+    helpers in scope and `deadlineMs` set) and return what it returns."""
+    script = f"async ([arg, deadlineMs]) => {{ {_PRELUDE}\n{body} }}"
+    return page.evaluate(script, [arg, int(deadline_s * 1000)])
+
+
+def run(
+    page: Any, code: str, *, timeout_ms: int | None = None, deadline_s: float = 30.0
+) -> dict[str, Any]:
+    """Run a cell; returns the run result (PROTOCOL.md §1)."""
+    return run_streamed(page, code, timeout_ms=timeout_ms, deadline_s=deadline_s)["result"]
+
+
+def run_streamed(
+    page: Any, code: str, *, timeout_ms: int | None = None, deadline_s: float = 30.0
+) -> dict[str, Any]:
+    """Run a cell, collecting stream events as they arrive in the page.
+
+    Returns {"result", "chunks": [{"name", "text", "t"}], "elapsed"} with times in
+    ms since the call started.
+    """
+    options = {} if timeout_ms is None else {"timeoutMs": timeout_ms}
+    body = """
+      const [code, options] = arg;
+      const t0 = performance.now();
+      const chunks = [];
+      const onStream = (name, text) => chunks.push({ name, text, t: performance.now() - t0 });
+      const result = await withDeadline(
+        window.reckon.run(code, { ...options, onStream }), deadlineMs, "run");
+      return { result, chunks, elapsed: performance.now() - t0 };
+    """
+    out: dict[str, Any] = page_call(page, body, [code, options], deadline_s=deadline_s)
+    return out
+
+
+def write_file(page: Any, path: str, data: bytes) -> dict[str, Any]:
+    body = """
+      const [path, b64] = arg;
+      return await withDeadline(window.reckon.writeFile(path, fromB64(b64)), deadlineMs, "writeFile");
+    """
+    reply: dict[str, Any] = page_call(page, body, [path, base64.b64encode(data).decode()])
+    return reply
+
+
+def read_file(page: Any, path: str) -> bytes:
+    body = """
+      const bytes = await withDeadline(window.reckon.readFile(arg), deadlineMs, "readFile");
+      if (!(bytes instanceof Uint8Array)) throw new Error("readFile did not give a Uint8Array");
+      return toB64(bytes);
+    """
+    return base64.b64decode(page_call(page, body, path))
+
+
+def call(page: Any, method: str, *args: Any, deadline_s: float = 30.0) -> Any:
+    """`window.reckon[method](...args)` for JSON-ready arguments and results."""
+    body = """
+      const [method, args] = arg;
+      return await withDeadline(window.reckon[method](...args), deadlineMs, method);
+    """
+    return page_call(page, body, [method, list(args)], deadline_s=deadline_s)
+
+
+def upload_bytes(page: Any, name: str, data: bytes, *, deadline_s: float = 60.0) -> dict[str, Any]:
+    """`reckon.upload({name, bytes})`: returns the inspect summary."""
+    body = """
+      const [name, b64] = arg;
+      return await withDeadline(
+        window.reckon.upload({ name, bytes: fromB64(b64) }), deadlineMs, "upload");
+    """
+    reply: dict[str, Any] = page_call(
+        page, body, [name, base64.b64encode(data).decode()], deadline_s=deadline_s
+    )
+    return reply
+
+
+def upload_file_object(page: Any, name: str, data: bytes) -> dict[str, Any]:
+    """`reckon.upload(new File([...], name))`, as the file picker hands it over."""
+    body = """
+      const [name, b64] = arg;
+      const file = new File([fromB64(b64)], name, { type: "text/csv" });
+      return await withDeadline(window.reckon.upload(file), deadlineMs, "upload");
+    """
+    reply: dict[str, Any] = page_call(page, body, [name, base64.b64encode(data).decode()])
+    return reply
+
+
+class _CanaryHandler(http.server.BaseHTTPRequestHandler):
+    hits: list[tuple[str, str]]
+
+    def _record(self) -> None:
+        self.hits.append((self.command, self.path))
+        self.send_response(200)
+        # Permissive on purpose: if the sandbox's own walls fell, this would let a
+        # cross-origin read succeed, so the test would see it.
+        self.send_header("Access-Control-Allow-Origin", "*")
+        self.send_header("Access-Control-Allow-Headers", "*")
+        self.send_header("Access-Control-Allow-Private-Network", "true")
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", "6")
+        self.end_headers()
+        self.wfile.write(b"canary")
+
+    do_GET = do_POST = do_PUT = do_OPTIONS = do_HEAD = _record
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class Canary:
+    """An HTTP server on 127.0.0.1 that only records the requests it receives."""
+
+    def __init__(self) -> None:
+        self.hits: list[tuple[str, str]] = []
+        handler = type("Handler", (_CanaryHandler,), {"hits": self.hits})
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.port = int(self.server.server_address[1])
+        self.url = f"http://127.0.0.1:{self.port}"
+
+
+@contextmanager
+def a_canary() -> Iterator[Canary]:
+    canary = Canary()
+    thread = threading.Thread(target=canary.server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield canary
+    finally:
+        canary.server.shutdown()
+        canary.server.server_close()

@@ -1,0 +1,115 @@
+// The page's side of the agent worker. The page is the only bridge between the
+// agent and the sandbox, and it forwards only these requests from the agent.
+const AGENT_ALLOWED = new Set(["run", "listFiles", "inspect", "interrupt"]);
+export const DEMO_MODEL = "reckon-demo";
+
+export class Agent extends EventTarget {
+  /** @param {import("./sandbox-client.js").Sandbox} sandbox */
+  constructor(sandbox, { root = new URL("./", import.meta.url), relay = null, token = null, settings = {} } = {}) {
+    super();
+    this.sandbox = sandbox;
+    this.root = root;
+    this.relay = relay ? new URL(relay, root).href.replace(/\/$/, "") : new URL(".", root).href.replace(/\/$/, "");
+    this.token = token;
+    this.settings = settings;
+    this.nextAsk = 1;
+    this.asks = new Map();
+    this.info = null;
+    this.worker = null;
+    this.readyPromise = null;
+  }
+
+  /** What the relay offers; a plain static server has no relay: demo model only. */
+  async models() {
+    if (!this.info) {
+      try {
+        const headers = this.token ? { Authorization: `Bearer ${this.token}` } : {};
+        const resp = await fetch(`${this.relay}/api/info`, { headers });
+        this.info = resp.ok ? await resp.json() : null;
+      } catch {
+        this.info = null;
+      }
+      if (!this.info || this.info.status !== "ok") this.info = { status: "ok", models: [], default_model: null, demo: true, relay: false };
+    }
+    const models = [...this.info.models, DEMO_MODEL];
+    return { models, default: this.info.default_model || DEMO_MODEL, demo: !this.info.models.length };
+  }
+
+  ready() {
+    if (!this.readyPromise) this.readyPromise = this.start();
+    return this.readyPromise;
+  }
+
+  async start() {
+    const build = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
+    this.worker = new Worker(new URL("agent-worker.js", this.root), { name: "reckon-agent" });
+    const ready = new Promise((resolve, reject) => {
+      this.worker.onmessage = (ev) => {
+        if (ev.data && ev.data.type === "agent-ready") resolve(ev.data);
+        else if (ev.data && ev.data.type === "agent-error") reject(new Error(ev.data.message));
+        else this.onMessage(ev.data);
+      };
+    });
+    this.worker.postMessage({
+      type: "config",
+      config: { relay: this.relay, token: this.token, settings: this.settings, python: build.python, packages: build.sandbox.all_packages },
+    });
+    const reply = await ready;
+    this.worker.onmessage = (ev) => this.onMessage(ev.data);
+    return reply;
+  }
+
+  async onMessage(msg) {
+    if (!msg || typeof msg !== "object") return;
+    if (msg.type === "sandbox") {
+      const request = msg.request || {};
+      let reply;
+      if (!AGENT_ALLOWED.has(request.type)) reply = { status: "error", message: `the agent may not ${request.type}` };
+      else if (request.type === "run") reply = await this.sandbox.run(String(request.code), { timeoutMs: Number(request.timeoutMs) || undefined, onStream: (name, text) => this.emit("stream", { name, text }) });
+      else if (request.type === "interrupt") reply = await this.sandbox.interrupt();
+      else if (request.type === "listFiles") reply = { status: "ok", files: await this.sandbox.listFiles(String(request.dir)) };
+      else reply = await this.sandbox.inspect(String(request.path));
+      this.worker.postMessage({ type: "sandbox-reply", id: msg.id, reply });
+      return;
+    }
+    const ask = this.asks.get(msg.askId);
+    if (msg.type === "step") {
+      if (ask) ask.steps.push(msg.step);
+      this.emit("step", { askId: msg.askId, step: msg.step });
+    } else if (msg.type === "delta") {
+      this.emit("delta", { askId: msg.askId, text: String(msg.text) });
+    } else if (msg.type === "done") {
+      if (!ask) return;
+      this.asks.delete(msg.askId);
+      const outcome = { status: msg.status, answer: msg.answer || "", steps: msg.steps || ask.steps, message: msg.message, model: ask.model };
+      this.emit(msg.status === "ok" ? "answer" : "error", { askId: msg.askId, ...outcome });
+      ask.resolve(outcome);
+    }
+  }
+
+  emit(type, detail) {
+    this.dispatchEvent(new CustomEvent(type, { detail }));
+  }
+
+  /** Ask a question; resolves to {status, answer, steps, message?} when the agent is done. */
+  async ask(question, { model } = {}) {
+    if (typeof question !== "string" || !question.trim()) throw new TypeError("ask(question): question must be a non-empty string");
+    const { default: fallback } = await this.models();
+    await Promise.all([this.ready(), this.sandbox.ready()]);
+    const id = this.nextAsk++;
+    const chosen = model || fallback;
+    return new Promise((resolve) => {
+      this.asks.set(id, { resolve, steps: [], model: chosen });
+      this.emit("ask", { askId: id, question, model: chosen });
+      this.worker.postMessage({ type: "ask", id, question, model: chosen === DEMO_MODEL ? "" : chosen });
+    });
+  }
+
+  stop() {
+    if (this.worker) this.worker.postMessage({ type: "stop" });
+  }
+
+  reset() {
+    if (this.worker) this.worker.postMessage({ type: "reset" });
+  }
+}
