@@ -403,16 +403,22 @@ def _copy_web(out: Path) -> None:
     for page in out.glob("*.html"):
         if page.name != "sandbox.html":
             page.write_text(page.read_text().replace("{{CSP}}", PAGE_CSP))
+    # `reckon serve` applies every matching rule in order; later rules win. Cross-origin
+    # isolation (COOP + COEP) lets the sandbox frame share memory with its worker, so
+    # interrupt() is a soft KeyboardInterrupt instead of a restart.
+    isolation = {
+        "Cross-Origin-Opener-Policy": "same-origin",
+        "Cross-Origin-Embedder-Policy": "require-corp",
+        "Cross-Origin-Resource-Policy": "same-origin",
+    }
     headers = [
-        {"pattern": "sandbox.html", "headers": {"Content-Security-Policy": csp,
-                                                "Cache-Control": "no-cache"}},
-        {"pattern": "agent-worker.js", "headers": {"Content-Security-Policy": AGENT_CSP}},
-        {"pattern": "*.html", "headers": {"Content-Security-Policy": PAGE_CSP,
-                                          "Cache-Control": "no-cache"}},
+        {"pattern": "*", "headers": {"Cache-Control": "no-cache", **isolation}},
         {"pattern": "pyodide/*", "headers": {
             # Versioned by Pyodide's release and by the served lock's hashes.
             "Cache-Control": "public, max-age=31536000, immutable"}},
-        {"pattern": "*", "headers": {"Cache-Control": "no-cache"}},
+        {"pattern": "*.html", "headers": {"Content-Security-Policy": PAGE_CSP}},
+        {"pattern": "agent-worker.js", "headers": {"Content-Security-Policy": AGENT_CSP}},
+        {"pattern": "sandbox.html", "headers": {"Content-Security-Policy": csp}},
     ]  # fmt: skip
     (out / "_headers.json").write_text(json.dumps(headers, indent=1))
 

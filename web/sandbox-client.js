@@ -49,6 +49,7 @@ export class Sandbox extends EventTarget {
     this.workerSource = workerSource;
     const reply = await this.boot("frame-start");
     this.startMs = performance.now() - t0;
+    this.bootMarks = { fetched: this.fetchedMs, ...reply.marks };
     // The rest of the stack (scipy, scikit-learn, pyarrow, sympy…) follows in the background.
     this.fetchRuntime(lazy).then((files) => this.port.postMessage({ type: "addRuntime", files }));
     this.dispatchEvent(new CustomEvent("ready", { detail: { ms: this.startMs, versions: reply.versions } }));
@@ -76,6 +77,7 @@ export class Sandbox extends EventTarget {
         return [name, new Blob(chunks)];
       }),
     );
+    if (report) this.fetchedMs = performance.now();
     return Object.fromEntries(entries);
   }
 

@@ -75,6 +75,7 @@ async function boot(msg) {
     importScripts(url); // pyodide.asm.js first, so loadPyodide skips its own script load
     URL.revokeObjectURL(url);
   }
+  const marks = { scripts: performance.now() - started };
   pyodide = await loadPyodide({
     indexURL,
     lockFileURL: indexURL + "pyodide-lock.json",
@@ -82,13 +83,16 @@ async function boot(msg) {
     stderr: (text) => post({ type: "stream", id: currentRun, name: "stderr", text: text + "\n" }),
     env: { HOME: "/home/pyodide", MPLBACKEND: "Agg" },
   });
+  marks.interpreter = performance.now() - started;
   await pyodide.loadPackage(config.packages, { messageCallback: () => {}, checkIntegrity: false });
+  marks.packages = performance.now() - started;
   pyodide.setInterruptBuffer(signalBuffer);
   host = pyodide.pyimport("reckon.kernel._host");
   host.start((name, text) => post({ type: "stream", id: currentRun, name, text }), config.kernel || {});
   if (config.warm !== false) host.warm();
+  marks.imports = performance.now() - started;
   const versions = JSON.parse(host.versions());
-  return { status: "ok", versions, ms: performance.now() - started };
+  return { status: "ok", versions, ms: performance.now() - started, marks };
 }
 
 function addRuntime(msg) {

@@ -12,7 +12,10 @@ import http.server
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
+
+SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 # Page-side helpers, defined once per call (cheap): a deadline race, and base64
 # conversions for Uint8Array (atob/btoa work on "binary strings").
@@ -74,7 +77,8 @@ def run_streamed(
 def write_file(page: Any, path: str, data: bytes) -> dict[str, Any]:
     body = """
       const [path, b64] = arg;
-      return await withDeadline(window.reckon.writeFile(path, fromB64(b64)), deadlineMs, "writeFile");
+      const written = window.reckon.writeFile(path, fromB64(b64));
+      return await withDeadline(written, deadlineMs, "writeFile");
     """
     reply: dict[str, Any] = page_call(page, body, [path, base64.b64encode(data).decode()])
     return reply

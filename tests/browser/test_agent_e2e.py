@@ -1,0 +1,222 @@
+"""The whole product path: page -> agent worker -> relay -> model, code -> sandbox.
+
+`reckon serve` runs as a real process on loopback; the "model" is either the
+built-in demo model or a scripted OpenAI-compatible upstream (a real HTTP server
+on loopback) whose first code fails, so the retry path runs for real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from .conftest import ROOT, SITE, an_unused_port, wait_for_port
+
+SALES = "region,price,qty\nEast,10,1\nWest,20,2\nEast,30,3\nNorth,5,4\n"
+
+
+class ScriptedModel:
+    """An OpenAI-compatible upstream that plays a fixed plan and records requests.
+
+    1. writes code with a typo in a column name (fails with KeyError);
+    2. after seeing the traceback, writes the fixed code, which also draws a chart;
+    3. answers with the number it finds in the last observation.
+    """
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+
+    async def chat(self, request: Request) -> Response:
+        payload = await request.json()
+        self.requests.append({"payload": payload, "auth": request.headers.get("authorization")})
+        tool_results = [m for m in payload["messages"] if m.get("role") == "tool"]
+        if not tool_results:
+            code = "import pandas as pd\ndf = pd.read_csv('/data/sales.csv')\nprint(df['prise'].mean())"
+            return self.tool_call(code, "call_1")
+        if len(tool_results) == 1:
+            code = (
+                "import pandas as pd\nimport matplotlib.pyplot as plt\n"
+                "df = pd.read_csv('/data/sales.csv')\nmean = df['price'].mean()\n"
+                "df.groupby('region')['price'].mean().plot.bar(title='Mean price by region')\n"
+                "print(f'mean price = {mean}')"
+            )
+            return self.tool_call(code, "call_2")
+        numbers = re.findall(r"mean price = ([0-9.]+)", tool_results[-1]["content"])
+        return self.text(f"The mean price is {numbers[-1] if numbers else 'unknown'}.")
+
+    def stream(self, chunks: list[dict[str, Any]]) -> StreamingResponse:
+        def body() -> Iterator[bytes]:
+            yield b": scripted upstream\n\n"
+            for chunk in chunks:
+                data = {"id": "x", "object": "chat.completion.chunk", "model": "scripted", **chunk}
+                yield f"data: {json.dumps(data)}\n\n".encode()
+            yield b"data: [DONE]\n\n"
+
+        return StreamingResponse(body(), media_type="text/event-stream")
+
+    def tool_call(self, code: str, call_id: str) -> StreamingResponse:
+        args = json.dumps({"code": code})
+        half = len(args) // 2
+        first = {"index": 0, "id": call_id, "type": "function",
+                 "function": {"name": "run_python", "arguments": args[:half]}}  # fmt: skip
+        second = {"index": 0, "function": {"arguments": args[half:]}}
+        return self.stream([
+            {"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [first]}}]},
+            {"choices": [{"index": 0, "delta": {"tool_calls": [second]}}]},
+            {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+        ])  # fmt: skip
+
+    def text(self, answer: str) -> StreamingResponse:
+        words = answer.split(" ")
+        chunks = [{"choices": [{"index": 0, "delta": {"content": w + " "}}]} for w in words]
+        chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        return self.stream(chunks)
+
+    async def models(self, request: Request) -> Response:
+        return JSONResponse({"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+
+
+@pytest.fixture(scope="module")
+def a_scripted_model() -> Iterator[tuple[ScriptedModel, str]]:
+    model = ScriptedModel()
+    app = Starlette(
+        routes=[
+            Route("/v1/chat/completions", model.chat, methods=["POST"]),
+            Route("/v1/models", model.models),
+        ]
+    )
+    port = an_unused_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_for_port(port)
+    yield model, f"http://127.0.0.1:{port}/v1"
+    server.should_exit = True
+    thread.join(5)
+
+
+@pytest.fixture(scope="module")
+def a_relay(a_scripted_model: tuple[ScriptedModel, str]) -> Iterator[str]:
+    """`reckon serve` as users start it, with the scripted model as its upstream."""
+    _, upstream = a_scripted_model
+    port = an_unused_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "py"), "RECKON_UPSTREAM_KEY": "sk-test-secret"}
+    cmd = [sys.executable, "-m", "reckon.server", "serve", "--port", str(port),
+           "--site", str(SITE), "--upstream", upstream, "--model", "scripted"]  # fmt: skip
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        wait_for_port(port)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def a_chat_page(a_browser: Any, a_relay: str) -> Iterator[Any]:
+    context = a_browser.new_context()
+    page = context.new_page()
+    page.goto(f"{a_relay}/index.html")
+    page.evaluate("() => window.reckon.ready()")
+    page.evaluate(
+        "(csv) => window.reckon.upload({name: 'sales.csv', bytes: new TextEncoder().encode(csv)})",
+        SALES,
+    )
+    yield page
+    context.close()
+
+
+def ask(page: Any, question: str, model: str | None = None) -> dict[str, Any]:
+    options = {"model": model} if model else {}
+    outcome: dict[str, Any] = page.evaluate(
+        "([q, o]) => window.reckon.ask(q, o)", [question, options]
+    )
+    return outcome
+
+
+def test_the_relay_offers_the_configured_model_and_the_demo(a_chat_page: Any) -> None:
+    models = a_chat_page.evaluate("() => window.reckon.models()")
+    assert models["models"] == ["scripted", "reckon-demo"]
+    assert models["default"] == "scripted"
+
+
+def test_a_failing_first_cell_is_fixed_from_its_traceback(
+    a_chat_page: Any, a_scripted_model: tuple[ScriptedModel, str]
+) -> None:
+    model, _ = a_scripted_model
+    model.requests.clear()
+    outcome = ask(a_chat_page, "What is the mean price?", "scripted")
+
+    assert outcome["status"] == "ok", outcome
+    assert "16.25" in outcome["answer"]  # (10 + 20 + 30 + 5) / 4, computed in the sandbox
+    code_steps = [s for s in outcome["steps"] if s["kind"] == "code"]
+    assert [s["result"]["status"] for s in code_steps] == ["error", "ok"]
+    assert code_steps[0]["result"]["error"]["type"] == "KeyError"
+    figures = code_steps[1]["result"]["figures"]
+    assert len(figures) == 1 and "Mean price by region" in figures[0]["description"]
+    # The model saw the real traceback, and never the relay's key.
+    second = model.requests[1]["payload"]["messages"]
+    assert any(m.get("role") == "tool" and "KeyError" in m["content"] for m in second)
+    assert all(r["auth"] == "Bearer sk-test-secret" for r in model.requests)
+    system = model.requests[0]["payload"]["messages"][0]
+    assert system["role"] == "system" and "/data/sales.csv" in system["content"]
+
+
+def test_the_page_shows_the_steps_the_chart_and_the_answer(a_chat_page: Any) -> None:
+    answers = a_chat_page.locator(".answer.status-ok")
+    answers.last.wait_for()
+    assert "16.25" in answers.last.inner_text()
+    assert a_chat_page.locator("img.figure").count() >= 1
+    assert a_chat_page.locator("details.step").count() >= 2
+
+
+def test_the_demo_model_answers_from_computed_numbers(a_chat_page: Any) -> None:
+    outcome = ask(a_chat_page, "average price by region", "reckon-demo")
+    assert outcome["status"] == "ok", outcome
+    # East (10+30)/2 = 20, West 20, North 5
+    for number in ("20", "5"):
+        assert number in outcome["answer"]
+    assert outcome["steps"][0]["result"]["status"] == "ok"
+
+    chart = ask(a_chat_page, "bar chart of price by region", "reckon-demo")
+    assert chart["status"] == "ok"
+    figures = chart["steps"][0]["result"]["figures"]
+    assert figures and figures[0]["png"]
+
+
+def test_stop_ends_a_long_cell_and_the_session_goes_on(a_chat_page: Any) -> None:
+    a_chat_page.evaluate("() => window.reckon.run('survivor = 42')")
+    started = time.monotonic()
+    outcome = a_chat_page.evaluate(
+        """async () => {
+            const pending = window.reckon.ask("how many rows where price > 1", {model: "reckon-demo"});
+            window.reckon.stop();
+            return pending;
+        }"""
+    )
+    assert outcome["status"] in ("stopped", "ok")
+    assert time.monotonic() - started < 30
+    after = a_chat_page.evaluate("() => window.reckon.run('survivor')")
+    assert after["result"]["text"] == "42"
+
+
+def test_no_key_reaches_the_browser(a_relay: str, a_chat_page: Any) -> None:
+    html = a_chat_page.content()
+    info = a_chat_page.evaluate("() => fetch('/api/info').then(r => r.text())")
+    assert "sk-test-secret" not in html and "sk-test-secret" not in info
+    assert Path(SITE).exists()
