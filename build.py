@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "py"))
 
 from reckon._exceptions import BuildError, ChecksumError  # noqa: E402
+
 CACHE = ROOT / ".cache" / "build"
 WEB = ROOT / "web"
 WHEELS = ROOT / "wheels"
@@ -240,7 +241,9 @@ def _artifact_key(file_name: str) -> tuple[str, str]:
 
 def build_reckon_wheel(log: Log) -> Path:
     WHEELS.mkdir(exist_ok=True)
-    sources = sorted(p for p in (ROOT / "py").rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    sources = sorted(
+        p for p in (ROOT / "py").rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    )
     key = hashlib.sha256()
     for p in [ROOT / "pyproject.toml", *sources]:
         key.update(str(p.relative_to(ROOT)).encode() + b"\0" + p.read_bytes())
@@ -270,8 +273,7 @@ PAGE_CSP = (
 )
 # The agent worker is the one place that talks to the relay; Pyodide needs eval.
 AGENT_CSP = (
-    "default-src 'none'; script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval'; "
-    "connect-src 'self'"
+    "default-src 'none'; script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval'; connect-src 'self'"
 )
 # The sandbox frame: its only script is the inline one (pinned by hash); the runtime
 # arrives from the page as Blobs, so the frame and its worker need no network at all.
@@ -351,9 +353,7 @@ def assemble(out: Path, *, source: str, log: Log) -> dict[str, object]:
             "eager_files": _files_of(full, eager),
         },
         "agent": {"packages": agent, "files": _files_of(full, agent)},
-        "sizes": {
-            p.name: p.stat().st_size for p in sorted(pyodide_dir.iterdir()) if p.is_file()
-        },
+        "sizes": {p.name: p.stat().st_size for p in sorted(pyodide_dir.iterdir()) if p.is_file()},
         "core": list(CORE_FILES),
     }
     (out / "build-info.json").write_text(json.dumps(info, indent=1))
@@ -455,8 +455,12 @@ def check(out: Path, *, log: Log) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "dist" / "site")
-    parser.add_argument("--source", choices=["mirror", "official"], default="mirror",
-                        help="where Pyodide package files come from (default: mirror)")
+    parser.add_argument(
+        "--source",
+        choices=["mirror", "official"],
+        default="mirror",
+        help="where Pyodide package files come from (default: mirror)",
+    )
     parser.add_argument("--stage", choices=["fetch", "verify", "wheels", "assemble", "check",
                                             "all"], default="all")  # fmt: skip
     parser.add_argument("--quiet", action="store_true")

@@ -36,31 +36,36 @@ export class Sandbox extends EventTarget {
   async start() {
     const t0 = performance.now();
     this.info = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
-    const eager = [...this.info.core, "pyodide-lock.json", ...this.info.sandbox.eager_files];
+    // The interpreter boots as soon as its core files are in; package files stream in
+    // meanwhile (the worker waits for each one only when it installs it).
+    const core = [...this.info.core, "pyodide-lock.json"];
+    const eager = this.info.sandbox.eager_files;
     const lazy = this.info.sandbox.files.filter((name) => !eager.includes(name));
-    this.lazy = lazy;
+    this.lazy = [...eager, ...lazy];
+    this.progress = { loaded: 0, total: [...core, ...eager].reduce((sum, n) => sum + (this.info.sizes[n] || 0), 0) };
     const [runtime, workerSource, port] = await Promise.all([
-      this.fetchRuntime(eager, { report: true }),
+      this.fetchRuntime(core, { report: true }),
       fetch(new URL("sandbox-worker.js", this.root)).then((r) => r.blob()),
       this.openFrame(),
     ]);
     this.port = port;
     this.runtime = runtime;
     this.workerSource = workerSource;
-    const reply = await this.boot("frame-start");
+    const booted = this.boot("frame-start");
+    this.fetchRuntime(eager, { report: true }).then((files) => this.port.postMessage({ type: "addRuntime", files }));
+    const reply = await booted;
+    // The rest of the stack (scipy, scikit-learn, pyarrow, sympy…) only after "ready",
+    // so it does not compete with the start for the CPU.
+    this.fetchRuntime(lazy).then((files) => this.port.postMessage({ type: "addRuntime", files }));
     this.startMs = performance.now() - t0;
     this.bootMarks = { fetched: this.fetchedMs, ...reply.marks };
-    // The rest of the stack (scipy, scikit-learn, pyarrow, sympy…) follows in the background.
-    this.fetchRuntime(lazy).then((files) => this.port.postMessage({ type: "addRuntime", files }));
     this.dispatchEvent(new CustomEvent("ready", { detail: { ms: this.startMs, versions: reply.versions } }));
     return reply;
   }
 
   /** Fetch the runtime files as Blobs, reporting byte progress. */
   async fetchRuntime(names, { report = false } = {}) {
-    const total = names.reduce((sum, n) => sum + (this.info.sizes[n] || 0), 0);
-    let loaded = 0;
-    const progress = () => this.dispatchEvent(new CustomEvent("progress", { detail: { loaded, total } }));
+    const progress = () => this.dispatchEvent(new CustomEvent("progress", { detail: { ...this.progress } }));
     const entries = await Promise.all(
       names.map(async (name) => {
         const resp = await fetch(new URL(`pyodide/${name}`, this.root));
@@ -71,8 +76,10 @@ export class Sandbox extends EventTarget {
           const { done, value } = await reader.read();
           if (done) break;
           chunks.push(value);
-          loaded += value.length;
-          if (report) progress();
+          if (report) {
+            this.progress.loaded += value.length;
+            progress();
+          }
         }
         return [name, new Blob(chunks)];
       }),
@@ -233,11 +240,18 @@ export class Sandbox extends EventTarget {
     this.dispatchEvent(new CustomEvent("restarted", { detail: { reason, runId } }));
   }
 
-  async restartWorker() {
-    await this.boot("frame-restart");
-    for (const [path, blob] of this.files) {
-      await this.request({ type: "mountFile", path, file: blob });
-    }
+  restartWorker() {
+    const booted = this.boot("frame-restart");
+    // Re-mount the uploads right behind the boot request, before anything else can
+    // be sent: the worker handles messages in order, so no run sees an empty /data.
+    const mounts = [...this.files].map(([path, file]) => {
+      const id = this.nextId++;
+      return new Promise((resolve) => {
+        this.pending.set(id, { resolve, collected: null, msg: { type: "mountFile" } });
+        this.port.postMessage({ type: "mountFile", id, path, file });
+      });
+    });
+    return Promise.all([booted, ...mounts]);
   }
 
   /** Put bytes or text at `path` (under /data unless absolute). */

@@ -92,6 +92,7 @@ async function boot(msg) {
   if (config.warm !== false) host.warm();
   marks.imports = performance.now() - started;
   const versions = JSON.parse(host.versions());
+  installRest(); // after a restart every file is already here
   return { status: "ok", versions, ms: performance.now() - started, marks };
 }
 
@@ -102,6 +103,10 @@ function addRuntime(msg) {
     waiting.delete(name);
     lazyFiles.delete(name);
   }
+  installRest();
+}
+
+function installRest() {
   if (lazyFiles.size === 0 && lazyPackages.length) {
     // Install the rest while idle, so `pd.read_parquet` or `import scipy` finds it.
     const names = lazyPackages;

@@ -83,7 +83,9 @@ def a_browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():
-        pytest.fail(f"Chromium not found at {CHROMIUM}: `apt-get install chromium` (scripts/test does)")
+        pytest.fail(
+            f"Chromium not found at {CHROMIUM}: `apt-get install chromium` (scripts/test does)"
+        )
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser

@@ -8,12 +8,15 @@ fails the test with a message instead of hanging the session.
 from __future__ import annotations
 
 import base64
+import functools
 import http.server
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
@@ -169,3 +172,39 @@ def a_canary() -> Iterator[Canary]:
     finally:
         canary.server.shutdown()
         canary.server.server_close()
+
+
+class _HeadersHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves the site with the headers of its `_headers.json`, as `reckon serve` does:
+    every matching rule applies in order, later ones win (COOP/COEP included)."""
+
+    rules: ClassVar[list[tuple[str, dict[str, str]]]] = []
+
+    def end_headers(self) -> None:
+        relative = self.path.split("?", 1)[0].split("#", 1)[0].lstrip("/") or "index.html"
+        merged: dict[str, str] = {}
+        for pattern, headers in self.rules:
+            if fnmatchcase(relative, pattern):
+                merged.update(headers)
+        for name, value in merged.items():
+            self.send_header(name, value)
+        super().end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def a_site_with_its_headers(site: Path) -> Iterator[str]:
+    """The built site on 127.0.0.1 with the build's headers; yields its base URL."""
+    rules = [(r["pattern"], r["headers"]) for r in json.loads((site / "_headers.json").read_text())]
+    handler_class = type("Handler", (_HeadersHandler,), {"rules": rules})
+    handler = functools.partial(handler_class, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

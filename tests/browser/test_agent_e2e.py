@@ -46,7 +46,10 @@ class ScriptedModel:
         self.requests.append({"payload": payload, "auth": request.headers.get("authorization")})
         tool_results = [m for m in payload["messages"] if m.get("role") == "tool"]
         if not tool_results:
-            code = "import pandas as pd\ndf = pd.read_csv('/data/sales.csv')\nprint(df['prise'].mean())"
+            code = (
+                "import pandas as pd\ndf = pd.read_csv('/data/sales.csv')\n"
+                "print(df['prise'].mean())"
+            )
             return self.tool_call(code, "call_1")
         if len(tool_results) == 1:
             code = (
@@ -204,7 +207,8 @@ def test_stop_ends_a_long_cell_and_the_session_goes_on(a_chat_page: Any) -> None
     started = time.monotonic()
     outcome = a_chat_page.evaluate(
         """async () => {
-            const pending = window.reckon.ask("how many rows where price > 1", {model: "reckon-demo"});
+            const question = "how many rows where price > 1";
+            const pending = window.reckon.ask(question, {model: "reckon-demo"});
             window.reckon.stop();
             return pending;
         }"""

@@ -49,7 +49,9 @@ class FetchTransport:
         try:
             response = await fetch(self.base_url + path, self._init(payload, controller.signal))
         except Exception as exc:  # a JS TypeError: the relay is unreachable
-            raise ModelError(f"could not reach the relay at {self.base_url}: {exc}", status=None) from exc
+            raise ModelError(
+                f"could not reach the relay at {self.base_url}: {exc}", status=None
+            ) from exc
         if not response.ok:
             text = await response.text()
             raise ModelError(_error_message(text, response.status), status=int(response.status))
@@ -99,7 +101,9 @@ class PageExecutor:
         await self.bridge.sandbox(json.dumps({"type": "interrupt"}))
 
     async def environment(self, *, python: str, packages: list[str]) -> JSONDict:
-        listing = json.loads(await self.bridge.sandbox(json.dumps({"type": "listFiles", "dir": "/data"})))
+        listing = json.loads(
+            await self.bridge.sandbox(json.dumps({"type": "listFiles", "dir": "/data"}))
+        )
         files = []
         for entry in listing.get("files", []):
             if entry.get("is_dir"):
@@ -164,7 +168,12 @@ async def ask(ask_id: int, question: str, model: str) -> None:
     try:
         outcome = await state.agent.ask(question, environment=env)
     except Exception as exc:  # our own bug: say so rather than hang the page
-        outcome = {"status": "error", "answer": "", "steps": [], "message": f"internal error: {exc!r}"}
+        outcome = {
+            "status": "error",
+            "answer": "",
+            "steps": [],
+            "message": f"internal error: {exc!r}",
+        }
     state._post({"type": "done", "askId": ask_id, **outcome})
 
 

@@ -24,7 +24,7 @@ _session: Session | None = None
 def start(on_stream: Callable[[str, str], None], options: Any = None) -> None:
     """Create the one session of this worker; `options` are Session keywords."""
     global _session
-    time.sleep = _interruptible_sleep
+    time.sleep = _interruptible_sleep  # type: ignore[assignment]
     kwargs: dict[str, Any] = {}
     if options is not None:
         raw = options.to_py() if hasattr(options, "to_py") else options
