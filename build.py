@@ -22,6 +22,7 @@ import argparse
 import base64
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -38,7 +39,7 @@ sys.path.insert(0, str(ROOT / "py"))
 
 from reckon._exceptions import BuildError, ChecksumError  # noqa: E402
 
-CACHE = ROOT / ".cache" / "build"
+CACHE = Path(os.environ.get("RECKON_BUILD_CACHE", ROOT / ".cache" / "build"))
 WEB = ROOT / "web"
 WHEELS = ROOT / "wheels"
 
@@ -110,9 +111,12 @@ def fetch_core(log: Log) -> Path:
     if sha256_of(tgz) != PYODIDE_NPM_SHA256:
         tgz.unlink()
         raise ChecksumError(f"{tgz.name}: sha256 differs from the pinned one; run the build again")
-    if not (core / "pyodide-lock.json").exists():
-        with tarfile.open(tgz) as tar:
-            tar.extractall(tgz.parent, filter="data")
+    # Extracted afresh on every build (a fraction of a second), so the core files and
+    # the lock used are always the ones the pinned tarball holds.
+    if core.exists():
+        shutil.rmtree(core)
+    with tarfile.open(tgz) as tar:
+        tar.extractall(tgz.parent, filter="data")
     return core
 
 

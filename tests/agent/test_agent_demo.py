@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +15,10 @@ from reckon.agent import Agent, DemoModel, parse_intent
 
 from .helpers import KernelExecutor, mentions, run
 
-SIMPLE = Path("/work/shared/data/messy/simple.csv")
+SHARED_DATA = Path(
+    os.environ.get("RECKON_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data")
+)
+SIMPLE = SHARED_DATA / "messy" / "simple.csv"
 
 ROWS = [
     (i, ["East", "West", "North"][i % 3], ["Apple", "Pear", "Fig", "Kiwi", "Plum"][i % 5],

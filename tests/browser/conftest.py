@@ -21,7 +21,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("RECKON_SITE", ROOT / "dist" / "site"))
-SHARED_DATA = ROOT.parent / "shared" / "data"
+SHARED_DATA = Path(os.environ.get("RECKON_SHARED_DATA", ROOT.parent / "shared" / "data"))
 CHROMIUM = os.environ.get("RECKON_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",

@@ -18,8 +18,6 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, ClassVar
 
-SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
-
 # Page-side helpers, defined once per call (cheap): a deadline race, and base64
 # conversions for Uint8Array (atob/btoa work on "binary strings").
 _PRELUDE = """

@@ -27,6 +27,10 @@ from starlette.routing import Route
 
 from .conftest import ROOT, SITE, an_unused_port, wait_for_port
 
+HOSTILE_MARKDOWN = (
+    '<img src=x onerror="window.pwned=1"> <script>window.pwned=2</script> '
+    "**bold** [click](javascript:window.pwned=3)"
+)
 SALES = "region,price,qty\nEast,10,1\nWest,20,2\nEast,30,3\nNorth,5,4\n"
 
 
@@ -45,6 +49,9 @@ class ScriptedModel:
         payload = await request.json()
         self.requests.append({"payload": payload, "auth": request.headers.get("authorization")})
         tool_results = [m for m in payload["messages"] if m.get("role") == "tool"]
+        question = [m for m in payload["messages"] if m.get("role") == "user"][-1]["content"]
+        if "hostile" in question:
+            return self.text(HOSTILE_MARKDOWN)
         if not tool_results:
             code = (
                 "import pandas as pd\ndf = pd.read_csv('/data/sales.csv')\n"
@@ -224,3 +231,16 @@ def test_no_key_reaches_the_browser(a_relay: str, a_chat_page: Any) -> None:
     info = a_chat_page.evaluate("() => fetch('/api/info').then(r => r.text())")
     assert "sk-test-secret" not in html and "sk-test-secret" not in info
     assert Path(SITE).exists()
+
+
+def test_model_text_is_shown_as_text_never_as_markup(a_chat_page: Any) -> None:
+    outcome = ask(a_chat_page, "a hostile answer please", "scripted")
+    assert outcome["status"] == "ok"
+    answer = a_chat_page.locator(".answer.status-ok").last
+    answer.wait_for()
+    text = answer.inner_text()
+    assert "<script>window.pwned=2</script>" in text
+    assert '<img src=x onerror="window.pwned=1">' in text
+    assert answer.locator("img, script, a").count() == 0
+    assert answer.locator("strong").inner_text() == "bold"
+    assert a_chat_page.evaluate("() => window.pwned") is None

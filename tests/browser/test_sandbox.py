@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+from .conftest import SHARED_DATA
 from .helpers import (
-    SHARED_DATA,
     Canary,
     a_canary,
     a_site_with_its_headers,

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
 from reckon.kernel import Session
 
-SHARED_DATA = Path("/work/shared/data")
+# The real uploads live beside the checkout (../shared/data), in CI too.
+SHARED_DATA = Path(
+    os.environ.get("RECKON_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data")
+)
 
 
 class Runner:

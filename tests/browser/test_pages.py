@@ -1,0 +1,89 @@
+"""What a person does with the pages, through clicks and file pickers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import SHARED_DATA
+
+
+@pytest.fixture(scope="module")
+def a_console(a_browser: Any, a_static_server: str) -> Iterator[Any]:
+    context = a_browser.new_context(accept_downloads=True)
+    page = context.new_page()
+    page.goto(f"{a_static_server}/console.html")
+    page.get_by_role("status").filter(has_text="ready").wait_for(timeout=120_000)
+    yield page
+    context.close()
+
+
+def run_cell(page: Any, code: str) -> Any:
+    page.locator("#code").fill(code)
+    before = page.locator(".cell").count()
+    page.get_by_role("button", name="Run (Shift+Enter)").click()
+    cell = page.locator(".cell").first
+    page.wait_for_function(
+        "(n) => document.querySelectorAll('.cell .meta').length > n", arg=before, timeout=60_000
+    )
+    return cell
+
+
+def test_a_person_uploads_a_csv_computes_charts_and_downloads(a_console: Any) -> None:
+    page = a_console
+    page.locator("#upload").set_input_files(str(SHARED_DATA / "messy" / "simple.csv"))
+    page.locator("#file-list").get_by_text("/data/simple.csv").wait_for()
+
+    cell = run_cell(page, "df = read_table('/data/simple.csv')\ndf.head()")
+    assert cell.locator("table.dataframe").count() == 1
+
+    cell = run_cell(
+        page,
+        "import matplotlib.pyplot as plt\n"
+        "df.iloc[:, -1].astype(str).value_counts().plot.bar(title='Counts')\n"
+        "df.to_csv('/output/copy.csv', index=False)",
+    )
+    assert cell.locator("img.figure").count() == 1
+    assert "Counts" in (cell.locator("img.figure").get_attribute("alt") or "")
+
+    with page.expect_download() as download_info:
+        cell.get_by_role("button", name="copy.csv").click()
+    saved = Path(download_info.value.path())
+    original = (SHARED_DATA / "messy" / "simple.csv").read_text(errors="replace")
+    assert saved.read_text().splitlines()[1:3] != []
+    assert len(saved.read_text().splitlines()) == len(
+        [line for line in original.splitlines() if line.strip()]
+    )
+
+
+def test_errors_and_html_in_data_show_as_text(a_console: Any) -> None:
+    page = a_console
+    cell = run_cell(
+        page,
+        "import pandas as pd\n"
+        "pd.DataFrame({'a': ['<img src=x onerror=\"window.pwned=1\">', '<b>bold</b>']})",
+    )
+    table = cell.locator("table.dataframe")
+    assert "<img src=x" in table.inner_text()
+    assert table.locator("img, b").count() == 0
+    assert page.evaluate("() => window.pwned") is None
+
+    cell = run_cell(page, "def f():\n    return 1/0\nf()")
+    error = cell.locator("pre.error").inner_text()
+    assert "ZeroDivisionError" in error and "Cell line 3" in error
+
+
+def test_a_hostile_file_name_is_listed_as_text(a_console: Any, tmp_path: Path) -> None:
+    page = a_console
+    name = '<img src=x onerror="window.pwned=2">.csv'
+    path = tmp_path / "safe.csv"
+    path.write_text("a\n1\n")
+    page.locator("#upload").set_input_files(
+        files=[{"name": name, "mimeType": "text/csv", "buffer": path.read_bytes()}]
+    )
+    page.locator("#file-list").get_by_text(name, exact=False).wait_for()
+    assert page.locator("#file-list img").count() == 0
+    assert page.evaluate("() => window.pwned") is None
