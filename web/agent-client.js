@@ -26,13 +26,14 @@ export class Agent extends EventTarget {
         const headers = this.token ? { Authorization: `Bearer ${this.token}` } : {};
         const resp = await fetch(`${this.relay}/api/info`, { headers });
         this.info = resp.ok ? await resp.json() : null;
+        this.authRequired = resp.status === 401;
       } catch {
         this.info = null;
       }
       if (!this.info || this.info.status !== "ok") this.info = { status: "ok", models: [], default_model: null, demo: true, relay: false };
     }
     const models = [...this.info.models, DEMO_MODEL];
-    return { models, default: this.info.default_model || DEMO_MODEL, demo: !this.info.models.length };
+    return { models, default: this.info.default_model || DEMO_MODEL, demo: !this.info.models.length, authRequired: this.authRequired === true };
   }
 
   ready() {
@@ -72,6 +73,12 @@ export class Agent extends EventTarget {
       this.worker.postMessage({ type: "sandbox-reply", id: msg.id, reply });
       return;
     }
+    if (msg.type === "transcript") {
+      const pending = this.asks.get(msg.id);
+      this.asks.delete(msg.id);
+      if (pending && pending.resolveTranscript) pending.resolveTranscript(msg.transcript);
+      return;
+    }
     const ask = this.asks.get(msg.askId);
     if (msg.type === "step") {
       if (ask) ask.steps.push(msg.step);
@@ -107,6 +114,16 @@ export class Agent extends EventTarget {
 
   stop() {
     if (this.worker) this.worker.postMessage({ type: "stop" });
+  }
+
+  /** The conversation as data: every ask with its steps (model text, code, results). */
+  async transcript() {
+    await this.ready();
+    const id = this.nextAsk++;
+    return new Promise((resolve) => {
+      this.asks.set(id, { resolveTranscript: resolve });
+      this.worker.postMessage({ type: "transcript", id });
+    });
   }
 
   reset() {

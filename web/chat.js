@@ -3,7 +3,9 @@ import { el, renderResult, formatBytes, download } from "./render.js";
 import { renderMarkdown } from "./markdown.js";
 
 const params = new URLSearchParams(location.search);
-const reckon = createReckon({ relay: params.get("relay") || undefined });
+// A relay deployed with --token needs it; it is kept for this tab only.
+const token = sessionStorage.getItem("reckon-token") || undefined;
+const reckon = createReckon({ relay: params.get("relay") || undefined, token });
 window.reckon = reckon;
 
 const $ = (id) => document.getElementById(id);
@@ -24,7 +26,15 @@ reckon.on("ready", ({ ms }) => {
 reckon.on("error", ({ message }) => (status.textContent = `could not start: ${message}`));
 reckon.on("restarted", ({ reason }) => (status.textContent = `sandbox restarted (${reason}); your files are kept`));
 
-reckon.models().then(({ models, default: chosen, demo }) => {
+reckon.models().then(({ models, default: chosen, demo, authRequired }) => {
+  if (authRequired) {
+    $("token-form").hidden = false;
+    $("token-form").addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      sessionStorage.setItem("reckon-token", $("token").value.trim());
+      location.reload();
+    });
+  }
   for (const name of models) {
     const option = el("option", "", name === "reckon-demo" ? "reckon-demo (built-in demo)" : name);
     option.value = name;

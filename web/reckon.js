@@ -34,6 +34,8 @@ export function createReckon(options = {}) {
     /** Forget the conversation (files and variables stay). */
     newConversation: () => agent.reset(),
     models: () => agent.models(),
+    /** The conversation as data ({version, asks: [{question, status, answer, steps}]}). */
+    transcript: () => agent.transcript(),
     reset: () => sandbox.reset(),
     /** Upload a File/Blob ({name} required) or {name, bytes}; returns its inspect() summary. */
     async upload(file) {

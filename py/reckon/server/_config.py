@@ -22,14 +22,14 @@ DEFAULT_KEY_ENV = "RECKON_UPSTREAM_KEY"
 # Profile names become the first half of `profile/model` ids, so no slashes.
 _PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_PROTOCOLS = ("openai",)
+_PROTOCOLS = ("openai", "anthropic")
 
-Protocol = Literal["openai"]
+Protocol = Literal["openai", "anthropic"]
 
 
 @dataclass(frozen=True)
 class Profile:
-    """One OpenAI-compatible model server the relay may forward to."""
+    """One model server the relay may forward to: OpenAI-compatible, or Anthropic's Messages API."""
 
     name: str
     base_url: str

@@ -11,15 +11,16 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
 import httpx
 from starlette.types import Receive, Scope, Send
 
+from reckon.server import _anthropic
 from reckon.server._errors import RelayError, Scrubber
-from reckon.server._upstream import Target, Upstreams, describe_failure
+from reckon.server._upstream import Target, Upstreams, chat_call, describe_failure
 
 __all__ = ["ChatCompletions"]
 
@@ -148,6 +149,7 @@ class ChatCompletions:
         try:
             payload = _parse(await _read_body(receive, self.config.max_body_bytes))
             target = await self.upstreams.resolve(payload.get("model"))
+            url, body = chat_call(target, payload)
             if self.upstreams.in_flight >= self.config.max_concurrent_streams:
                 raise RelayError(
                     429,
@@ -162,14 +164,13 @@ class ChatCompletions:
             await exc.response()(scope, receive, send)
             return
         stream = payload.get("stream") is True
-        payload["model"] = target.model
         if self.config.log_prompts:
             log.info("prompt for %s: %s", target.id, json.dumps(payload["messages"]))
         started = time.monotonic()
         outcome = ["cancelled (client went away)"]
 
         async def work() -> None:
-            outcome[0] = await self._forward(target, payload, stream, scope, receive, send)
+            outcome[0] = await self._forward(target, url, body, payload, scope, receive, send)
 
         self.upstreams.in_flight += 1
         try:
@@ -187,19 +188,18 @@ class ChatCompletions:
     async def _forward(
         self,
         target: Target,
+        url: str,
+        body: bytes,
         payload: dict[str, Any],
-        stream: bool,
         scope: Scope,
         receive: Receive,
         send: Send,
     ) -> str:
         scrub = self.upstreams.scrubber()
         client = self.upstreams.client
+        stream = payload.get("stream") is True
         request = client.build_request(
-            "POST",
-            f"{target.profile.endpoint}/chat/completions",
-            content=json.dumps(payload).encode(),
-            headers=self.upstreams.headers(target.profile, stream=stream),
+            "POST", url, content=body, headers=self.upstreams.headers(target.profile, stream=stream)
         )
         try:
             response = await client.send(request, stream=True)
@@ -208,7 +208,7 @@ class ChatCompletions:
             await error.response()(scope, receive, send)
             return str(error.status)
         try:
-            return await self._answer(response, target, stream, scrub, scope, receive, send)
+            return await self._answer(response, target, payload, scrub, scope, receive, send)
         finally:
             # Shielded: on cancellation this close is what tells the upstream to stop.
             with anyio.CancelScope(shield=True):
@@ -218,7 +218,7 @@ class ChatCompletions:
         self,
         response: httpx.Response,
         target: Target,
-        stream: bool,
+        payload: dict[str, Any],
         scrub: Scrubber,
         scope: Scope,
         receive: Receive,
@@ -226,6 +226,7 @@ class ChatCompletions:
     ) -> str:
         status = response.status_code
         profile = target.profile
+        stream = payload.get("stream") is True
         if status >= 300:
             body = b""
             async for chunk in response.aiter_raw():
@@ -247,13 +248,22 @@ class ChatCompletions:
             return str(status)
         is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
         headers = list(_STREAM_HEADERS) if stream and is_sse else []
+        chunks: AsyncIterator[bytes] = response.aiter_raw()
+        if profile.protocol == "anthropic":
+            # Translated, so decoded first and sent under our own content type.
+            options = payload.get("stream_options")
+            usage = isinstance(options, dict) and options.get("include_usage") is True
+            chunks = _anthropic.translate(
+                response.aiter_bytes(), stream=stream, model=target.model, include_usage=usage
+            )
+            is_sse = stream
+            headers = list(_STREAM_HEADERS) if stream else [(b"content-type", b"application/json")]
         if not headers:
             media = response.headers.get("content-type", "application/json")
             headers = [(b"content-type", media.encode("latin-1"))]
-        if "content-encoding" in response.headers:
+        if "content-encoding" in response.headers and profile.protocol == "openai":
             # Upstream compressed despite Accept-Encoding: identity; say so.
             headers.append((b"content-encoding", response.headers["content-encoding"].encode()))
-        chunks = response.aiter_raw()
         try:
             # A whole answer is buffered, so a failure can still become a clean
             # 502/504; a stream waits only for its first chunk, for the same reason.
@@ -262,6 +272,9 @@ class ChatCompletions:
             error = describe_failure(exc, profile, self.config)
             await error.response()(scope, receive, send)
             return str(error.status)
+        except RelayError as untranslatable:
+            await untranslatable.response()(scope, receive, send)
+            return str(untranslatable.status)
         await send({"type": "http.response.start", "status": status, "headers": headers})
         tail = scrub.chunk(first)
         await send({"type": "http.response.body", "body": tail, "more_body": True})

@@ -13,16 +13,18 @@ import os
 import time
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
 import httpx
 
 from reckon import __version__
+from reckon.server import _anthropic
 from reckon.server._config import Profile, RelayConfig
 from reckon.server._errors import RelayError, Scrubber
 
-__all__ = ["Target", "Upstreams", "describe_failure"]
+__all__ = ["Target", "Upstreams", "chat_call", "describe_failure"]
 
 # Discovered model lists are kept this long; configured lists never expire.
 _MODELS_TTL = 300.0
@@ -45,6 +47,15 @@ def public_url(profile: Profile) -> str:
         host = f"[{host}]"
     port = f":{parts.port}" if parts.port else ""
     return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+def chat_call(target: Target, payload: dict[str, Any]) -> tuple[str, bytes]:
+    """The upstream URL and body for a chat-completions request, in the profile's protocol."""
+    endpoint = target.profile.endpoint
+    if target.profile.protocol == "anthropic":
+        body = _anthropic.messages_request(payload, target.model)
+        return f"{endpoint}/messages", json.dumps(body).encode()
+    return f"{endpoint}/chat/completions", json.dumps({**payload, "model": target.model}).encode()
 
 
 def describe_failure(exc: httpx.HTTPError, profile: Profile, config: RelayConfig) -> RelayError:
@@ -126,7 +137,11 @@ class Upstreams:
             "User-Agent": f"reckon-relay/{__version__}",
         }
         key = self.key(profile)
-        if key is not None:
+        if profile.protocol == "anthropic":
+            headers["anthropic-version"] = _anthropic.ANTHROPIC_VERSION
+            if key is not None:
+                headers["x-api-key"] = key
+        elif key is not None:
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
