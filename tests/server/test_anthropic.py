@@ -42,7 +42,7 @@ def sse(kind: str, **data: Any) -> bytes:
 
 
 def message_start(input_tokens: int = 11) -> bytes:
-    message = {
+    message: dict[str, Any] = {
         "id": "msg_1",
         "type": "message",
         "role": "assistant",

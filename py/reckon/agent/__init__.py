@@ -10,6 +10,13 @@ from __future__ import annotations
 from reckon.agent._code import CodeBlocks, ToolArguments, extract_code_blocks, parse_tool_arguments
 from reckon.agent._demo import DemoModel
 from reckon.agent._demo_intents import Intent, parse_intent
+from reckon.agent._export import (
+    export_notebook,
+    export_script,
+    import_cells,
+    portable_paths,
+    sandbox_paths,
+)
 from reckon.agent._loop import Agent
 from reckon.agent._observe import (
     OBSERVATION_HEADER,
@@ -23,6 +30,7 @@ from reckon.agent._sse import ChunkAccumulator, SSEDecoder
 from reckon.agent._transcript import Transcript, replay_cells
 from reckon.agent._types import (
     RUN_PYTHON_TOOL,
+    RUN_SQL_TOOL,
     ChatReply,
     ChatRequest,
     Executor,
@@ -34,6 +42,7 @@ from reckon.agent._types import (
 __all__ = [
     "OBSERVATION_HEADER",
     "RUN_PYTHON_TOOL",
+    "RUN_SQL_TOOL",
     "Agent",
     "ChatReply",
     "ChatRequest",
@@ -51,13 +60,18 @@ __all__ = [
     "Transport",
     "build_system_prompt",
     "describe_file",
+    "export_notebook",
+    "export_script",
     "extract_code_blocks",
     "format_observation",
+    "import_cells",
     "messages_without_tools",
     "parse_completion",
     "parse_intent",
     "parse_observation",
     "parse_tool_arguments",
+    "portable_paths",
     "replay_cells",
+    "sandbox_paths",
     "trim_text",
 ]

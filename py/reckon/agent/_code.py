@@ -79,8 +79,12 @@ def parse_tool_arguments(name: str, arguments: str) -> ToolArguments:
     unescaped newlines/quotes inside ``"code"``. Anything else is a problem the
     model is told about, so it can call again.
     """
+    if name in _SQL_NAMES:
+        return _sql_arguments(arguments)
     if name not in _TOOL_NAMES:
-        return ToolArguments(None, f"there is no tool named {name!r}; the only tool is run_python")
+        return ToolArguments(
+            None, f"there is no tool named {name!r}; the tools are run_python and run_sql"
+        )
     raw = arguments.strip()
     if not raw:
         return ToolArguments(None, 'run_python was called without arguments; pass {"code": ...}')
@@ -121,6 +125,32 @@ def _recover(raw: str, exc: json.JSONDecodeError) -> ToolArguments:
         f"the arguments of run_python are not valid JSON ({exc.msg} at character {exc.pos}); "
         'call it again with {"code": "<python source>"}',
     )
+
+
+_SQL_NAMES = {"run_sql", "sql", "query_sql"}
+
+
+def _sql_arguments(arguments: str) -> ToolArguments:
+    """A run_sql call becomes a cell that calls the sandbox's ``run_sql`` helper, so
+    it runs, shows, persists and replays like any other cell."""
+    raw = arguments.strip()
+    try:
+        value = json.loads(raw) if raw else None
+    except json.JSONDecodeError:
+        value = raw  # a bare query string instead of JSON
+    if isinstance(value, dict):
+        value = value.get("query", value.get("sql"))
+    if not isinstance(value, str) or not value.strip():
+        return ToolArguments(None, 'run_sql expects {"query": "<one SQLite query>"}')
+    return ToolArguments(sql_cell(value))
+
+
+def sql_cell(query: str) -> str:
+    """The Python cell for a SQL query: readable when it spans lines."""
+    query = query.strip()
+    if "\n" in query and '"""' not in query and "\\" not in query:
+        return f'run_sql("""\n{query}\n""")'
+    return f"run_sql({query!r})"
 
 
 def _unescape(body: str) -> str:

@@ -13,7 +13,15 @@ from reckon.agent._code import extract_code_blocks, parse_tool_arguments
 from reckon.agent._observe import OBSERVATION_HEADER, format_observation
 from reckon.agent._prompt import build_system_prompt
 from reckon.agent._transcript import Transcript
-from reckon.agent._types import RUN_PYTHON_TOOL, ChatReply, ChatRequest, Executor, JSONDict, Model
+from reckon.agent._types import (
+    RUN_PYTHON_TOOL,
+    RUN_SQL_TOOL,
+    ChatReply,
+    ChatRequest,
+    Executor,
+    JSONDict,
+    Model,
+)
 
 __all__ = ["Agent"]
 
@@ -119,7 +127,7 @@ class Agent:
             started = time.monotonic()
             request = ChatRequest(
                 messages=list(self.messages),
-                tools=[RUN_PYTHON_TOOL],
+                tools=[RUN_PYTHON_TOOL, RUN_SQL_TOOL],
                 model=self.model.name,
                 context=environment,
             )

@@ -23,8 +23,12 @@ How to work:
 - Files you write under {output_dir} can be downloaded by the user; say so when you write one.
 - There is no network and no pip install: use only the packages listed.
 - If a cell fails, read the traceback, fix the cause and run again.
-- Run code with the run_python tool. If you have no tools, put the code in one ```python
-  block and nothing else runnable; the output comes back in the next message.
+- Run code with the run_python tool. For filtering, grouping, joining and ranking tables
+  you may use the run_sql tool instead (SQLite; each table file is a table, named below).
+  If you have no tools, put the code in one ```python block and nothing else runnable
+  (`run_sql("SELECT …")` works there too); the output comes back in the next message.
+- If the question asks for the answer in a particular format (for example @name[value]),
+  give the final answer in exactly that format.
 - When you are done, answer in plain words without code: lead with the result, quote the
   numbers you computed, and mention files or figures you produced."""
 
@@ -78,6 +82,8 @@ def describe_file(entry: JSONDict) -> str:
             lines.append(f"  columns: {shown}{more}")
         if entry.get("read_with"):
             lines.append(f"  read with: {entry['read_with']}")
+        if entry.get("sql_table"):
+            lines.append(f"  SQL table: {entry['sql_table']}")
         notes = [str(n) for n in entry.get("notes") or []]
         if notes:
             lines.append(f"  notes: {'; '.join(notes)}")

@@ -12,6 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "RUN_PYTHON_TOOL",
+    "RUN_SQL_TOOL",
     "ChatReply",
     "ChatRequest",
     "Executor",
@@ -43,6 +44,26 @@ RUN_PYTHON_TOOL: JSONDict = {
                 }
             },
             "required": ["code"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+RUN_SQL_TOOL: JSONDict = {
+    "type": "function",
+    "function": {
+        "name": "run_sql",
+        "description": (
+            "Run one SQLite query over the user's uploaded tables and get the result table "
+            "back. Each table file under /data is a table named after the file (shown in the "
+            "file list as 'SQL table'). Use it for filtering, grouping, joining and ranking; "
+            "use run_python for anything else. Errors list the tables and their columns."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {"query": {"type": "string", "description": "One SQLite query."}},
+            "required": ["query"],
             "additionalProperties": False,
         },
     },

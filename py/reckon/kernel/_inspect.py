@@ -8,6 +8,7 @@ from typing import Any
 
 from reckon.kernel._delimited import Loaded, read_delimited
 from reckon.kernel._encoding import looks_binary, read_head, scan_text
+from reckon.kernel._sql import table_name
 from reckon.kernel._tables import load_table, table_format
 
 __all__ = ["inspect"]
@@ -103,6 +104,7 @@ def _describe(base: dict[str, Any], loaded: Loaded) -> dict[str, Any]:
         "rows": loaded.rows if loaded.rows is not None else len(frame),
         "columns": columns,
         "read_with": loaded.read_with,
+        "sql_table": table_name(str(base["path"])),
         "notes": notes,
     }
 

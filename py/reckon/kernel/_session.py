@@ -13,6 +13,7 @@ from reckon.kernel._cells import compile_cell, execute
 from reckon.kernel._display import describe_value
 from reckon.kernel._figures import FigureCollector, prepare_matplotlib
 from reckon.kernel._files import diff_snapshots, snapshot
+from reckon.kernel._sql import run_sql
 from reckon.kernel._tables import read_table
 from reckon.kernel._traceback import cell_filename, format_error, format_syntax_error
 
@@ -51,7 +52,14 @@ class Session:
 
     def reset(self) -> None:
         """Forget every variable and import; files on disk stay."""
-        self.namespace = {"__name__": "__main__", "read_table": read_table}
+        data_dir = self.data_dir
+
+        def sql(query: str, *, limit: int | None = None) -> Any:
+            return run_sql(query, data_dir=data_dir, limit=limit)
+
+        sql.__doc__ = run_sql.__doc__
+        sql.__name__ = "run_sql"
+        self.namespace = {"__name__": "__main__", "read_table": read_table, "run_sql": sql}
 
     async def run(self, code: str) -> dict[str, Any]:
         """Run ``code`` in the session and return the run result (PROTOCOL.md §1)."""

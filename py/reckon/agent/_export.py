@@ -1,0 +1,233 @@
+"""A session as a Jupyter notebook or a plain script, and back.
+
+The notebook holds each question as Markdown, each cell that ran ``ok`` as code
+with the outputs the browser produced (text, HTML tables, PNG figures), and each
+answer as Markdown. Paths are made portable: the sandbox reads ``/data`` and
+writes ``/output``; the exported code reads ``data/`` and writes ``output/``
+next to the notebook, so it runs anywhere the input files are copied. Importing
+turns them back.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import tokenize
+from collections.abc import Iterable
+from typing import Any
+
+from reckon.agent._transcript import Transcript
+from reckon.agent._types import JSONDict
+
+__all__ = ["export_notebook", "export_script", "import_cells", "portable_paths", "sandbox_paths"]
+
+SETUP_CODE = """\
+# Reckon ran this analysis in the browser, with the input files under /data and
+# results under /output. Here they are read from ./data and written to ./output:
+# copy the same input files into ./data next to this notebook.
+import os
+from functools import partial
+
+os.makedirs("output", exist_ok=True)
+try:  # pip install reckon: the same messy-file reader and SQL helper as in the browser
+    from reckon.kernel import read_table
+    from reckon.kernel import run_sql as _run_sql
+
+    run_sql = partial(_run_sql, data_dir="data")
+except ImportError:
+    pass"""
+
+_SANDBOX_TO_PORTABLE = (("/data/", "data/"), ("/output/", "output/"))
+
+
+def _rewrite_strings(code: str, pairs: Iterable[tuple[str, str]]) -> str:
+    """Replace path prefixes inside string literals only, never in other code."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return code
+    pairs = list(pairs)
+    lines = code.splitlines(keepends=True)
+    edits: list[tuple[int, int, int, str]] = []  # (row, col_start, col_end, text)
+    for tok in tokens:
+        if tok.type != tokenize.STRING or tok.start[0] != tok.end[0]:
+            continue
+        text = tok.string
+        prefix = re.match(r"^[A-Za-z]*['\"]{1,3}", text)
+        if prefix is None:
+            continue
+        head = prefix.group(0)
+        body = text[len(head) :]
+        for old, new in pairs:
+            if body.startswith(old):
+                edits.append(
+                    (tok.start[0], tok.start[1], tok.end[1], head + new + body[len(old) :])
+                )
+                break
+    for row, start, end, replacement in sorted(edits, reverse=True):
+        line = lines[row - 1]
+        lines[row - 1] = line[:start] + replacement + line[end:]
+    return "".join(lines)
+
+
+def portable_paths(code: str) -> str:
+    """``'/data/x.csv'`` -> ``'data/x.csv'``, ``'/output/y.png'`` -> ``'output/y.png'``."""
+    return _rewrite_strings(code, _SANDBOX_TO_PORTABLE)
+
+
+def sandbox_paths(code: str) -> str:
+    """The reverse of `portable_paths`, for importing a notebook into a session."""
+    return _rewrite_strings(code, [(new, old) for old, new in _SANDBOX_TO_PORTABLE])
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def _outputs(result: JSONDict, count: int) -> list[JSONDict]:
+    outputs: list[JSONDict] = []
+    for name in ("stdout", "stderr"):
+        if result.get(name):
+            outputs.append({"output_type": "stream", "name": name, "text": _lines(result[name])})
+    for figure in result.get("figures") or []:
+        outputs.append(
+            {
+                "output_type": "display_data",
+                "data": {
+                    "image/png": figure.get("png", ""),
+                    "text/plain": [str(figure.get("description", "a figure"))],
+                },
+                "metadata": {},
+            }
+        )
+    value = result.get("result")
+    if isinstance(value, dict):
+        data: JSONDict = {"text/plain": _lines(str(value.get("text", "")))}
+        if value.get("html"):
+            data["text/html"] = _lines(str(value["html"]))
+        outputs.append(
+            {
+                "output_type": "execute_result",
+                "data": data,
+                "metadata": {},
+                "execution_count": count,
+            }
+        )
+    return outputs
+
+
+def _asks(transcript: Transcript | JSONDict) -> list[JSONDict]:
+    if isinstance(transcript, Transcript):
+        return transcript.asks
+    asks = transcript.get("asks", [])
+    return asks if isinstance(asks, list) else []
+
+
+def export_notebook(transcript: Transcript | JSONDict, *, title: str = "Reckon session") -> str:
+    """The session as nbformat 4 JSON text (valid under the ``nbformat`` validator)."""
+    cells: list[JSONDict] = [
+        {"cell_type": "markdown", "metadata": {}, "source": _lines(f"# {title}")},
+        {
+            "cell_type": "code",
+            "metadata": {"reckon": {"setup": True}},
+            "execution_count": None,
+            "outputs": [],
+            "source": _lines(SETUP_CODE),
+        },
+    ]
+    count = 0
+    for ask in _asks(transcript):
+        question = str(ask.get("question", ""))
+        cells.append({"cell_type": "markdown", "metadata": {}, "source": _lines(f"## {question}")})
+        for step in ask.get("steps") or []:
+            result = step.get("result")
+            if step.get("kind") != "code" or not isinstance(result, dict):
+                continue
+            if result.get("status") != "ok":
+                continue
+            count += 1
+            cells.append(
+                {
+                    "cell_type": "code",
+                    "metadata": {"reckon": {"step": step.get("index"), "ms": step.get("ms")}},
+                    "execution_count": count,
+                    "outputs": _outputs(result, count),
+                    "source": _lines(portable_paths(str(step.get("code", "")))),
+                }
+            )
+        answer = str(ask.get("answer") or ask.get("message") or "")
+        if answer:
+            cells.append({"cell_type": "markdown", "metadata": {}, "source": _lines(answer)})
+    for index, cell in enumerate(cells):  # nbformat 4.5 wants cell ids
+        cell["id"] = f"reckon-{index}"
+    notebook: JSONDict = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+            "language_info": {"name": "python"},
+        },
+        "cells": cells,
+    }
+    return json.dumps(notebook, indent=1, ensure_ascii=False)
+
+
+def export_script(transcript: Transcript | JSONDict) -> str:
+    """The session as a ``.py`` script in the percent format (``# %%`` cells)."""
+    parts = ["# Reckon session, exported as a script.\n", "# %%\n" + SETUP_CODE + "\n"]
+    for ask in _asks(transcript):
+        parts.append(_comment(f"Question: {ask.get('question', '')}"))
+        for code in _ok_cells(ask):
+            parts.append("# %%\n" + portable_paths(code).rstrip() + "\n")
+        answer = str(ask.get("answer") or "")
+        if answer:
+            parts.append(_comment(f"Answer: {answer}"))
+    return "\n".join(parts)
+
+
+def _ok_cells(ask: JSONDict) -> list[str]:
+    cells = []
+    for step in ask.get("steps") or []:
+        result = step.get("result")
+        if step.get("kind") == "code" and isinstance(result, dict) and result.get("status") == "ok":
+            cells.append(str(step.get("code", "")))
+    return cells
+
+
+def _comment(text: str) -> str:
+    return "# %% [markdown]\n" + "".join(f"# {line}\n" for line in text.splitlines() or [""])
+
+
+def import_cells(text: str) -> list[str]:
+    """Code cells of an ``.ipynb`` (JSON) or a ``.py`` script, with sandbox paths.
+
+    The setup cell an export adds is left out; a script without ``# %%`` markers
+    is one cell.
+    """
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        try:
+            notebook: Any = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(
+                f"this .ipynb file is not valid JSON ({exc}); export it again"
+            ) from exc
+        cells = []
+        for cell in notebook.get("cells", []) if isinstance(notebook, dict) else []:
+            if cell.get("cell_type") != "code" or cell.get("metadata", {}).get("reckon", {}).get(
+                "setup"
+            ):
+                continue
+            source = cell.get("source", "")
+            code = "".join(source) if isinstance(source, list) else str(source)
+            if code.strip():
+                cells.append(sandbox_paths(code))
+        return cells
+    chunks = re.split(r"^# %%.*$\n?", text, flags=re.M)
+    cells = [c.strip("\n") for c in chunks if c.strip() and not _only_comments(c)]
+    return [sandbox_paths(c) for c in cells if c.strip() != SETUP_CODE.strip()]
+
+
+def _only_comments(chunk: str) -> bool:
+    return all(not line.strip() or line.lstrip().startswith("#") for line in chunk.splitlines())
