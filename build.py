@@ -78,7 +78,9 @@ PURE_PACKAGES: dict[str, str] = {
 SANDBOX_PURE = ("openpyxl", "xlrd", "odfpy", "seaborn", "pypdf", "sympy", "tabulate")
 # Loaded before the sandbox says "ready"; the rest is fetched in the background and
 # installed when a cell imports it (or a file needs it).
-SANDBOX_EAGER = ("numpy", "pandas", "matplotlib", "openpyxl", "xlrd", "odfpy", "tabulate", "reckon")
+SANDBOX_EAGER = (
+    "numpy", "pandas", "matplotlib", "openpyxl", "xlrd", "odfpy", "tabulate", "sqlite3", "reckon",
+)  # fmt: skip
 
 Log = Callable[[str], None]
 
@@ -344,6 +346,9 @@ def assemble(out: Path, *, source: str, log: Log) -> dict[str, object]:
     spec.packages = {name: spec.packages[name] for name in sorted(set(sandbox) | set(agent))}
     spec.to_json(pyodide_dir / "pyodide-lock.json", indent=1)
 
+    pycache = precompile(
+        pyodide_dir, core=core, eager=eager, rest=[n for n in sandbox if n not in eager], log=log
+    )
     _copy_web(out)
     info = {
         "reckon": _project_version(),
@@ -354,7 +359,8 @@ def assemble(out: Path, *, source: str, log: Log) -> dict[str, object]:
             "packages": eager,
             "all_packages": sandbox,
             "files": _files_of(full, sandbox),
-            "eager_files": _files_of(full, eager),
+            "eager_files": _files_of(full, eager) + pycache[:1],
+            "rest_files": pycache[1:],
         },
         "agent": {"packages": agent, "files": _files_of(full, agent)},
         "sizes": {p.name: p.stat().st_size for p in sorted(pyodide_dir.iterdir()) if p.is_file()},
@@ -425,6 +431,43 @@ def _copy_web(out: Path) -> None:
         {"pattern": "sandbox.html", "headers": {"Content-Security-Policy": csp}},
     ]  # fmt: skip
     (out / "_headers.json").write_text(json.dumps(headers, indent=1))
+
+
+# --- precompile ------------------------------------------------------------------
+
+
+def precompile(pyodide_dir: Path, *, core: Path, eager: list[str], rest: list[str],
+               log: Log) -> list[str]:  # fmt: skip
+    """Bytecode bundles for the sandbox's packages (see scripts/precompile.mjs).
+
+    Cached by the served lock and the script, so it runs once per package set.
+    Returns the bundle file names, or [] when Node.js is missing (the sandbox then
+    compiles on import, as plain Pyodide does).
+    """
+    script = ROOT / "scripts" / "precompile.mjs"
+    node = shutil.which("node")
+    if node is None:
+        log("precompile: skipped (node not found); the sandbox will compile on import")
+        return []
+    key = hashlib.sha256(
+        (pyodide_dir / "pyodide-lock.json").read_bytes()
+        + script.read_bytes()
+        + ",".join(eager).encode()
+    ).hexdigest()[:16]
+    cached = CACHE / "pycache" / key
+    names = ["pycache-eager.zip", "pycache-rest.zip"]
+    if not all((cached / n).exists() for n in names):
+        log("precompile: compiling the packages to bytecode with Pyodide under Node.js")
+        tmp = cached.with_name(key + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        run([node, str(script), str(core / "pyodide.mjs"), str(pyodide_dir) + "/",
+             ",".join(eager), ",".join(rest), str(tmp)])  # fmt: skip
+        shutil.rmtree(cached, ignore_errors=True)
+        tmp.rename(cached)
+    for name in names:
+        _link_or_copy(cached / name, pyodide_dir / name)
+    return names
 
 
 # --- check -----------------------------------------------------------------------

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reckon.kernel._tables import read_table
+
+if TYPE_CHECKING:
+    import sqlite3
 
 __all__ = ["run_sql", "sql_tables", "table_name"]
 
@@ -28,7 +30,11 @@ class _Database:
     """One connection per process; remembers which file version each table holds."""
 
     def __init__(self) -> None:
-        self.connection = sqlite3.connect(":memory:")
+        # Imported here: in Pyodide sqlite3 is a package of its own, and the kernel
+        # must import even before it is installed.
+        import sqlite3
+
+        self.connection: sqlite3.Connection = sqlite3.connect(":memory:")
         self.loaded: dict[str, tuple[str, int, int]] = {}  # table -> (path, mtime_ns, size)
 
 
@@ -95,6 +101,8 @@ def run_sql(query: str, *, data_dir: str = "/data", limit: int | None = None) ->
     Raises ``ValueError`` naming the tables and their columns when the query does
     not fit them, so a model (or a person) can fix it from the message.
     """
+    import sqlite3
+
     import pandas as pd
 
     db = _database()
@@ -116,6 +124,8 @@ def _clean(exc: BaseException) -> str:
 
 
 def _describe_tables(db: _Database, files: dict[str, str]) -> str:
+    import sqlite3
+
     if not files:
         return "There are no table files under /data: upload a CSV or spreadsheet first."
     lines = ["Tables you can query:"]
