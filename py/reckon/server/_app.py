@@ -17,6 +17,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from reckon.server._config import RelayConfig
 from reckon.server._errors import RelayError, error_response
 from reckon.server._guard import Guard
+from reckon.server._openapi import serve_openapi
 from reckon.server._relay import ChatCompletions
 from reckon.server._site import Site
 from reckon.server._upstream import Upstreams
@@ -65,6 +66,7 @@ def create_app(config: RelayConfig) -> Starlette:
         Route("/v1/chat/completions", ChatCompletions(upstreams), methods=["POST"]),
         Route("/v1/models", list_models, methods=["GET"]),
         Route("/api/info", info, methods=["GET"]),
+        Route("/openapi.json", serve_openapi, methods=["GET"]),
     ]
     if config.site_dir is not None:
         routes.append(Mount("/", app=Site(config.site_dir)))

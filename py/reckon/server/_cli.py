@@ -57,6 +57,8 @@ def _parser() -> argparse.ArgumentParser:
     add("--allow-origin", metavar="ORIGIN", **many, help="also accept pages at this origin")
     add("--allow-host", metavar="HOST", **many, help="also accept this Host name (proxies)")
     add("--log-prompts", action="store_true", default=None, help="log the messages sent to models")
+    # Listed for --help only: main() hands `reckon eval ...` to reckon.client before parsing.
+    commands.add_parser("eval", help="run a question set headless and report (reckon eval -h)")
     return parser
 
 
@@ -172,8 +174,13 @@ def _serve(config: RelayConfig) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``reckon`` console script; returns the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["eval"]:
+        from reckon.client._eval_cli import main as eval_main
+
+        return eval_main(argv[1:])
     try:
-        config = config_from_args(sys.argv[1:] if argv is None else argv)
+        config = config_from_args(argv)
         return _serve(config)
     except ConfigError as exc:
         print(f"reckon: error: {exc}", file=sys.stderr)

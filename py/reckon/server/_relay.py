@@ -58,12 +58,20 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
             return bytes(body)
 
 
+def _reject_constant(name: str) -> Any:
+    # json.loads takes NaN/Infinity, which json.dumps would forward as invalid JSON.
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def _parse(body: bytes) -> dict[str, Any]:
     try:
-        payload = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        payload = json.loads(body, parse_constant=_reject_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        # ValueError covers JSONDecodeError and integers past Python's digit limit;
+        # RecursionError, nesting deeper than the parser goes.
+        detail = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
         raise RelayError(
-            400, f"The request body is not valid JSON ({exc}); {_SHAPE_HINT}."
+            400, f"The request body is not valid JSON ({detail}); {_SHAPE_HINT}."
         ) from None
     if not isinstance(payload, dict):
         raise RelayError(400, f"The request body must be a JSON object; {_SHAPE_HINT}.")

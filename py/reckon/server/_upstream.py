@@ -110,7 +110,11 @@ class Upstreams:
                     write=c.first_byte_timeout,
                     pool=c.connect_timeout,
                 ),
-                limits=httpx.Limits(max_connections=c.max_concurrent_streams + 8),
+                # Idle connections expire well before the usual 5 s server keep-alive,
+                # so a request never lands on one the server is closing (a 502).
+                limits=httpx.Limits(
+                    max_connections=c.max_concurrent_streams + 8, keepalive_expiry=2.0
+                ),
                 # No proxy or .netrc from the environment: .netrc credentials
                 # would be sent instead of the configured key.
                 trust_env=False,
@@ -220,6 +224,9 @@ class Upstreams:
         if requested is None:
             target = await self.default()
             if target is None:
+                _, failures = await self.catalogue()
+                if failures:  # the servers that could have offered one are down
+                    raise failures[0]
                 raise RelayError(404, "No model is available; name one in the request's 'model'.")
             return target
         prefix, _, rest = requested.partition("/")
