@@ -5,9 +5,15 @@ The package has three parts that never import each other:
 - ``reckon.kernel`` runs inside the sandbox worker (Pyodide + the scientific stack);
 - ``reckon.agent`` runs inside the agent worker (a small Pyodide) and drives the model;
 - ``reckon.server`` is the relay (CPython only): serves the site, forwards model calls.
+
+``reckon.client`` (CPython only) drives all three from Python: ``reckon.Session``
+runs the product headless. It is imported on first use, so importing ``reckon``
+inside Pyodide never reaches for the relay's dependencies or Playwright.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from reckon._exceptions import (
     BuildError,
@@ -17,7 +23,11 @@ from reckon._exceptions import (
     ModelProtocolError,
     ProtocolError,
     ReckonError,
+    SessionError,
 )
+
+if TYPE_CHECKING:
+    from reckon.client import Session
 
 __version__ = "0.1.0"
 
@@ -29,5 +39,15 @@ __all__ = [
     "ModelProtocolError",
     "ProtocolError",
     "ReckonError",
+    "Session",
+    "SessionError",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Session":
+        from reckon.client import Session
+
+        return Session
+    raise AttributeError(f"module 'reckon' has no attribute {name!r}")

@@ -13,7 +13,9 @@ Hierarchy::
     │   └── ChecksumError    a downloaded file does not match its sha256
     ├── ProtocolError        a message across a boundary has the wrong shape
     │   └── ModelProtocolError   a model server's reply cannot be parsed
-    └── ModelError           the model call failed (HTTP error, timeout, refused)
+    ├── ModelError           the model call failed (HTTP error, timeout, refused)
+    └── SessionError         a headless session (``reckon.Session``) could not start or
+                             a call into its page failed (no site, no Chromium, timeout)
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ __all__ = [
     "ModelProtocolError",
     "ProtocolError",
     "ReckonError",
+    "SessionError",
 ]
 
 
@@ -60,3 +63,7 @@ class ModelError(ReckonError):
         super().__init__(message)
         self.status = status
         self.kind = kind
+
+
+class SessionError(ReckonError):
+    """A headless session could not start, or a call into its page failed."""

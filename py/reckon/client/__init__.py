@@ -1,0 +1,13 @@
+"""Reckon from Python (CPython only): headless sessions and the evaluation harness.
+
+``Session`` starts the relay in a thread and headless Chromium, and drives the
+page's ``window.reckon`` API, so everything runs through the real product path.
+Playwright is an optional dependency (``pip install 'reckon[headless]'``),
+imported only when a session starts.
+"""
+
+from __future__ import annotations
+
+from reckon.client._session import Runtime, Session
+
+__all__ = ["Runtime", "Session"]

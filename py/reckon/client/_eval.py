@@ -1,0 +1,188 @@
+"""``reckon eval``'s engine: every question through the real product path, as data.
+
+Each run is a fresh session (a fresh browser context: its own sandbox, agent
+and files) on one shared relay and Chromium, so runs cannot leak state into
+each other, and only the browser start-up is shared.
+
+Definitions (also in README, "Evaluation"):
+
+- a run **executed** when its ask ended with status ``ok`` and every code step's
+  result had status ``ok`` (no error, timeout or interrupt, even one the model
+  then fixed; those are counted as retries);
+- a run is **correct** when its ask ended ``ok`` and the answer matches
+  ``expected`` or makes ``check`` true;
+- a question is **reproducible** when all its runs gave the same normalized
+  answer (``normalized_answer``: the @name[value] pairs, else the numbers);
+- **retries** are code steps that failed, each of which sent the traceback back.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from reckon._exceptions import SessionError
+from reckon.client._answers import matches_expected, normalized_answer, run_check
+from reckon.client._questions import Question
+from reckon.client._session import Runtime, Session
+
+__all__ = ["RunRecord", "evaluate", "run_question", "summarize"]
+
+
+@dataclass
+class RunRecord:
+    """One run of one question."""
+
+    question_id: str
+    attempt: int
+    status: str  # the ask's status (ok, error, stopped), or "session-error"
+    answer: str = ""
+    message: str | None = None
+    model: str | None = None
+    correct: bool = False
+    executed: bool = False
+    steps: int = 0
+    code_steps: int = 0
+    retries: int = 0
+    setup_seconds: float = 0.0
+    seconds: float = 0.0
+    normalized: str = ""
+    check_error: str | None = None
+    steps_detail: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _is_correct(question: Question, answer: str) -> tuple[bool, str | None]:
+    if question.expected is not None:
+        return matches_expected(question.expected, answer), None
+    assert question.check_tree is not None
+    try:
+        return run_check(question.check_tree, answer), None
+    except Exception as exc:  # a check that raises is a wrong answer, with the reason kept
+        return False, f"{type(exc).__name__}: {exc}"
+
+
+def _slim(step: dict[str, Any]) -> dict[str, Any]:
+    """A step without figure images (kilobytes of base64 nobody reads in a report)."""
+    result = step.get("result")
+    if not isinstance(result, dict) or not result.get("figures"):
+        return step
+    figures = [
+        {k: v for k, v in f.items() if k != "png"} | {"png_chars": len(f.get("png") or "")}
+        for f in result["figures"]
+    ]
+    return {**step, "result": {**result, "figures": figures}}
+
+
+def run_question(
+    runtime: Runtime, question: Question, attempt: int, *, model: str | None
+) -> RunRecord:
+    """Ask ``question`` once, in a fresh session; never raises for a failed run."""
+    record = RunRecord(question.id, attempt, "session-error")
+    started = time.monotonic()
+    session: Session | None = None
+    try:
+        session = Session.on(runtime, model=model)
+        for path in question.files:
+            session.upload(path)
+        asked = time.monotonic()
+        record.setup_seconds = round(asked - started, 3)
+        outcome = session.ask(question.question)
+        record.seconds = round(time.monotonic() - asked, 3)
+    except SessionError as exc:
+        record.message = str(exc)
+        record.seconds = round(time.monotonic() - started, 3)
+        return record
+    finally:
+        if session is not None:
+            session.close()
+    steps = [s for s in outcome.get("steps") or [] if isinstance(s, dict)]
+    code = [s for s in steps if s.get("kind") == "code"]
+    failed = [s for s in code if (s.get("result") or {}).get("status") != "ok"]
+    record.status = str(outcome.get("status"))
+    record.answer = str(outcome.get("answer") or "")
+    record.message = outcome.get("message")
+    record.model = outcome.get("model")
+    record.steps, record.code_steps, record.retries = len(steps), len(code), len(failed)
+    record.executed = record.status == "ok" and not failed
+    if record.status == "ok":
+        record.correct, record.check_error = _is_correct(question, record.answer)
+    record.normalized = normalized_answer(record.answer)
+    record.steps_detail = [_slim(s) for s in steps]
+    return record
+
+
+def _rate(hits: int, total: int) -> float | None:
+    return round(hits / total, 4) if total else None
+
+
+def summarize(questions: list[Question], records: list[RunRecord]) -> dict[str, Any]:
+    """The headline numbers and one row per question."""
+    rows = []
+    reproducible = repeated = 0
+    for question in questions:
+        runs = [r for r in records if r.question_id == question.id]
+        same = len(runs) > 1 and len({r.normalized for r in runs}) == 1
+        reproducible += same
+        repeated += len(runs) > 1
+        rows.append(
+            {
+                "id": question.id,
+                "runs": len(runs),
+                "correct": sum(r.correct for r in runs),
+                "executed": sum(r.executed for r in runs),
+                "reproducible": same if len(runs) > 1 else None,
+                "steps": [r.steps for r in runs],
+                "retries": [r.retries for r in runs],
+                "seconds": [r.seconds for r in runs],
+                "mean_seconds": round(sum(r.seconds for r in runs) / len(runs), 3) if runs else 0,
+            }
+        )
+    total = len(records)
+    return {
+        "questions": len(questions),
+        "runs": total,
+        "execution_success_rate": _rate(sum(r.executed for r in records), total),
+        "answer_accuracy": _rate(sum(r.correct for r in records), total),
+        "reproducibility": _rate(reproducible, repeated),
+        "completion_rate": _rate(sum(r.status == "ok" for r in records), total),
+        "mean_steps": round(sum(r.steps for r in records) / total, 3) if total else None,
+        "total_retries": sum(r.retries for r in records),
+        "mean_seconds_per_run": round(sum(r.seconds for r in records) / total, 3)
+        if total
+        else None,
+        "mean_setup_seconds": round(sum(r.setup_seconds for r in records) / total, 3)
+        if total
+        else None,
+        "per_question": rows,
+    }
+
+
+def evaluate(
+    runtime: Runtime,
+    questions: list[Question],
+    *,
+    model: str | None = None,
+    repeat: int = 2,
+    progress: Callable[[str], None] | None = None,
+) -> list[RunRecord]:
+    """Every question ``repeat`` times (all first runs, then all second runs, so a
+    flaky minute of the machine does not hit both runs of one question)."""
+    say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
+    records: list[RunRecord] = []
+    total = len(questions) * repeat
+    for attempt in range(1, repeat + 1):
+        for question in questions:
+            record = run_question(runtime, question, attempt, model=model)
+            records.append(record)
+            verdict = "correct" if record.correct else "WRONG"
+            say(
+                f"[{len(records)}/{total}] {question.id} run {attempt}: {record.status}, "
+                f"{verdict}, {record.steps} steps, {record.seconds:.1f} s"
+            )
+    return records

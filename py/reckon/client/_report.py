@@ -1,0 +1,158 @@
+"""``report.json`` (everything, as data) and ``report.md`` (the same, for people)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from reckon.client._eval import RunRecord
+from reckon.client._questions import Question
+
+__all__ = ["build_report", "write_report"]
+
+_TEXT_LIMIT = 2000  # characters of stdout/traceback per step in report.md
+
+
+def build_report(
+    questions: list[Question],
+    records: list[RunRecord],
+    summary: dict[str, Any],
+    *,
+    setup: dict[str, Any],
+) -> dict[str, Any]:
+    """The whole report as one JSON-ready dict."""
+    by_id = {q.id: q for q in questions}
+    failures = [
+        {
+            "question_id": r.question_id,
+            "attempt": r.attempt,
+            "reasons": _reasons(r),
+            "question": by_id[r.question_id].question,
+            "answer": r.answer,
+            "transcript": r.steps_detail,
+        }
+        for r in records
+        if not (r.correct and r.executed)
+    ]
+    return {
+        "version": 1,
+        "setup": setup,
+        "summary": summary,
+        "questions": [
+            {
+                "id": q.id,
+                "question": q.question,
+                "files": [p.name for p in q.files],
+                "expected": q.expected,
+                "check": q.check,
+            }
+            for q in questions
+        ],
+        "runs": [{k: v for k, v in r.as_dict().items() if k != "steps_detail"} for r in records],
+        "failures": failures,
+    }
+
+
+def _reasons(record: RunRecord) -> list[str]:
+    reasons = []
+    if record.status != "ok":
+        reasons.append(f"ask ended with status {record.status}: {record.message or ''}".strip())
+    elif not record.correct:
+        reasons.append("wrong answer" + (f" ({record.check_error})" if record.check_error else ""))
+    if record.retries:
+        reasons.append(f"{record.retries} code step(s) failed")
+    return reasons
+
+
+def _percent(rate: float | None) -> str:
+    return "n/a" if rate is None else f"{rate:.1%}"
+
+
+def _markdown(report: dict[str, Any]) -> str:
+    setup, summary = report["setup"], report["summary"]
+    lines = [
+        "# Reckon evaluation",
+        "",
+        f"- questions: {setup['questions_file']} ({summary['questions']} questions, "
+        f"{setup['repeat']} run(s) each, {summary['runs']} runs)",
+        f"- model: {setup['model']}" + (f" via {setup['upstream']}" if setup["upstream"] else ""),
+        f"- started: {setup['started']}, took {setup['wall_seconds']:.0f} s",
+        "",
+        "| measure | value |",
+        "|---|---|",
+        f"| execution success rate | {_percent(summary['execution_success_rate'])} |",
+        f"| answer accuracy | {_percent(summary['answer_accuracy'])} |",
+        f"| reproducibility | {_percent(summary['reproducibility'])} |",
+        f"| asks completed | {_percent(summary['completion_rate'])} |",
+        f"| mean steps per run | {summary['mean_steps']} |",
+        f"| retries (failed code steps) | {summary['total_retries']} |",
+        f"| mean seconds per ask | {summary['mean_seconds_per_run']} |",
+        f"| mean seconds to start a session | {summary['mean_setup_seconds']} |",
+        "",
+        "Definitions: README.md, section *Evaluation*.",
+        "",
+        "## Per question",
+        "",
+        "| id | correct | executed | reproducible | steps | retries | seconds |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in summary["per_question"]:
+        same = {True: "yes", False: "no", None: "n/a"}[row["reproducible"]]
+        lines.append(
+            f"| {row['id']} | {row['correct']}/{row['runs']} | {row['executed']}/{row['runs']} "
+            f"| {same} | {_join(row['steps'])} | {_join(row['retries'])} "
+            f"| {_join(row['seconds'])} |"
+        )
+    lines += ["", f"## Failures ({len(report['failures'])})", ""]
+    if not report["failures"]:
+        lines.append("None.")
+    for failure in report["failures"]:
+        lines += _failure(failure)
+    return "\n".join(lines) + "\n"
+
+
+def _join(values: list[Any]) -> str:
+    return ", ".join(str(v) for v in values)
+
+
+def _failure(failure: dict[str, Any]) -> list[str]:
+    lines = [
+        f"### {failure['question_id']}, run {failure['attempt']}: {'; '.join(failure['reasons'])}",
+        "",
+        f"**Question:** {failure['question']}",
+        "",
+        "**Answer:**",
+        "",
+        _fenced(failure["answer"] or "(none)", ""),
+    ]
+    for step in failure["transcript"]:
+        lines.append(f"Step {step.get('index')} ({step.get('kind')}): {step.get('text') or ''}")
+        lines.append("")
+        if step.get("code"):
+            lines.append(_fenced(step["code"], "python"))
+        result = step.get("result") or {}
+        if result:
+            lines.append(f"status: {result.get('status')}")
+            lines.append("")
+            output = (result.get("stdout") or "") + (result.get("stderr") or "")
+            error = result.get("error") or {}
+            if error.get("traceback"):
+                output += error["traceback"]
+            if output.strip():
+                lines.append(_fenced(output[:_TEXT_LIMIT], "text"))
+    return lines
+
+
+def _fenced(text: str, language: str) -> str:
+    fence = "````" if "```" in text else "```"
+    return f"{fence}{language}\n{text.rstrip()}\n{fence}\n"
+
+
+def write_report(report: dict[str, Any], out: Path) -> tuple[Path, Path]:
+    """Write ``report.json`` and ``report.md`` into ``out``; returns their paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    json_path, md_path = out / "report.json", out / "report.md"
+    json_path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    md_path.write_text(_markdown(report), encoding="utf-8")
+    return json_path, md_path

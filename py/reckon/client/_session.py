@@ -1,0 +1,263 @@
+"""`Session`: Reckon from Python, through the real product path, headless.
+
+A relay (in a thread of this process) serves the built site and forwards model
+calls; headless Chromium opens the chat page; every method calls the page's
+``window.reckon`` API, so code runs in the browser sandbox exactly as it does
+for a user, and results come back as the same plain dicts (PROTOCOL.md).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from reckon._exceptions import ConfigError, SessionError
+from reckon.client._browser import HeadlessChromium, find_chromium
+from reckon.client._relay import ThreadRelay
+
+if TYPE_CHECKING:
+    from playwright.sync_api import BrowserContext, Page
+
+__all__ = ["DEMO_MODEL", "Runtime", "Session"]
+
+DEMO_MODEL = "reckon-demo"  # the page's built-in model (web/agent-client.js)
+
+# Page-side helpers: a deadline for every call (a hung page fails the call with
+# a message instead of hanging Python) and base64 for bytes, which JSON lacks.
+_PRELUDE = """
+const withDeadline = (promise, ms, what) => {
+  let timer;
+  const deadline = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+};
+const fromB64 = (b64) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+const toB64 = (bytes) => {
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    s += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(s);
+};
+"""
+
+
+class Runtime:
+    """A relay and a headless Chromium, shared by the sessions opened on it."""
+
+    def __init__(
+        self,
+        site: str | os.PathLike[str] = "dist/site",
+        *,
+        upstream: str | None = None,
+        model: str | None = None,
+        key_env: str | None = None,
+        chromium: str | os.PathLike[str] | None = None,
+    ) -> None:
+        site_dir = Path(site).resolve()
+        if not (site_dir / "build-info.json").is_file():
+            raise SessionError(
+                f"the site at {site_dir} is not built: run `python build.py` (it writes "
+                "dist/site), or pass site=PATH to a built site"
+            )
+        executable = find_chromium(chromium)
+        self.relay = ThreadRelay(site_dir, upstream=upstream, model=model, key_env=key_env)
+        self.url = self.relay.start()
+        try:
+            self.chromium = HeadlessChromium(executable)
+        except BaseException:
+            self.relay.close()
+            raise
+
+    def close(self) -> None:
+        try:
+            self.chromium.close()
+        finally:
+            self.relay.close()
+
+
+class Session:
+    """A headless Reckon session: upload files, run code, ask questions.
+
+    ``site`` is the built site (``python build.py``); ``upstream``/``model``/``key_env``
+    configure the relay as ``reckon serve`` flags do (no upstream: the demo model);
+    ``timeout_ms`` limits each ``run`` cell in the sandbox; ``ask_timeout_s`` bounds
+    one whole ``ask``. Use it as a context manager, or call ``close()``.
+    """
+
+    def __init__(
+        self,
+        site: str | os.PathLike[str] = "dist/site",
+        *,
+        upstream: str | None = None,
+        model: str | None = None,
+        key_env: str | None = None,
+        chromium: str | os.PathLike[str] | None = None,
+        timeout_ms: int = 60_000,
+        ask_timeout_s: float = 600.0,
+    ) -> None:
+        if model and not upstream and model != DEMO_MODEL:
+            raise ConfigError(f"model={model!r} needs upstream=URL (without it: {DEMO_MODEL!r})")
+        runtime = Runtime(site, upstream=upstream, model=model, key_env=key_env, chromium=chromium)
+        try:
+            self._open(runtime, model=model, timeout_ms=timeout_ms, ask_timeout_s=ask_timeout_s)
+        except BaseException:
+            runtime.close()
+            raise
+        self._owns_runtime = True
+
+    @classmethod
+    def on(
+        cls,
+        runtime: Runtime,
+        *,
+        model: str | None = None,
+        timeout_ms: int = 60_000,
+        ask_timeout_s: float = 600.0,
+    ) -> Session:
+        """A fresh session (its own browser context) on a shared runtime; closing it
+        leaves the runtime running."""
+        session = cls.__new__(cls)
+        session._open(runtime, model=model, timeout_ms=timeout_ms, ask_timeout_s=ask_timeout_s)
+        session._owns_runtime = False
+        return session
+
+    def _open(
+        self, runtime: Runtime, *, model: str | None, timeout_ms: int, ask_timeout_s: float
+    ) -> None:
+        self._runtime = runtime
+        self._model = model
+        self._timeout_ms = timeout_ms
+        self._ask_timeout_s = ask_timeout_s
+        self._context: BrowserContext | None = None
+        self._page: Page
+        self._context, self._page = runtime.chromium.new_page(f"{runtime.url}/index.html")
+        # The agent worker boots beside the sandbox; waiting for both keeps its start-up
+        # out of the first ask's time.
+        body = """
+          const agent = window.reckon.agent;
+          const both = Promise.all([window.reckon.ready(), agent && agent.ready()]);
+          return (await withDeadline(both, deadlineMs, "ready"))[0];
+        """
+        try:
+            # {status, ms, crossOriginIsolated}: the sandbox can run code.
+            self.startup: dict[str, Any] = self._call(body, None, 300)
+        except BaseException:
+            runtime.chromium.close_context(self._context)
+            self._context = None
+            raise
+
+    @property
+    def url(self) -> str:
+        """The relay's base URL (open it in a browser to watch the same site)."""
+        return self._runtime.url
+
+    def _call(self, body: str, arg: Any, deadline_s: float) -> Any:
+        from playwright.sync_api import Error as PlaywrightError
+
+        if self._context is None:
+            raise SessionError("this session is closed")
+        script = f"async ([arg, deadlineMs]) => {{ {_PRELUDE}\n{body} }}"
+        page = self._page
+        try:
+            return self._runtime.chromium.call(
+                lambda: page.evaluate(script, [arg, int(deadline_s * 1000)]),
+                timeout_s=deadline_s + 15,
+            )
+        except PlaywrightError as exc:
+            # Keep the page's message, not Playwright's JS stack.
+            message = str(exc.message).split("\n    at ", 1)[0].strip()
+            raise SessionError(
+                message.removeprefix("Page.evaluate: ").removeprefix("Error: ")
+            ) from None
+
+    def upload(self, file: str | os.PathLike[str] | tuple[str, bytes]) -> dict[str, Any]:
+        """Put a file (a path, or ``(name, bytes)``) in ``/data``; returns its summary
+        (a table's rows and columns, or a message saying what is wrong with it)."""
+        if isinstance(file, tuple):
+            name, data = file
+        else:
+            path = Path(file)
+            name, data = path.name, path.read_bytes()
+        body = """
+          const [name, b64] = arg;
+          return await withDeadline(
+            window.reckon.upload({ name, bytes: fromB64(b64) }), deadlineMs, "upload");
+        """
+        reply: dict[str, Any] = self._call(body, [name, base64.b64encode(data).decode()], 120)
+        return reply
+
+    def run(self, code: str, *, timeout_ms: int | None = None) -> dict[str, Any]:
+        """Run a cell in the sandbox; returns the run result (PROTOCOL.md section 1)."""
+        limit = timeout_ms or self._timeout_ms
+        body = """
+          const [code, timeoutMs] = arg;
+          return await withDeadline(window.reckon.run(code, { timeoutMs }), deadlineMs, "run");
+        """
+        # The sandbox enforces the limit; the deadline only catches a hung page.
+        result: dict[str, Any] = self._call(body, [code, limit], limit / 1000 + 60)
+        return result
+
+    def ask(self, question: str, *, model: str | None = None) -> dict[str, Any]:
+        """Ask in plain words; returns ``{status, answer, steps, message?, model}``."""
+        chosen = model or self._model
+        body = """
+          const [question, model] = arg;
+          const pending = window.reckon.ask(question, model ? { model } : {});
+          try {
+            return await withDeadline(pending, deadlineMs, "ask");
+          } catch (err) {
+            window.reckon.stop();
+            throw err;
+          }
+        """
+        outcome: dict[str, Any] = self._call(body, [question, chosen], self._ask_timeout_s)
+        return outcome
+
+    def read_file(self, path: str) -> bytes:
+        """A file's bytes from the sandbox (relative paths are under ``/data``)."""
+        body = "return toB64(await withDeadline(window.reckon.readFile(arg), deadlineMs, 'read'));"
+        return base64.b64decode(self._call(body, path, 60))
+
+    def list_files(self, directory: str = "/data") -> list[dict[str, Any]]:
+        """``[{path, name, size, is_dir, mtime}]`` in ``directory``."""
+        body = "return await withDeadline(window.reckon.listFiles(arg), deadlineMs, 'listFiles');"
+        files: list[dict[str, Any]] = self._call(body, directory, 30)
+        return files
+
+    def transcript(self) -> dict[str, Any]:
+        """The conversation as data: ``{version, asks: [{question, status, answer, steps}]}``."""
+        body = "return await withDeadline(window.reckon.transcript(), deadlineMs, 'transcript');"
+        transcript: dict[str, Any] = self._call(body, None, 30)
+        return transcript
+
+    def models(self) -> dict[str, Any]:
+        """``{models, default, demo}``: what the relay offers, plus the demo model."""
+        body = "return await withDeadline(window.reckon.models(), deadlineMs, 'models');"
+        models: dict[str, Any] = self._call(body, None, 30)
+        return models
+
+    def close(self) -> None:
+        """Close the page (and the relay and browser, unless they are shared)."""
+        context, self._context = self._context, None
+        try:
+            if context is not None:
+                self._runtime.chromium.close_context(context)
+        finally:
+            if self._owns_runtime and context is not None:
+                self._runtime.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,110 @@
+"""`reckon.Session`: the Python API, end to end through the relay and headless Chromium.
+
+The session is created while the test session's own sync Playwright is running
+in this thread (the `a_browser` fixture), which is the case Playwright's sync
+API refuses; the client keeps its browser in a thread of its own, so it works.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import reckon
+from reckon import Session, SessionError
+
+from .conftest import CHROMIUM, SITE
+
+SALES = b"region,price,qty\nEast,10,1\nWest,20,2\nEast,30,3\nNorth,5,4\n"
+
+
+@pytest.fixture(scope="module")
+def a_session(a_browser: Any, a_built_site: Path) -> Iterator[Session]:
+    with reckon.Session(site=a_built_site, chromium=CHROMIUM) as session:
+        yield session
+
+
+def test_the_api_is_exported_from_the_package() -> None:
+    assert {"Session", "SessionError"} <= set(reckon.__all__)
+    assert reckon.Session is Session
+    assert issubclass(SessionError, reckon.ReckonError)
+
+
+def test_a_session_is_ready_with_the_demo_model(a_session: Session) -> None:
+    assert a_session.startup["status"] == "ok"
+    assert a_session.url.startswith("http://127.0.0.1:")
+    models = a_session.models()
+    assert models["default"] == "reckon-demo" and models["demo"] is True
+
+
+def test_upload_run_and_read_back(a_session: Session, tmp_path: Path) -> None:
+    path = tmp_path / "sales.csv"
+    path.write_bytes(SALES)
+    summary = a_session.upload(path)
+    assert summary["status"] == "ok" and summary["rows"] == 4
+    assert a_session.upload(("notes.txt", b"hello"))["status"] == "ok"
+    names = {f["name"] for f in a_session.list_files("/data")}
+    assert {"sales.csv", "notes.txt"} <= names
+
+    result = a_session.run("import pandas as pd; pd.read_csv('/data/sales.csv').shape")
+    assert result["status"] == "ok" and result["result"]["text"] == "(4, 3)"
+    written = a_session.run(
+        "import pandas as pd\n"
+        "df = pd.read_csv('/data/sales.csv')\n"
+        "df.groupby('region')['price'].sum().to_csv('/output/totals.csv')"
+    )
+    assert written["status"] == "ok"
+    assert [f["path"] for f in written["files"]] == ["/output/totals.csv"]
+    assert a_session.read_file("/output/totals.csv").decode().splitlines() == [
+        "region,price",
+        "East,40",
+        "North,5",
+        "West,20",
+    ]
+
+
+def test_user_errors_are_data_and_limits_apply(a_session: Session) -> None:
+    failed = a_session.run("1/0")
+    assert failed["status"] == "error" and failed["error"]["type"] == "ZeroDivisionError"
+    slow = a_session.run("import time\nwhile True: time.sleep(0.01)", timeout_ms=1500)
+    assert slow["status"] == "timeout"
+
+
+def test_ask_answers_from_computed_numbers_and_the_transcript_keeps_it(
+    a_session: Session,
+) -> None:
+    a_session.upload(("sales.csv", SALES))
+    outcome = a_session.ask("average price by region")
+    assert outcome["status"] == "ok", outcome
+    for number in ("20", "5"):  # East (10+30)/2, West 20, North 5
+        assert number in outcome["answer"]
+    assert outcome["steps"][0]["kind"] == "code"
+    assert outcome["steps"][0]["result"]["status"] == "ok"
+
+    transcript = a_session.transcript()
+    last = transcript["asks"][-1]
+    assert last["question"] == "average price by region"
+    assert last["answer"] == outcome["answer"]
+
+
+def test_a_missing_file_is_a_session_error(a_session: Session) -> None:
+    with pytest.raises(SessionError, match="no such file"):
+        a_session.read_file("/output/never-written.csv")
+
+
+def test_an_unbuilt_site_says_how_to_build_it(tmp_path: Path) -> None:
+    with pytest.raises(SessionError, match=r"python build\.py"):
+        Session(site=tmp_path, chromium=CHROMIUM)
+
+
+def test_a_missing_chromium_says_how_to_install_it(tmp_path: Path) -> None:
+    with pytest.raises(SessionError, match="apt-get install chromium"):
+        Session(site=SITE, chromium=tmp_path / "no-chromium")
+
+
+def test_a_model_without_an_upstream_is_refused() -> None:
+    with pytest.raises(reckon.ConfigError, match="needs upstream=URL"):
+        Session(site=SITE, model="gpt-4o-mini")
