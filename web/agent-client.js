@@ -14,6 +14,7 @@ export class Agent extends EventTarget {
     this.settings = settings;
     this.nextAsk = 1;
     this.asks = new Map();
+    this.calls = new Map(); // id -> resolve, for export/import replies
     this.info = null;
     this.worker = null;
     this.readyPromise = null;
@@ -73,6 +74,12 @@ export class Agent extends EventTarget {
       this.worker.postMessage({ type: "sandbox-reply", id: msg.id, reply });
       return;
     }
+    if (msg.type === "state" || msg.type === "imported") {
+      const pending = this.calls.get(msg.id);
+      this.calls.delete(msg.id);
+      if (pending) pending(msg);
+      return;
+    }
     if (msg.type === "transcript") {
       const pending = this.asks.get(msg.id);
       this.asks.delete(msg.id);
@@ -128,5 +135,29 @@ export class Agent extends EventTarget {
 
   reset() {
     if (this.worker) this.worker.postMessage({ type: "reset" });
+  }
+
+  /** Send one request to the worker and wait for its reply (by id). */
+  async call(message) {
+    await this.ready();
+    const id = this.nextAsk++;
+    return new Promise((resolve) => {
+      this.calls.set(id, resolve);
+      this.worker.postMessage({ ...message, id });
+    });
+  }
+
+  /** The agent's memory as data: {version, messages, transcript} (PROTOCOL.md §4). */
+  async exportState() {
+    const reply = await this.call({ type: "export" });
+    if (reply.status !== "ok") throw new Error(reply.message || "the agent could not export its state");
+    return reply.state;
+  }
+
+  /** Give the agent back a conversation saved by exportState(). */
+  async importState(state) {
+    const reply = await this.call({ type: "import", state });
+    if (reply.status !== "ok") throw new Error(reply.message || "the agent could not import the saved state");
+    return reply;
   }
 }

@@ -53,5 +53,15 @@ self.onmessage = async (ev) => {
     host.reset();
   } else if (msg.type === "transcript") {
     self.postMessage({ type: "transcript", id: msg.id, transcript: JSON.parse(host.transcript()) });
+  } else if (msg.type === "export") {
+    self.postMessage({ type: "state", id: msg.id, status: "ok", state: JSON.parse(host.export_state()) });
+  } else if (msg.type === "import") {
+    let reply;
+    try {
+      reply = JSON.parse(host.import_state(JSON.stringify(msg.state)));
+    } catch (err) {
+      reply = { status: "error", message: String(err.message || err) };
+    }
+    self.postMessage({ type: "imported", id: msg.id, ...reply });
   }
 };

@@ -25,6 +25,44 @@ reckon.on("ready", ({ ms }) => {
 });
 reckon.on("error", ({ message }) => (status.textContent = `could not start: ${message}`));
 reckon.on("restarted", ({ reason }) => (status.textContent = `sandbox restarted (${reason}); your files are kept`));
+reckon.on("recovered", ({ message }) => {
+  status.textContent = message;
+  refreshFiles();
+});
+// Storage problems stay on screen until dismissed: the status line changes too often.
+reckon.on("storage-error", ({ message }) => showNotice(message));
+reckon.on("storage-changed", () => refreshFiles());
+
+function showNotice(message) {
+  $("notice-text").textContent = message;
+  $("notice").hidden = false;
+}
+$("notice-close").addEventListener("click", () => ($("notice").hidden = true));
+
+// A reload: show the saved conversation, and offer to rebuild the variables (a
+// fresh interpreter has none; the saved cells can make them again).
+reckon.on("restored", ({ asks, cells }) => {
+  for (const saved of asks) {
+    startTurn(saved.question);
+    for (const step of saved.steps || []) showStep(step);
+    showOutcome(saved);
+  }
+  if (cells > 0) {
+    const button = $("rebuild");
+    button.textContent = `Rebuild variables (${cells} cell${cells === 1 ? "" : "s"})`;
+    button.hidden = false;
+  }
+});
+$("rebuild").addEventListener("click", async () => {
+  const button = $("rebuild");
+  button.disabled = true;
+  status.textContent = "re-running the saved cells…";
+  const { replayed, failed } = await reckon.replay();
+  status.textContent = `${replayed} cell${replayed === 1 ? "" : "s"} replayed${failed ? `, ${failed} failed` : ""}: your variables are back`;
+  button.hidden = true;
+  button.disabled = false;
+  refreshFiles();
+});
 
 reckon.models().then(({ models, default: chosen, demo, authRequired }) => {
   if (authRequired) {
@@ -62,7 +100,16 @@ async function refreshFiles() {
       b.type = "button";
       b.title = `Download ${f.path}`;
       b.addEventListener("click", () => save(f.path));
-      li.append(b, el("span", "muted", formatBytes(f.size)));
+      const remove = el("button", "link delete", "×");
+      remove.type = "button";
+      remove.title = `Delete ${f.name} (from this browser too)`;
+      remove.setAttribute("aria-label", `Delete ${f.name}`);
+      remove.addEventListener("click", async () => {
+        await reckon.deleteFile(f.path);
+        shapes.delete(f.path);
+        refreshFiles();
+      });
+      li.append(b, el("span", "muted", formatBytes(f.size)), remove);
       if (shapes.has(f.path)) li.append(el("div", "muted small", shapes.get(f.path)));
       list.appendChild(li);
     }
@@ -96,19 +143,24 @@ drop.addEventListener("drop", (ev) => {
 
 // The turn being shown: question, then steps as they finish, then the answer.
 let turn = null;
-reckon.on("ask", ({ question }) => {
+reckon.on("ask", ({ question }) => startTurn(question));
+function startTurn(question) {
   turn = el("div", "turn");
   turn.appendChild(el("div", "question", question));
   turn.steps = el("div", "steps");
   turn.live = el("div", "answer streaming");
   turn.append(turn.steps, turn.live);
   $("messages").appendChild(turn);
-});
+}
 reckon.on("delta", ({ text }) => {
   if (!turn) return;
   turn.live.textContent += text;
 });
 reckon.on("step", ({ step }) => {
+  showStep(step);
+  refreshFiles();
+});
+function showStep(step) {
   if (!turn) return;
   turn.live.textContent = "";
   if (step.kind === "answer") return;
@@ -121,8 +173,7 @@ reckon.on("step", ({ step }) => {
   if (step.result) box.appendChild(renderResult(step.result, save));
   if (step.message) box.appendChild(el("p", "error", step.message));
   turn.steps.appendChild(box);
-  refreshFiles();
-});
+}
 
 // Answers are shown from events, so asks made through the JS API show up too.
 function showOutcome(outcome) {
@@ -133,10 +184,15 @@ function showOutcome(outcome) {
   if (outcome.status !== "ok" && outcome.message && outcome.answer) answer.appendChild(el("p", "error", outcome.message));
   turn.appendChild(answer);
   turn = null;
-  refreshFiles();
 }
-reckon.on("answer", showOutcome);
-reckon.on("ask-error", showOutcome);
+reckon.on("answer", (outcome) => {
+  showOutcome(outcome);
+  refreshFiles();
+});
+reckon.on("ask-error", (outcome) => {
+  showOutcome(outcome);
+  refreshFiles();
+});
 
 async function ask(question) {
   busy = true;
@@ -168,4 +224,15 @@ $("stop").addEventListener("click", () => reckon.stop());
 $("new-session").addEventListener("click", () => {
   reckon.newConversation();
   $("messages").replaceChildren();
+  $("rebuild").hidden = true;
+});
+$("delete-all").addEventListener("click", async () => {
+  if (!confirm("Delete every file and the conversation from this browser, and restart Python?")) return;
+  status.textContent = "deleting…";
+  await reckon.clearAll();
+  shapes.clear();
+  $("messages").replaceChildren();
+  $("rebuild").hidden = true;
+  status.textContent = "everything was deleted";
+  refreshFiles();
 });

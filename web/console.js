@@ -23,6 +23,16 @@ reckon.on("error", ({ message }) => {
 reckon.on("restarted", ({ reason }) => {
   status.textContent = `sandbox restarted (${reason}); uploaded files are kept`;
 });
+reckon.on("recovered", ({ message }) => {
+  status.textContent = message;
+  refreshFiles();
+});
+reckon.on("storage-error", ({ message }) => {
+  $("notice-text").textContent = message;
+  $("notice").hidden = false;
+});
+reckon.on("storage-changed", () => refreshFiles());
+$("notice-close").addEventListener("click", () => ($("notice").hidden = true));
 
 async function refreshFiles() {
   const list = $("file-list");
@@ -34,7 +44,15 @@ async function refreshFiles() {
       const b = el("button", "link", `${f.path} (${formatBytes(f.size)})`);
       b.type = "button";
       b.addEventListener("click", () => save(f.path));
-      li.appendChild(b);
+      const remove = el("button", "link delete", "×");
+      remove.type = "button";
+      remove.title = `Delete ${f.path} (from this browser too)`;
+      remove.setAttribute("aria-label", `Delete ${f.path}`);
+      remove.addEventListener("click", async () => {
+        await reckon.deleteFile(f.path);
+        refreshFiles();
+      });
+      li.append(b, remove);
       list.appendChild(li);
     }
   }
@@ -74,6 +92,13 @@ $("upload").addEventListener("change", async (ev) => {
     const msg = info.status === "ok" ? (info.kind === "table" ? `${info.rows} rows × ${info.columns.length} columns` : info.kind) : info.message;
     status.textContent = `${file.name}: ${msg}`;
   }
+  refreshFiles();
+});
+$("delete-all").addEventListener("click", async () => {
+  if (!confirm("Delete every file and the saved cells from this browser, and restart Python?")) return;
+  await reckon.clearAll();
+  $("outputs").replaceChildren();
+  status.textContent = "everything was deleted";
   refreshFiles();
 });
 reckon.ready().then(refreshFiles);

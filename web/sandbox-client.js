@@ -25,6 +25,22 @@ export class Sandbox extends EventTarget {
     this.readyPromise = null;
     this.crossOriginIsolated = false;
     this.startMs = 0;
+    // Set while the worker is being replaced and rebuilt: requests wait for it, so no
+    // cell runs before the files (and, with persistence, the variables) are back.
+    /** @type {Promise<unknown>} */
+    this.gate = Promise.resolve();
+    this.hookDepth = 0; // > 0 while afterRestart runs (a replay in progress)
+    /** Called once the first worker is up, before ready() resolves (persistence restores files here).
+     * @type {((sandbox: Sandbox) => Promise<void>) | null} */
+    this.afterStart = null;
+    /** Called after every worker replacement, before waiting requests go on.
+     * @type {((reason: string, options: {nested: boolean}) => Promise<void>) | null} */
+    this.afterRestart = null;
+    /** Called after each recorded run, before its result is handed back.
+     * @type {((code: string, result: RunResult) => Promise<void>) | null} */
+    this.afterRun = null;
+    /** Whether a replacement rebuilds the variables (changes what the messages say). */
+    this.rebuildsState = false;
   }
 
   /** Resolves when the sandbox can run code. Starts it on first call. */
@@ -40,7 +56,7 @@ export class Sandbox extends EventTarget {
     // meanwhile (the worker waits for each one only when it installs it).
     const core = [...this.info.core, "pyodide-lock.json"];
     const eager = this.info.sandbox.eager_files;
-    const lazy = this.info.sandbox.files.filter((name) => !eager.includes(name));
+    const lazy = [...this.info.sandbox.files, ...(this.info.sandbox.rest_files || [])].filter((name) => !eager.includes(name));
     this.lazy = [...eager, ...lazy];
     this.progress = { loaded: 0, total: [...core, ...eager].reduce((sum, n) => sum + (this.info.sizes[n] || 0), 0) };
     const [runtime, workerSource, port] = await Promise.all([
@@ -54,6 +70,7 @@ export class Sandbox extends EventTarget {
     const booted = this.boot("frame-start");
     this.fetchRuntime(eager, { report: true }).then((files) => this.port.postMessage({ type: "addRuntime", files }));
     const reply = await booted;
+    if (this.afterStart) await this.afterStart(this);
     // The rest of the stack (scipy, scikit-learn, pyarrow, sympy…) only after "ready",
     // so it does not compete with the start for the CPU.
     this.fetchRuntime(lazy).then((files) => this.port.postMessage({ type: "addRuntime", files }));
@@ -149,10 +166,23 @@ export class Sandbox extends EventTarget {
     }
   }
 
-  /** Send one request and wait for its reply (already booted). */
-  async request(msg, transfer = [], { onStream } = {}) {
+  /** Resolves when the sandbox is up and no replacement or rebuild is under way. */
+  async settled() {
     await this.ready();
     await this.bootPromise;
+    let gate;
+    do {
+      gate = this.gate;
+      await gate;
+    } while (gate !== this.gate);
+  }
+
+  /**
+   * Send one request and wait for its reply. `direct` skips the wait for a running
+   * restore or rebuild: only the hooks that do that work use it.
+   */
+  async request(msg, transfer = [], { onStream, direct = false } = {}) {
+    if (!direct) await this.settled();
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.pending.set(id, { resolve, onStream, collected: { stdout: "", stderr: "" }, msg });
@@ -163,13 +193,13 @@ export class Sandbox extends EventTarget {
   /**
    * Run a cell. Never rejects for user errors: the result's status says what happened.
    * @param {string} code
-   * @param {{timeoutMs?: number, onStream?: (name: string, text: string) => void}} [options]
+   * `record: false` runs it without telling `afterRun` (replays are not logged again).
+   * @param {{timeoutMs?: number, onStream?: (name: string, text: string) => void, direct?: boolean, record?: boolean}} [options]
    * @returns {Promise<RunResult>}
    */
-  async run(code, { timeoutMs = DEFAULT_TIMEOUT_MS, onStream } = {}) {
+  async run(code, { timeoutMs = DEFAULT_TIMEOUT_MS, onStream, direct = false, record = true } = {}) {
     if (typeof code !== "string") throw new TypeError("run(code): code must be a string");
-    await this.ready();
-    await this.bootPromise;
+    if (!direct) await this.settled();
     const id = this.nextId++;
     const started = performance.now();
     return new Promise((resolve) => {
@@ -183,8 +213,17 @@ export class Sandbox extends EventTarget {
         if (watchdog) clearTimeout(watchdog);
         const result = toRunResult(reply, entry, started);
         if (reply.restartNeeded) {
-          await this.restartWorker();
+          // The memory ceiling: replace the worker the same way as after a timeout kill.
+          if (this.rebuildsState && result.error) result.error.message = result.error.message.replace("variables are lost", "variables are rebuilt by re-running your earlier successful cells");
+          await this.recover("memory", null, id);
           result.restarted = true;
+        }
+        if (record && this.afterRun) {
+          try {
+            await this.afterRun(code, result);
+          } catch {
+            // Persistence reports its own failures; a run result is never lost to them.
+          }
         }
         resolve(result);
       };
@@ -214,8 +253,20 @@ export class Sandbox extends EventTarget {
     return { status: "ok" };
   }
 
-  /** End the worker, answer what was pending, start a new one, re-mount files. */
-  async recover(reason, message = null, runId = null) {
+  /**
+   * End the worker, answer what was pending, start a new one, re-mount files, then
+   * let `afterRestart` rebuild. Requests made meanwhile wait (see settled()).
+   * @param {string} reason "timeout" | "memory" | "crash" | "interrupted" | "restart"
+   */
+  recover(reason, message = null, runId = null) {
+    // A replayed cell that itself kills the worker: replace it again, but do not
+    // start another replay from inside this one.
+    const nested = this.hookDepth > 0;
+    this.gate = this.replaceWorker(reason, message, runId, nested);
+    return this.gate;
+  }
+
+  async replaceWorker(reason, message, runId, nested) {
     const lost = [...this.pending.entries()].filter(([id]) => id !== 0);
     this.pending.clear();
     for (const [id, entry] of lost) {
@@ -226,18 +277,28 @@ export class Sandbox extends EventTarget {
           restartedByClient: true,
           error: {
             type: reason === "crash" ? "SandboxCrash" : "KeyboardInterrupt",
-            message: explain(reason, message),
+            message: explain(reason, message, this.rebuildsState),
             traceback: "",
             line: null,
           },
         });
       } else {
-        entry.resolve({ status: "error", message: explain(reason, message) });
+        entry.resolve({ status: "error", message: explain(reason, message, this.rebuildsState) });
       }
       void id;
     }
     await this.restartWorker();
     this.dispatchEvent(new CustomEvent("restarted", { detail: { reason, runId } }));
+    if (this.afterRestart) {
+      this.hookDepth++;
+      try {
+        await this.afterRestart(reason, { nested });
+      } catch (err) {
+        this.dispatchEvent(new CustomEvent("error", { detail: { message: `after the restart: ${err.message || err}` } }));
+      } finally {
+        this.hookDepth--;
+      }
+    }
   }
 
   restartWorker() {
@@ -254,25 +315,36 @@ export class Sandbox extends EventTarget {
     return Promise.all([booted, ...mounts]);
   }
 
-  /** Put bytes or text at `path` (under /data unless absolute). */
-  async writeFile(path, data) {
+  /**
+   * Put bytes or text at `path` (under /data unless absolute). `remember: false`
+   * leaves it out of what is re-mounted after a restart (persisted outputs are
+   * written back as plain, writable files instead).
+   * @param {string} path @param {string | ArrayBuffer | Uint8Array} data
+   * @param {{direct?: boolean, remember?: boolean}} [options]
+   */
+  async writeFile(path, data, { direct = false, remember = true } = {}) {
     const full = resolvePath(path);
     const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data instanceof Uint8Array ? data : new Uint8Array(data);
-    const reply = await this.request({ type: "writeFile", path: full, data: bytes.slice() });
-    if (reply.status === "ok") this.files.set(full, new Blob([bytes]));
+    const reply = await this.request({ type: "writeFile", path: full, data: bytes.slice() }, [], { direct });
+    if (reply.status === "ok") {
+      if (remember) this.files.set(full, new Blob([bytes]));
+      else this.files.delete(full);
+    }
     return reply;
   }
 
-  /** Mount a File/Blob under /data without copying it into memory. */
-  async mountFile(path, file) {
+  /** Mount a File/Blob under /data without copying it into memory.
+   * @param {string} path @param {Blob} file @param {{direct?: boolean}} [options] */
+  async mountFile(path, file, { direct = false } = {}) {
     const full = resolvePath(path);
-    const reply = await this.request({ type: "mountFile", path: full, file });
+    const reply = await this.request({ type: "mountFile", path: full, file }, [], { direct });
     if (reply.status === "ok") this.files.set(full, file);
     return reply;
   }
 
-  async readFile(path) {
-    const reply = await this.request({ type: "readFile", path: resolvePath(path) });
+  /** @param {string} path @param {{direct?: boolean}} [options] @returns {Promise<Uint8Array>} */
+  async readFile(path, { direct = false } = {}) {
+    const reply = await this.request({ type: "readFile", path: resolvePath(path) }, [], { direct });
     if (reply.status !== "ok") throw new Error(`readFile(${path}): ${reply.message}`);
     return reply.data;
   }
@@ -297,10 +369,11 @@ export class Sandbox extends EventTarget {
     return rest;
   }
 
-  async deleteFile(path) {
+  /** @param {string} path @param {{direct?: boolean}} [options] */
+  async deleteFile(path, { direct = false } = {}) {
     const full = resolvePath(path);
     this.files.delete(full);
-    return this.request({ type: "deleteFile", path: full });
+    return this.request({ type: "deleteFile", path: full }, [], { direct });
   }
 }
 
@@ -309,16 +382,20 @@ function resolvePath(path) {
   return path.startsWith("/") ? path : `/data/${path}`;
 }
 
-function explain(reason, message) {
+function explain(reason, message, rebuilds = false) {
   switch (reason) {
     case "timeout":
-      return "The cell did not stop after its time limit, so the sandbox was restarted: variables are lost, uploaded files are kept.";
+      return rebuilds
+        ? "The cell did not stop after its time limit, so the sandbox was restarted: files are kept, and variables are rebuilt by re-running the earlier successful cells (not this one)."
+        : "The cell did not stop after its time limit, so the sandbox was restarted: variables are lost, uploaded files are kept.";
     case "interrupted":
       return "The cell was stopped by restarting the sandbox: variables are lost, uploaded files are kept.";
     case "restart":
       return "The sandbox was restarted.";
     default:
-      return `The sandbox crashed (${message || "no detail"}) and was restarted: variables are lost, uploaded files are kept.`;
+      return rebuilds
+        ? `The sandbox crashed (${message || "no detail"}) and was restarted: files are kept, and variables are rebuilt by re-running the earlier successful cells.`
+        : `The sandbox crashed (${message || "no detail"}) and was restarted: variables are lost, uploaded files are kept.`;
   }
 }
 

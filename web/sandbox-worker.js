@@ -86,6 +86,8 @@ async function boot(msg) {
   marks.interpreter = performance.now() - started;
   await pyodide.loadPackage(config.packages, { messageCallback: () => {}, checkIntegrity: false });
   marks.packages = performance.now() - started;
+  await unpackBytecode("pycache-eager.zip");
+  marks.bytecode = performance.now() - started;
   pyodide.setInterruptBuffer(signalBuffer);
   host = pyodide.pyimport("reckon.kernel._host");
   host.start((name, text) => post({ type: "stream", id: currentRun, name, text }), config.kernel || {});
@@ -106,12 +108,25 @@ function addRuntime(msg) {
   installRest();
 }
 
+// Bytecode compiled at build time (scripts/precompile.mjs): unpacked over
+// site-packages so imports skip compiling from source. Absent bundle: no-op.
+async function unpackBytecode(name) {
+  const resp = await self.fetch(indexURL + name);
+  if (!resp.ok) return;
+  pyodide.unpackArchive(await resp.arrayBuffer(), "zip", { extractDir: "/" });
+}
+
 function installRest() {
   if (lazyFiles.size === 0 && lazyPackages.length) {
     // Install the rest while idle, so `pd.read_parquet` or `import scipy` finds it.
     const names = lazyPackages;
     lazyPackages = [];
-    enqueue(() => pyodide.loadPackage(names, { messageCallback: () => {}, checkIntegrity: false }).then(() => null));
+    enqueue(() =>
+      pyodide
+        .loadPackage(names, { messageCallback: () => {}, checkIntegrity: false })
+        .then(() => unpackBytecode("pycache-rest.zip"))
+        .then(() => null),
+    );
   }
 }
 

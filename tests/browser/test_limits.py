@@ -11,8 +11,9 @@ def test_a_memory_bomb_hits_the_ceiling_and_the_session_goes_on(a_console_page: 
     outcome = page.evaluate(
         """async () => {
             const { createReckon } = await import("./reckon.js");
-            // A second, independent sandbox on this page, with a low ceiling.
-            const small = createReckon({ memoryLimitMB: 700, agent: false });
+            // A second, independent sandbox on this page, with a low ceiling, and
+            // without persistence (which would rebuild the variables after the kill).
+            const small = createReckon({ memoryLimitMB: 700, agent: false, persist: false });
             await small.ready();
             await small.writeFile("kept.txt", "still here");
             await small.run("x = 1");

@@ -14,15 +14,18 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from reckon._exceptions import ModelError
+from reckon._exceptions import ModelError, ProtocolError
 from reckon.agent._demo import DemoModel
 from reckon.agent._loop import Agent
 from reckon.agent._openai import OpenAIModel
+from reckon.agent._transcript import Transcript
 from reckon.agent._types import JSONDict, Model
 
-__all__ = ["ask", "reset", "start", "stop", "transcript"]
+__all__ = ["ask", "export_state", "import_state", "reset", "start", "stop", "transcript"]
 
 DEMO = "reckon-demo"
+_STATE_VERSION = 1
+_ROLES = frozenset({"system", "user", "assistant", "tool"})
 
 
 class FetchTransport:
@@ -199,6 +202,51 @@ def reset() -> None:
 
 def transcript() -> str:
     return _require().agent.transcript.to_json() if _state else "{}"
+
+
+def export_state() -> str:
+    """The agent's memory as JSON text, for the page to store: the model's message
+    history (so a follow-up after a reload has the context) and the transcript."""
+    agent = _require().agent
+    transcript = json.loads(agent.transcript.to_json())
+    state = {"version": _STATE_VERSION, "messages": agent.messages, "transcript": transcript}
+    return json.dumps(state, ensure_ascii=False)
+
+
+def import_state(state_json: str) -> str:
+    """Replace the agent's memory with one saved by ``export_state()``.
+
+    Returns ``{"status": "ok", "asks": n}`` or ``{"status": "error", "message"}``;
+    a malformed state changes nothing.
+    """
+    agent = _require().agent
+    try:
+        if agent._busy:
+            raise ProtocolError("the agent is answering a question; import the state before asking")
+        messages, transcript = _parse_state(state_json)
+    except ProtocolError as exc:
+        return json.dumps({"status": "error", "message": str(exc)})
+    agent.messages = messages
+    agent.transcript = transcript
+    return json.dumps({"status": "ok", "asks": len(transcript.asks)})
+
+
+def _parse_state(state_json: str) -> tuple[list[JSONDict], Transcript]:
+    try:
+        state = json.loads(state_json)
+    except json.JSONDecodeError as exc:
+        raise ProtocolError(f"a saved agent state is not JSON: {exc}") from exc
+    if not isinstance(state, dict):
+        raise ProtocolError("a saved agent state must be an object")
+    if state.get("version", _STATE_VERSION) != _STATE_VERSION:
+        raise ProtocolError(f"unsupported agent state version {state.get('version')!r}")
+    messages = state.get("messages", [])
+    if not isinstance(messages, list) or not all(
+        isinstance(m, dict) and m.get("role") in _ROLES for m in messages
+    ):
+        raise ProtocolError("saved messages must be a list of chat messages with a known role")
+    transcript = Transcript.from_json(json.dumps(state.get("transcript", {"asks": []})))
+    return messages, transcript
 
 
 def _require() -> _State:

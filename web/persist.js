@@ -1,0 +1,275 @@
+// Persistence: ties the store (store.js) to one sandbox and one agent, so the
+// conversation, the uploads and the files the analysis wrote survive reloads and
+// browser restarts, and a sandbox that had to be replaced is rebuilt.
+//
+// - uploads and files written through the API are stored as they arrive;
+// - after each run, files the result lists under /output are read back and stored,
+//   and a successful cell's code is appended to the session's cell log;
+// - after each ask, the ask and the agent's message history are stored;
+// - on start, stored files go back into the sandbox and the agent gets its history;
+// - after a timeout kill, the memory ceiling or a crash, stored outputs are written
+//   back and the cell log is replayed (the killed cell never ran ok, so it is not in it).
+// Storage failures never fail the operation: the file or answer is still there for
+// this session, and a `storage-error` event says what was not saved and why.
+
+import { Store, StoreError, emptySession } from "./store.js";
+
+/** Replacements after which the variables are rebuilt by replaying the cell log. */
+const REPLAY_AFTER = new Set(["timeout", "memory", "crash"]);
+const STORED_DIRS = ["/data/", "/output/"];
+
+/**
+ * @typedef {import("./sandbox-client.js").Sandbox} Sandbox
+ * @typedef {import("./agent-client.js").Agent} Agent
+ * @typedef {import("./store.js").SessionRecord} SessionRecord
+ */
+
+export class Persistence {
+  /**
+   * @param {{sandbox: Sandbox, agent: Agent, emit: (type: string, detail: object) => void,
+   *          session?: string, withAgent?: boolean, store?: Store}} options
+   */
+  constructor({ sandbox, agent, emit, session = "default", withAgent = true, store = new Store() }) {
+    this.sandbox = sandbox;
+    this.agent = agent;
+    this.emit = emit;
+    this.sessionId = session;
+    this.withAgent = withAgent;
+    this.store = store;
+    /** @type {SessionRecord} what was stored when the page opened */
+    this.restored = emptySession(session);
+    /** Resolves once the agent has the stored history (ask() waits for it). */
+    this.agentRestored = Promise.resolve();
+    /** What restore() found: {asks, cells (count), files}. */
+    this.restoredInfo = { asks: [], cells: 0, files: [] };
+    sandbox.rebuildsState = true;
+    sandbox.afterStart = () => this.restore();
+    sandbox.afterRestart = (reason, { nested }) => this.rebuild(reason, nested);
+    sandbox.afterRun = (code, result) => this.recordRun(code, result);
+    store.onChange((message) => this.onOtherTab(message));
+  }
+
+  /** On start (before ready() resolves): put the stored files back into the sandbox. */
+  async restore() {
+    let files = [];
+    try {
+      [this.restored, files] = await Promise.all([this.store.getSession(this.sessionId), this.store.listFiles()]);
+    } catch (err) {
+      this.report(err, "Your saved files and conversation could not be read");
+      return;
+    }
+    await this.writeBack(files, { uploads: true });
+    if (this.withAgent && (this.restored.agentMessages.length || this.restored.transcript.asks.length)) {
+      const state = { messages: this.restored.agentMessages, transcript: this.restored.transcript };
+      this.agentRestored = this.agent
+        .ready()
+        .then(() => this.agent.importState(state))
+        .catch((err) => this.emit("storage-error", { message: `The saved conversation could not be given back to the agent: ${err.message || err}`, quota: false }));
+    }
+    this.restoredInfo = {
+      asks: this.restored.transcript.asks,
+      cells: this.restored.cells.length,
+      files: files.map((f) => ({ path: f.path, size: f.size, kind: f.kind })),
+    };
+    this.emit("restored", this.restoredInfo);
+  }
+
+  /**
+   * Stored files into the sandbox: uploads mounted from their Blobs (read lazily),
+   * outputs written as plain files so cells can change them.
+   * @param {import("./store.js").FileRecord[]} files
+   */
+  async writeBack(files, { uploads }) {
+    for (const file of files) {
+      try {
+        if (file.kind === "output") {
+          await this.sandbox.writeFile(file.path, new Uint8Array(await file.blob.arrayBuffer()), { direct: true, remember: false });
+        } else if (uploads || !this.sandbox.files.has(file.path)) {
+          await this.sandbox.mountFile(file.path, file.blob, { direct: true });
+        }
+      } catch (err) {
+        this.report(err, `${file.path} could not be restored`);
+      }
+    }
+  }
+
+  /** After the worker was replaced (uploads are already re-mounted by the sandbox). */
+  async rebuild(reason, nested) {
+    let files = [];
+    try {
+      files = await this.store.listFiles();
+    } catch (err) {
+      this.report(err, "Your saved files could not be read");
+    }
+    await this.writeBack(files, { uploads: false });
+    if (reason === "restart") {
+      // A fresh interpreter on request: the old cells no longer describe its state.
+      await this.updateSession((s) => ({ ...s, cells: [] }));
+      return;
+    }
+    if (!REPLAY_AFTER.has(reason) || nested) return;
+    const outcome = await this.replayCells({ direct: true });
+    this.emit("recovered", { reason, replayed: outcome.replayed, failed: outcome.failed, message: recoveredMessage(reason, outcome) });
+  }
+
+  /** Re-run the session's successful cells, in order (replay() in the JS API). */
+  async replay() {
+    await this.sandbox.settled();
+    return this.replayCells({ direct: false });
+  }
+
+  async replayCells({ direct }) {
+    let cells = [];
+    try {
+      cells = (await this.store.getSession(this.sessionId)).cells;
+    } catch (err) {
+      this.report(err, "The saved cells could not be read");
+      return { status: "error", replayed: 0, failed: 0, message: String(err.message || err) };
+    }
+    let replayed = 0;
+    let failed = 0;
+    for (const [index, code] of cells.entries()) {
+      const result = await this.sandbox.run(code, { direct, record: false });
+      if (result.restarted) {
+        // This cell killed the sandbox again: stop here rather than loop.
+        failed += cells.length - index;
+        break;
+      }
+      if (result.status === "ok") replayed++;
+      else failed++;
+    }
+    return { status: failed ? "error" : "ok", replayed, failed };
+  }
+
+  /** After a run: store the files it wrote under /output, log the cell if it succeeded. */
+  async recordRun(code, result) {
+    for (const file of result.files || []) {
+      if (typeof file.path !== "string" || !file.path.startsWith("/output/")) continue;
+      try {
+        const bytes = await this.sandbox.readFile(file.path, { direct: true });
+        await this.saveFile(file.path, new Blob([bytes]), "output");
+      } catch {
+        // Deleted again before it could be read: nothing to keep.
+      }
+    }
+    if (result.status === "ok" && code.trim()) {
+      await this.updateSession((s) => ({ ...s, cells: [...s.cells, code] }), "the cell was not logged, so it cannot be replayed after a restart");
+    }
+  }
+
+  /** Store a file; on failure say so (the file itself stays in this session). */
+  async saveFile(path, blob, kind) {
+    if (!STORED_DIRS.some((dir) => path.startsWith(dir))) return false;
+    try {
+      await this.store.putFile(path, blob, kind);
+      return true;
+    } catch (err) {
+      const name = path.split("/").pop();
+      this.report(err, `${name} was not saved for next time (it is still here for this session)`, path);
+      return false;
+    }
+  }
+
+  /** After an ask: append it to the stored transcript, and keep the agent's history.
+   * @param {string} question the ask just answered (an ask that failed before the
+   * agent recorded it leaves nothing new to store) */
+  async saveAsk(question) {
+    if (!this.withAgent) return;
+    let state;
+    try {
+      state = await this.agent.exportState();
+    } catch (err) {
+      this.emit("storage-error", { message: `The conversation could not be read from the agent: ${err.message || err}`, quota: false });
+      return;
+    }
+    const last = state.transcript.asks[state.transcript.asks.length - 1];
+    if (!last || last.question !== question) return;
+    await this.updateSession(
+      (s) => ({ ...s, transcript: { ...s.transcript, asks: [...s.transcript.asks, last] }, agentMessages: state.messages }),
+      "this answer was not saved for next time (it is still shown here)",
+    );
+  }
+
+  /** Forget the conversation and the cell log; files stay. */
+  async newConversation() {
+    await this.updateSession((s) => ({ ...s, transcript: { version: 1, asks: [] }, agentMessages: [], cells: [] }));
+  }
+
+  async forgetCells() {
+    await this.updateSession((s) => ({ ...s, cells: [] }));
+  }
+
+  async deleteFile(path) {
+    try {
+      await this.store.deleteFile(path);
+    } catch (err) {
+      this.report(err, `${path} could not be deleted from the browser's storage`, path);
+    }
+  }
+
+  /** Empty the store (files and sessions) and the sandbox's list of files to re-mount. */
+  async clearAll() {
+    const paths = await this.store.clear();
+    this.restored = emptySession(this.sessionId);
+    this.sandbox.files.clear();
+    return paths;
+  }
+
+  /** What is stored, for the pages and tests: file entries, the cell log, the asks. */
+  async saved() {
+    const [session, files] = await Promise.all([this.store.getSession(this.sessionId), this.store.listFiles()]);
+    return {
+      status: "ok",
+      files: files.map((f) => ({ path: f.path, size: f.size, mtime: f.mtime, kind: f.kind })).sort((a, b) => a.path.localeCompare(b.path)),
+      cells: session.cells,
+      asks: session.transcript.asks.map((a) => ({ question: a.question, status: a.status, answer: a.answer })),
+      updated: session.updated,
+    };
+  }
+
+  async updateSession(change, what = "the conversation was not saved") {
+    try {
+      await this.store.updateSession(this.sessionId, change, what);
+      return true;
+    } catch (err) {
+      this.report(err, what);
+      return false;
+    }
+  }
+
+  /** Another tab stored or deleted something: mirror it in this tab's sandbox. */
+  async onOtherTab(message) {
+    try {
+      if (message.type === "file" && message.action === "put") {
+        const file = await this.store.getFile(message.path);
+        if (file && file.kind === "output") await this.sandbox.writeFile(file.path, new Uint8Array(await file.blob.arrayBuffer()), { remember: false });
+        else if (file) await this.sandbox.mountFile(file.path, file.blob);
+      } else if (message.type === "file" && message.action === "delete") {
+        await this.sandbox.deleteFile(message.path);
+      } else if (message.type === "cleared") {
+        for (const path of message.paths || []) await this.sandbox.deleteFile(String(path));
+      }
+    } catch {
+      // The sandbox may not have had the file; the list refresh below shows the truth.
+    }
+    this.emit("storage-changed", { ...message });
+  }
+
+  /** @param {unknown} err @param {string} what @param {string} [path] */
+  report(err, what, path) {
+    const quota = err instanceof StoreError && err.quota;
+    const message = quota
+      ? `Browser storage is full: ${what}. Delete files you no longer need.`
+      : `Not saved in the browser: ${what} (${(err && /** @type {any} */ (err).message) || err}).`;
+    this.emit("storage-error", { message, quota, path: path || null });
+  }
+}
+
+/** The status line after an automatic rebuild. */
+export function recoveredMessage(reason, { replayed, failed }) {
+  const why = { timeout: "after a timeout", memory: "after it ran out of memory", crash: "after a crash" }[reason] || `(${reason})`;
+  const cells = (n) => `${n} cell${n === 1 ? " was" : "s were"}`;
+  if (!replayed && !failed) return `The sandbox was restarted ${why}; your files are kept.`;
+  const rebuilt = `${cells(replayed)} replayed to rebuild your variables`;
+  return `The sandbox was restarted ${why}; ${rebuilt}${failed ? ` (${failed} failed)` : ""}.`;
+}

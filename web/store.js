@@ -1,0 +1,226 @@
+// The browser-side store: what survives a reload or a browser restart, in one
+// IndexedDB database ("reckon", the page's origin; the sandbox frame's opaque
+// origin has no storage and never sees this). Record shapes: PROTOCOL.md §6.
+//
+// Every write is one IndexedDB transaction, so it lands whole or not at all: a
+// QuotaExceededError aborts the transaction and leaves no partial record. A
+// read-modify-write of a session record (append a cell, add an ask) happens inside
+// one readwrite transaction too; the browser never runs two readwrite transactions
+// on the same store at once, in any tab, so two tabs cannot lose each other's
+// updates (no lock is needed beyond that). Other tabs hear about every change on a
+// BroadcastChannel, so they can refresh their lists and their sandbox.
+
+const DB_NAME = "reckon";
+const DB_VERSION = 1;
+const CHANNEL = "reckon-store";
+
+/**
+ * @typedef {{path: string, blob: Blob, size: number, mtime: number, kind: "upload" | "output"}} FileRecord
+ * @typedef {{version: number, asks: object[]}} TranscriptData
+ * @typedef {{id: string, transcript: TranscriptData, agentMessages: object[], cells: string[], updated: number}} SessionRecord
+ * @typedef {{type: "file", action: "put" | "delete", path: string} | {type: "session", id: string} | {type: "cleared", paths: string[]}} ChangeMessage
+ */
+
+/** A write that did not happen: `quota` says the browser's storage is full. */
+export class StoreError extends Error {
+  /** @param {string} message @param {{quota?: boolean, cause?: unknown}} [options] */
+  constructor(message, { quota = false, cause } = {}) {
+    super(message);
+    this.name = "StoreError";
+    this.quota = quota;
+    this.cause = cause;
+  }
+}
+
+/** @param {string} id @returns {SessionRecord} */
+export function emptySession(id) {
+  return { id, transcript: { version: 1, asks: [] }, agentMessages: [], cells: [], updated: 0 };
+}
+
+export class Store {
+  /** @param {{name?: string}} [options] */
+  constructor({ name = DB_NAME } = {}) {
+    this.name = name;
+    /** @type {Promise<IDBDatabase> | null} */
+    this.dbPromise = null;
+    this.channel = typeof BroadcastChannel === "function" ? new BroadcastChannel(`${CHANNEL}:${name}`) : null;
+  }
+
+  /** @returns {Promise<IDBDatabase>} */
+  db() {
+    if (!this.dbPromise) {
+      this.dbPromise = new Promise((resolve, reject) => {
+        const request = indexedDB.open(this.name, DB_VERSION);
+        request.onupgradeneeded = () => {
+          const db = request.result;
+          if (!db.objectStoreNames.contains("files")) db.createObjectStore("files", { keyPath: "path" });
+          if (!db.objectStoreNames.contains("sessions")) db.createObjectStore("sessions", { keyPath: "id" });
+        };
+        request.onsuccess = () => {
+          const db = request.result;
+          // Another tab upgrading the schema must not be blocked by this one.
+          db.onversionchange = () => db.close();
+          resolve(db);
+        };
+        request.onerror = () => reject(wrap(request.error, "could not open the browser's storage"));
+        request.onblocked = () => reject(new StoreError("the browser's storage is busy in another tab; close it and reload"));
+      });
+      this.dbPromise.catch(() => (this.dbPromise = null));
+    }
+    return this.dbPromise;
+  }
+
+  /**
+   * One transaction over `stores`; `body` queues its requests synchronously and
+   * returns a getter for the result, read once the transaction has committed.
+   * @template T
+   * @param {string[]} stores @param {IDBTransactionMode} mode
+   * @param {(tx: IDBTransaction) => (() => T)} body
+   * @param {string} what for the error message
+   * @returns {Promise<T>}
+   */
+  async transaction(stores, mode, body, what) {
+    const db = await this.db();
+    return new Promise((resolve, reject) => {
+      let tx;
+      try {
+        tx = db.transaction(stores, mode, { durability: "strict" });
+      } catch (err) {
+        reject(wrap(err, what));
+        return;
+      }
+      let result;
+      try {
+        result = body(tx);
+      } catch (err) {
+        tx.abort();
+        reject(wrap(err, what));
+        return;
+      }
+      // Resolve on commit, not on the request's success: only then is it on disk.
+      tx.oncomplete = () => resolve(result());
+      tx.onabort = () => reject(wrap(tx.error, what));
+      tx.onerror = (ev) => ev.preventDefault(); // reported once, by onabort
+    });
+  }
+
+  /** @returns {Promise<FileRecord[]>} every stored file (Blobs are read lazily) */
+  listFiles() {
+    return this.transaction(["files"], "readonly", (tx) => {
+      const req = tx.objectStore("files").getAll();
+      return () => req.result;
+    }, "could not read the stored files");
+  }
+
+  /** @param {string} path @returns {Promise<FileRecord | undefined>} */
+  getFile(path) {
+    return this.transaction(["files"], "readonly", (tx) => {
+      const req = tx.objectStore("files").get(path);
+      return () => req.result;
+    }, `could not read ${path}`);
+  }
+
+  /**
+   * Store a file whole (or not at all).
+   * @param {string} path @param {Blob} blob @param {"upload" | "output"} kind
+   */
+  async putFile(path, blob, kind) {
+    /** @type {FileRecord} */
+    const record = { path, blob, size: blob.size, mtime: Date.now() / 1000, kind };
+    await this.transaction(["files"], "readwrite", (tx) => {
+      tx.objectStore("files").put(record);
+      return () => undefined;
+    }, `could not save ${path}`);
+    this.announce({ type: "file", action: "put", path });
+    return record;
+  }
+
+  /** @param {string} path */
+  async deleteFile(path) {
+    await this.transaction(["files"], "readwrite", (tx) => {
+      tx.objectStore("files").delete(path);
+      return () => undefined;
+    }, `could not delete ${path}`);
+    this.announce({ type: "file", action: "delete", path });
+  }
+
+  /** @param {string} id @returns {Promise<SessionRecord>} */
+  async getSession(id) {
+    const record = await this.transaction(["sessions"], "readonly", (tx) => {
+      const req = tx.objectStore("sessions").get(id);
+      return () => req.result;
+    }, "could not read the saved conversation");
+    return normalize(id, record);
+  }
+
+  /**
+   * Read-modify-write a session in one readwrite transaction: atomic across tabs.
+   * `change` must be synchronous (an IndexedDB transaction ends at the first await).
+   * @param {string} id @param {(record: SessionRecord) => SessionRecord} change
+   * @returns {Promise<SessionRecord>}
+   */
+  async updateSession(id, change, what = "could not save the conversation") {
+    const saved = await this.transaction(["sessions"], "readwrite", (tx) => {
+      const sessions = tx.objectStore("sessions");
+      let next;
+      const req = sessions.get(id);
+      req.onsuccess = () => {
+        next = { ...change(normalize(id, req.result)), id, updated: Date.now() / 1000 };
+        sessions.put(next);
+      };
+      return () => next;
+    }, what);
+    this.announce({ type: "session", id });
+    return saved;
+  }
+
+  /** Delete every file and every session; returns the paths that were stored. */
+  async clear() {
+    const paths = await this.transaction(["files", "sessions"], "readwrite", (tx) => {
+      const keys = tx.objectStore("files").getAllKeys();
+      tx.objectStore("files").clear();
+      tx.objectStore("sessions").clear();
+      return () => /** @type {string[]} */ (keys.result);
+    }, "could not delete the stored data");
+    this.announce({ type: "cleared", paths });
+    return paths;
+  }
+
+  /** @param {ChangeMessage} message */
+  announce(message) {
+    if (this.channel) this.channel.postMessage(message);
+  }
+
+  /** @param {(message: ChangeMessage) => void} fn called for changes made in other tabs */
+  onChange(fn) {
+    if (this.channel) this.channel.onmessage = (ev) => ev.data && typeof ev.data === "object" && fn(ev.data);
+  }
+}
+
+/** @param {string} id @param {any} record @returns {SessionRecord} */
+function normalize(id, record) {
+  const empty = emptySession(id);
+  if (!record || typeof record !== "object") return empty;
+  return {
+    ...empty,
+    ...record,
+    transcript: record.transcript && Array.isArray(record.transcript.asks) ? record.transcript : empty.transcript,
+    agentMessages: Array.isArray(record.agentMessages) ? record.agentMessages : [],
+    cells: Array.isArray(record.cells) ? record.cells : [],
+  };
+}
+
+/** True for the browser's "storage is full" errors, whatever the engine calls them. */
+export function isQuotaError(err) {
+  const name = err && /** @type {any} */ (err).name;
+  const message = String((err && /** @type {any} */ (err).message) || "");
+  return name === "QuotaExceededError" || /quota/i.test(message);
+}
+
+/** @param {unknown} err @param {string} what @returns {StoreError} */
+function wrap(err, what) {
+  if (err instanceof StoreError) return err;
+  const quota = isQuotaError(err);
+  const detail = err ? String(/** @type {any} */ (err).message || err) : "the write was aborted";
+  return new StoreError(`${what}: ${quota ? "the browser's storage is full" : detail}`, { quota, cause: err });
+}
