@@ -4,6 +4,7 @@
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const GRACE_MS = 3_000; // after the deadline's KeyboardInterrupt, before the worker is ended
+const BACKSTOP_MS = 15_000; // beyond the queue's own limits, for a cell that never starts
 
 /** @typedef {{status: string, stdout: string, stderr: string, [k: string]: unknown}} RunResult */
 
@@ -205,12 +206,20 @@ export class Sandbox extends EventTarget {
     return new Promise((resolve) => {
       const entry = { onStream, collected: { stdout: "", stderr: "" }, msg: { type: "run" } };
       let watchdog = null;
+      // A backstop for a worker that never even starts the cell (a cell before it
+      // broke the worker's message handling): the longest the queue ahead can take.
+      const now = performance.now();
+      this.queueEnd = Math.max(now, this.queueEnd || 0) + timeoutMs + GRACE_MS;
+      let backstop = setTimeout(() => this.recover("crash", "the sandbox stopped answering", id), this.queueEnd - now + BACKSTOP_MS);
       // Counted from when the worker starts the cell, not from when it was queued.
       entry.started = () => {
+        clearTimeout(backstop);
+        backstop = null;
         watchdog = setTimeout(() => this.recover("timeout", null, id), timeoutMs + GRACE_MS);
       };
       entry.resolve = async (reply) => {
         if (watchdog) clearTimeout(watchdog);
+        if (backstop) clearTimeout(backstop);
         const result = toRunResult(reply, entry, started);
         if (reply.restartNeeded) {
           // The memory ceiling: replace the worker the same way as after a timeout kill.

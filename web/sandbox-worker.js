@@ -57,8 +57,11 @@ const signalBuffer = {
   set 0(_value) {},
 };
 
+// Kept from before any user code runs: a cell that replaces self.postMessage or
+// self.onmessage cannot cut the worker off from the page.
+const postToPage = self.postMessage.bind(self);
 function post(msg, transfer) {
-  self.postMessage(msg, transfer || []);
+  postToPage(msg, transfer || []);
 }
 
 async function boot(msg) {
@@ -218,7 +221,7 @@ function enqueue(task) {
   queue = queue.then(task).catch(() => {});
 }
 
-self.onmessage = (ev) => {
+self.addEventListener("message", (ev) => {
   const msg = ev.data;
   if (msg && msg.type === "addRuntime") return addRuntime(msg); // never behind a running cell
   if (msg && msg.type === "reset") return enqueue(() => post({ type: "reply", id: msg.id, ...JSON.parse(host.reset()) }));
@@ -236,7 +239,7 @@ self.onmessage = (ev) => {
       post({ type: "reply", id: msg.id, status: "error", message: describeError(err) });
     }
   });
-};
+});
 
 function describeError(err) {
   if (err && err.name === "ErrnoError") return `no such file or directory (errno ${err.errno})`;

@@ -821,11 +821,8 @@ HANG_AFTER = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SECURITY-FINDINGS F2: a cell that unhooks the worker's onmessage (or closes the "
-    "worker) makes every later run hang: the watchdog only starts on the worker's 'started'",
-)
+# Fixed (SECURITY-FINDINGS F2): the worker keeps its own message listener and
+# postMessage, and the page has a backstop for a cell that never starts.
 @pytest.mark.parametrize("code", HANG_AFTER.values(), ids=HANG_AFTER.keys())
 def test_a_cell_cannot_make_later_runs_hang(sandbox: Any, canary: Canary, code: str) -> None:
     first = run_lean(sandbox, code, timeout_ms=3000, deadline_s=30)
