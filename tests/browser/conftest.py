@@ -19,20 +19,14 @@ from typing import Any
 
 import pytest
 
+from reckon.client._browser import CHROMIUM_ARGS as _PRODUCT_CHROMIUM_ARGS
+
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("RECKON_SITE", ROOT / "dist" / "site"))
 SHARED_DATA = Path(os.environ.get("RECKON_SHARED_DATA", ROOT.parent / "shared" / "data"))
 CHROMIUM = os.environ.get("RECKON_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-dev-shm-usage",
-]
+# One set of Chromium flags for the product's headless sessions and the tests.
+CHROMIUM_ARGS = list(_PRODUCT_CHROMIUM_ARGS)
 
 pytestmark = pytest.mark.browser
 

@@ -25,8 +25,8 @@ __all__ = ["CHROMIUM_ARGS", "HeadlessChromium", "find_chromium"]
 
 T = TypeVar("T")
 
-# The same flags as the browser tests: no OS sandbox (containers), no GPU, and
-# none of Chromium's own background traffic.
+# Also used by the browser tests: no OS sandbox (containers), no GPU, and none of
+# Chromium's own background traffic (the machines here have no internet).
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
