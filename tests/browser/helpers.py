@@ -18,25 +18,9 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, ClassVar
 
-# Page-side helpers, defined once per call (cheap): a deadline race, and base64
-# conversions for Uint8Array (atob/btoa work on "binary strings").
-_PRELUDE = """
-const withDeadline = (promise, ms, what) => {
-  let timer;
-  const deadline = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
-};
-const fromB64 = (b64) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-const toB64 = (bytes) => {
-  let s = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    s += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(s);
-};
-"""
+# The page-side helpers of the headless API (a deadline race, base64 for bytes):
+# the tests call the page exactly as reckon.Session does.
+from reckon.client._session import _PRELUDE
 
 
 def page_call(page: Any, body: str, arg: Any = None, *, deadline_s: float = 30.0) -> Any:
