@@ -85,8 +85,30 @@ def test_output_over_the_cap_is_cut_with_a_note(a_session_with: Callable[..., Ru
     assert result["stdout"].startswith("y" * 1000)
     assert "[output truncated: 4,001 more characters not shown" in result["stdout"]
     assert "/output" in result["stdout"]
+    # The live view still gets everything: the cap is for what the result keeps.
     streamed = "".join(text for name, text in runner.events if name == "stdout")
-    assert len(streamed) == 1000
+    assert streamed == "y" * 5000 + "\n"
+
+
+def test_the_live_stream_has_its_own_larger_cap(a_session_with: Callable[..., Runner]) -> None:
+    runner = a_session_with(output_limit=1000, stream_limit=3000)
+    result = runner("for i in range(1000):\n    print('line', i)\nprint('after')")
+    assert result["status"] == "ok"
+    assert result["truncated"] is True
+    streamed = "".join(text for name, text in runner.events if name == "stdout")
+    assert streamed.startswith("line 0\nline 1\n")
+    assert streamed.endswith("[live output stopped here; the cell goes on]\n")
+    assert len(streamed) < 3100
+    assert "after" not in streamed
+
+
+def test_a_hundred_thousand_lines_all_stream(a_session: Runner) -> None:
+    result = a_session("for i in range(100_000):\n    print('line', i)")
+    streamed = "".join(text for name, text in a_session.events if name == "stdout")
+    lines = streamed.splitlines()
+    assert len(lines) == 100_000
+    assert lines[-1] == "line 99999"
+    assert result["truncated"] is True  # the result itself stays small
 
 
 def test_real_streams_come_back_after_an_error(a_session: Runner) -> None:

@@ -1,4 +1,10 @@
-"""Capturing what a cell prints: capped text for the result, batches for the live view."""
+"""Capturing what a cell prints: capped text for the result, batches for the live view.
+
+Two limits, because the two audiences differ: the result (what the model and the
+transcript keep) holds at most ``limit`` characters, while the live stream (what the
+person watches) carries everything up to ``stream_limit``, so a cell that prints
+100,000 lines shows them all without bloating the result.
+"""
 
 from __future__ import annotations
 
@@ -11,18 +17,23 @@ from typing import TextIO
 
 __all__ = ["OutputCapture", "StreamWriter"]
 
-# Larger batches make fewer postMessage hops; 8 KB keeps the live view responsive.
-_BATCH_CHARS = 8192
+# Larger batches make fewer postMessage hops; 64 KB keeps the live view responsive
+# (the page appends a batch in one DOM write).
+_BATCH_CHARS = 65536
+# Past this the live view stops too: a runaway print loop must not flood the page.
+STREAM_LIMIT = 20_000_000
 
 
 class StreamWriter(io.TextIOBase):
-    """A text stream that keeps at most ``limit`` characters and streams batches."""
+    """A text stream that keeps at most ``limit`` characters and streams batches
+    of up to ``stream_limit`` characters."""
 
     def __init__(
         self,
         name: str,
         *,
         limit: int,
+        stream_limit: int = STREAM_LIMIT,
         on_stream: Callable[[str, str], None] | None = None,
         interval: float = 0.05,
         overflow_hint: str = "write the full output to a file",
@@ -30,6 +41,7 @@ class StreamWriter(io.TextIOBase):
         super().__init__()
         self.name = name
         self._limit = max(0, limit)
+        self._stream_room = max(self._limit, stream_limit)
         self._on_stream = on_stream
         self._interval = interval
         self._overflow_hint = overflow_hint
@@ -58,16 +70,21 @@ class StreamWriter(io.TextIOBase):
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         room = self._limit - self._kept
-        if room <= 0:
-            self._dropped += len(text)
-            return len(text)
-        kept = text if len(text) <= room else text[:room]
+        kept = text if len(text) <= room else text[: max(0, room)]
         self._dropped += len(text) - len(kept)
-        self._parts.append(kept)
-        self._kept += len(kept)
-        self._batch.append(kept)
-        self._batch_chars += len(kept)
-        if (
+        if kept:
+            self._parts.append(kept)
+            self._kept += len(kept)
+        if self._stream_room <= 0:
+            return len(text)
+        live = text if len(text) <= self._stream_room else text[: self._stream_room]
+        self._stream_room -= len(live)
+        self._batch.append(live)
+        self._batch_chars += len(live)
+        if self._stream_room <= 0:
+            self._batch.append("\n[live output stopped here; the cell goes on]\n")
+            self.flush()
+        elif (
             self._batch_chars >= _BATCH_CHARS
             or time.monotonic() - self._last_flush >= self._interval
         ):
@@ -107,6 +124,7 @@ class OutputCapture:
         self,
         *,
         limit: int,
+        stream_limit: int = STREAM_LIMIT,
         on_stream: Callable[[str, str], None] | None,
         interval: float,
         overflow_hint: str,
@@ -114,6 +132,7 @@ class OutputCapture:
         self.stdout = StreamWriter(
             "stdout",
             limit=limit,
+            stream_limit=stream_limit,
             on_stream=on_stream,
             interval=interval,
             overflow_hint=overflow_hint,
@@ -121,6 +140,7 @@ class OutputCapture:
         self.stderr = StreamWriter(
             "stderr",
             limit=limit,
+            stream_limit=stream_limit,
             on_stream=on_stream,
             interval=interval,
             overflow_hint=overflow_hint,

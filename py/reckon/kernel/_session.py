@@ -8,7 +8,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from reckon.kernel._capture import OutputCapture
+from reckon.kernel._capture import STREAM_LIMIT, OutputCapture
 from reckon.kernel._cells import compile_cell, execute
 from reckon.kernel._display import describe_value
 from reckon.kernel._figures import FigureCollector, prepare_matplotlib
@@ -33,12 +33,14 @@ class Session:
         data_dir: str = "/data",
         output_dir: str = "/output",
         output_limit: int = 100_000,
+        stream_limit: int = STREAM_LIMIT,
         on_stream: Callable[[str, str], None] | None = None,
         stream_interval: float = 0.05,
     ) -> None:
         self.data_dir = data_dir
         self.output_dir = output_dir
         self.output_limit = output_limit
+        self.stream_limit = stream_limit
         self.on_stream = on_stream
         self.stream_interval = stream_interval
         os.makedirs(data_dir, exist_ok=True)
@@ -72,6 +74,7 @@ class Session:
         result: dict[str, Any] | None = None
         capture = OutputCapture(
             limit=self.output_limit,
+            stream_limit=self.stream_limit,
             on_stream=self.on_stream,
             interval=self.stream_interval,
             overflow_hint=f"write the full output to a file under {self.output_dir}",

@@ -1,0 +1,203 @@
+"""Per-run costs once the sandbox is ready: `run("1+1")`, the first chart, an output flood.
+
+Compares, in one run on this machine, Reckon's JS API (console page: page -> opaque
+frame -> worker and back, results as data) against a naive Pyodide worker (a page that
+posts code to a worker which calls `runPython` and posts the value back), both served
+from the same static server in the same browser:
+
+- `1+1`: round trip of a trivial cell, median of many;
+- first chart: a simple matplotlib line plot to PNG bytes in hand, in a fresh session;
+- 100k lines: a cell printing 100,000 short lines, every line delivered; alongside,
+  the longest the page's main thread was blocked meanwhile (a 10 ms interval timer
+  records how late it fires), which says whether the page froze.
+
+    python benchmarks/run_overhead.py [--rounds 200] [--site dist/site]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+
+from conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from startup import serve  # noqa: E402
+
+PLOT = """import matplotlib.pyplot as plt
+fig, ax = plt.subplots()
+ax.plot([1, 2, 3, 4], [3, 1, 4, 1])
+ax.set_title("first chart")
+"""
+FLOOD = "for i in range(100_000):\n    print('line', i)\n"
+
+NAIVE_WORKER = """importScripts("pyodide/pyodide.js");
+const ready = (async () => {
+  const py = await loadPyodide({indexURL: "pyodide/"});
+  await py.loadPackage(["numpy", "matplotlib"]);
+  py.runPython("import matplotlib; matplotlib.use('Agg')");
+  return py;
+})();
+onmessage = async (ev) => {
+  const py = await ready;
+  const lines = [];
+  py.setStdout({batched: (s) => lines.push(s)});
+  let value = py.runPython(ev.data.code);
+  if (value && value.toJs) value = value.toJs();
+  postMessage({id: ev.data.id, value, lines});
+};
+postMessage({id: 0, value: "booted"});
+"""
+NAIVE_PAGE = """<!doctype html><meta charset="utf-8"><title>naive worker</title>
+<script>
+const worker = new Worker("naive-worker.js");
+const waiting = new Map();
+let next = 1;
+worker.onmessage = (ev) => {
+  const done = waiting.get(ev.data.id);
+  if (done) { waiting.delete(ev.data.id); done(ev.data); }
+};
+window.naiveRun = (code) => new Promise((resolve) => {
+  const id = next++;
+  waiting.set(id, resolve);
+  worker.postMessage({id, code});
+});
+window.naiveReady = naiveRun("1");
+</script>"""
+# The naive side returns the PNG as base64 like Reckon does, so both hand over the same bytes.
+NAIVE_PLOT = (
+    PLOT
+    + "import io, base64\nbuf = io.BytesIO(); fig.savefig(buf, format='png'); plt.close(fig)\n"
+    + "base64.b64encode(buf.getvalue()).decode()\n"
+)
+
+MEASURE_JS = """async ({ runner, code, rounds }) => {
+  const run = runner === "reckon" ? (c) => window.reckon.run(c) : (c) => window.naiveRun(c);
+  const times = [];
+  let last = null;
+  for (let i = 0; i < rounds; i++) {
+    const t0 = performance.now();
+    last = await run(code);
+    times.push(performance.now() - t0);
+  }
+  return { times, last };
+}"""
+
+FLOOD_JS = """async ({ runner, code }) => {
+  const run = runner === "reckon" ? (c) => window.reckon.run(c) : (c) => window.naiveRun(c);
+  // Reckon hands the full output over as live stream events (the result's stdout is
+  // capped); count what arrived there.
+  let streamed = "";
+  if (runner === "reckon") {
+    window.reckon.on("stream", (d) => { if (d.name === "stdout") streamed += d.text; });
+  }
+  let worst = 0;
+  let expected = performance.now() + 10;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    worst = Math.max(worst, now - expected);
+    expected = now + 10;
+  }, 10);
+  const t0 = performance.now();
+  const result = await run(code);
+  const ms = performance.now() - t0;
+  clearInterval(timer);
+  const text = runner === "reckon" ? streamed : result.lines.join("\\n");
+  return { ms, stall: worst, lines: text.split("\\n").filter((l) => l.startsWith("line ")).length,
+           truncated: Boolean(result.truncated) };
+}"""
+
+
+def open_page(browser: Any, url: str, ready_js: str) -> Any:
+    page = browser.new_context().new_page()
+    page.goto(url)
+    page.wait_for_function("() => window.reckon || window.naiveReady")
+    page.evaluate(ready_js, None)
+    return page
+
+
+def measure(page: Any, runner: str, code: str, rounds: int) -> tuple[list[float], Any]:
+    out = page.evaluate(MEASURE_JS, {"runner": runner, "code": code, "rounds": rounds})
+    return [float(t) for t in out["times"]], out["last"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--site", type=Path, default=ROOT / "dist" / "site")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    rows: list[tuple[str, float, float, str]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        naive_dir = Path(tmp)
+        (naive_dir / "index.html").write_text(NAIVE_PAGE)
+        (naive_dir / "naive-worker.js").write_text(NAIVE_WORKER)
+        (naive_dir / "pyodide").symlink_to(args.site / "pyodide")
+        site_url, site_server = serve(args.site)
+        naive_url, naive_server = serve(naive_dir)
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            ours = open_page(browser, f"{site_url}/console.html", "() => window.reckon.ready()")
+            naive = open_page(browser, f"{naive_url}/index.html", "() => window.naiveReady")
+
+            # First chart first: both sessions are fresh (nothing has drawn yet).
+            plot_ours, result = measure(ours, "reckon", PLOT, 1)
+            assert result["status"] == "ok" and result["figures"], result
+            plot_naive, reply = measure(naive, "naive", NAIVE_PLOT, 1)
+            assert isinstance(reply["value"], str) and len(reply["value"]) > 1000, reply
+            rows.append(("first chart (run to PNG)", plot_naive[0], plot_ours[0], "1 run"))
+
+            one_ours, result = measure(ours, "reckon", "1+1", args.rounds)
+            assert result["status"] == "ok", result
+            one_naive, reply = measure(naive, "naive", "1+1", args.rounds)
+            assert reply["value"] == 2, reply
+            rows.append(
+                (
+                    'run("1+1") round trip',
+                    statistics.median(one_naive),
+                    statistics.median(one_ours),
+                    f"median of {args.rounds}; p95 ours "
+                    f"{sorted(one_ours)[int(0.95 * len(one_ours))]:.1f} ms",
+                )
+            )
+
+            flood_ours = ours.evaluate(FLOOD_JS, {"runner": "reckon", "code": FLOOD})
+            flood_naive = naive.evaluate(FLOOD_JS, {"runner": "naive", "code": FLOOD})
+            rows.append(
+                (
+                    "100k printed lines",
+                    flood_naive["ms"],
+                    flood_ours["ms"],
+                    f"lines delivered: ours {flood_ours['lines']}, naive {flood_naive['lines']}",
+                )
+            )
+            rows.append(
+                (
+                    "  longest page stall meanwhile",
+                    flood_naive["stall"],
+                    flood_ours["stall"],
+                    "main thread, 10 ms timer lateness",
+                )
+            )
+            browser.close()
+        site_server.shutdown()
+        naive_server.shutdown()
+
+    print("per-run costs after ready (ms; ratio = naive / ours, >1 means Reckon is faster)")
+    print("| measure | naive worker ms | reckon ms | ratio | note |")
+    print("|---|---|---|---|---|")
+    for name, base, value, note in rows:
+        ratio = base / value if value else float("inf")
+        print(f"| {name} | {base:.1f} | {value:.1f} | {ratio:.2f}x | {note} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
