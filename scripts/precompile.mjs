@@ -4,7 +4,7 @@
 // pandas, matplotlib & co. before it could import them (seconds of WebAssembly).
 // This runs the same Pyodide under Node.js, installs the packages from the built
 // site, compiles them with unchecked-hash .pyc files (valid whatever the files'
-// mtimes are after unpacking), builds matplotlib's font cache, and writes two
+// mtimes are after unpacking), builds matplotlib's font cache (matplotlib/fontlist.json), and writes two
 // bundles the sandbox worker unpacks over its site-packages:
 //   <out>/pycache-eager.zip  the packages loaded before "ready" + the font cache
 //   <out>/pycache-rest.zip   the packages installed in the background later
@@ -49,9 +49,17 @@ py.runPython(BUNDLE);
 await py.loadPackage(eager.split(","), { messageCallback: () => {} });
 py.runPython(`
 import matplotlib, matplotlib.pyplot  # builds the font cache
+from matplotlib import font_manager
+# Pyodide's matplotlib writes it next to the package (matplotlib/fontlist.json), not
+# under get_cachedir(): take both, or every sandbox boot rebuilds it.
 cache = matplotlib.get_cachedir()
-print("font cache:", cache)
-fonts = [os.path.join(cache, f) for f in os.listdir(cache) if f.endswith(".json")]
+fonts = {os.path.join(cache, f) for f in os.listdir(cache) if f.endswith(".json")}
+fmcache = os.path.join(os.path.dirname(font_manager.__file__), "fontlist.json")
+fonts |= {fmcache} if os.path.exists(fmcache) else set()
+fonts = sorted(fonts)
+print("font cache:", ", ".join(fonts) or "none found")
+if not fonts:
+    raise SystemExit("precompile: matplotlib built no font cache; the sandbox would rebuild it at every boot")
 done = bundle("/tmp/pycache-eager.zip", set(), fonts)
 `);
 fs.writeFileSync(`${out}/pycache-eager.zip`, py.FS.readFile("/tmp/pycache-eager.zip"));

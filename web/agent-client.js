@@ -44,13 +44,15 @@ export class Agent extends EventTarget {
 
   async start() {
     const build = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
-    this.worker = new Worker(new URL("agent-worker.js", this.root), { name: "reckon-agent" });
+    this.worker = startWorker(new URL("agent-worker.js", this.root), "reckon-agent");
     const ready = new Promise((resolve, reject) => {
       this.worker.onmessage = (ev) => {
         if (ev.data && ev.data.type === "agent-ready") resolve(ev.data);
         else if (ev.data && ev.data.type === "agent-error") reject(new Error(ev.data.message));
         else this.onMessage(ev.data);
       };
+      // A worker that never runs (its script blocked, e.g. by a host page's CSP) says so only here.
+      this.worker.onerror = (ev) => reject(new Error(`the agent worker could not start${ev.message ? ` (${ev.message})` : ""}; a page embedding Reckon needs worker-src blob: and the site's origin in script-src`));
     });
     this.worker.postMessage({
       type: "config",
@@ -67,6 +69,7 @@ export class Agent extends EventTarget {
       const request = msg.request || {};
       let reply;
       if (!AGENT_ALLOWED.has(request.type)) reply = { status: "error", message: `the agent may not ${request.type}` };
+      else if (request.type === "run" && request.hidden === true) reply = await this.sandbox.run(String(request.code), { timeoutMs: Number(request.timeoutMs) || undefined, record: false });
       else if (request.type === "run") reply = await this.sandbox.run(String(request.code), { timeoutMs: Number(request.timeoutMs) || undefined, onStream: (name, text) => this.emit("stream", { name, text }) });
       else if (request.type === "interrupt") reply = await this.sandbox.interrupt();
       else if (request.type === "listFiles") reply = { status: "ok", files: await this.sandbox.listFiles(String(request.dir)) };
@@ -74,7 +77,7 @@ export class Agent extends EventTarget {
       this.worker.postMessage({ type: "sandbox-reply", id: msg.id, reply });
       return;
     }
-    if (msg.type === "state" || msg.type === "imported") {
+    if (msg.type === "state" || msg.type === "imported" || msg.type === "exported" || msg.type === "notebookImported" || msg.type === "decided" || msg.type === "configured") {
       const pending = this.calls.get(msg.id);
       this.calls.delete(msg.id);
       if (pending) pending(msg);
@@ -92,10 +95,13 @@ export class Agent extends EventTarget {
       this.emit("step", { askId: msg.askId, step: msg.step });
     } else if (msg.type === "delta") {
       this.emit("delta", { askId: msg.askId, text: String(msg.text) });
+    } else if (msg.type === "usage" || msg.type === "proposal") {
+      const { type, ...detail } = msg;
+      this.emit(type, detail);
     } else if (msg.type === "done") {
       if (!ask) return;
       this.asks.delete(msg.askId);
-      const outcome = { status: msg.status, answer: msg.answer || "", steps: msg.steps || ask.steps, message: msg.message, model: ask.model };
+      const outcome = { status: msg.status, answer: msg.answer || "", steps: msg.steps || ask.steps, message: msg.message, model: ask.model, usage: msg.usage, sessionUsage: msg.sessionUsage, privacy: msg.privacy, verification: msg.verification };
       this.emit(msg.status === "ok" ? "answer" : "error", { askId: msg.askId, ...outcome });
       ask.resolve(outcome);
     }
@@ -106,7 +112,7 @@ export class Agent extends EventTarget {
   }
 
   /** Ask a question; resolves to {status, answer, steps, message?} when the agent is done. */
-  async ask(question, { model } = {}) {
+  async ask(question, { model, tokenBudget, verify } = {}) {
     if (typeof question !== "string" || !question.trim()) throw new TypeError("ask(question): question must be a non-empty string");
     const { default: fallback } = await this.models();
     await Promise.all([this.ready(), this.sandbox.ready()]);
@@ -115,12 +121,25 @@ export class Agent extends EventTarget {
     return new Promise((resolve) => {
       this.asks.set(id, { resolve, steps: [], model: chosen });
       this.emit("ask", { askId: id, question, model: chosen });
-      this.worker.postMessage({ type: "ask", id, question, model: chosen === DEMO_MODEL ? "" : chosen });
+      this.worker.postMessage({ type: "ask", id, question, model: chosen === DEMO_MODEL ? "" : chosen, options: { tokenBudget, verify } });
     });
   }
 
   stop() {
     if (this.worker) this.worker.postMessage({ type: "stop" });
+  }
+
+  /** Change approval, privacy, allowColumns, tokenBudget, verify: {status, settings} or {status: "error", message}. */
+  async configure(settings) {
+    const { type, id, ...reply } = await this.call({ type: "configure", settings });
+    if (reply.status === "ok") this.settings = { ...this.settings, ...reply.settings };
+    return reply;
+  }
+
+  /** Answer a "proposal" event: {action: "run"} | {action: "edit", code} | {action: "reject", reason}. */
+  async decide(proposalId, decision) {
+    const { type, id, ...reply } = await this.call({ type: "decide", proposal: String(proposalId), decision });
+    return reply;
   }
 
   /** The conversation as data: every ask with its steps (model text, code, results). */
@@ -154,10 +173,39 @@ export class Agent extends EventTarget {
     return reply.state;
   }
 
+  /** The conversation as .ipynb JSON text (format "ipynb") or a .py script (format "py"). */
+  async exportSession(format) {
+    const reply = await this.call({ type: "exportSession", format });
+    if (reply.status !== "ok") throw new Error(reply.message || "the agent could not export the session");
+    return reply.text;
+  }
+
+  /** Run a notebook's or script's cells as starting cells: {status, question?, cells, ok, failed, message?}. */
+  async importNotebook(text, name) {
+    const { type, id, ...reply } = await this.call({ type: "importNotebook", text, name });
+    return reply;
+  }
+
   /** Give the agent back a conversation saved by exportState(). */
   async importState(state) {
     const reply = await this.call({ type: "import", state });
     if (reply.status !== "ok") throw new Error(reply.message || "the agent could not import the saved state");
     return reply;
+  }
+}
+
+/**
+ * A worker running `url`. A page cannot start a worker from another origin's script
+ * (an embedded <reckon-chat> whose files are hosted elsewhere), so then a same-origin
+ * blob: script imports it and tells it where its files are (RECKON_BASE).
+ */
+function startWorker(url, name) {
+  if (url.origin === location.origin) return new Worker(url, { name });
+  const source = `self.RECKON_BASE = ${JSON.stringify(new URL("./", url).href)};\nimportScripts(${JSON.stringify(url.href)});\n`;
+  const blob = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+  try {
+    return new Worker(blob, { name });
+  } finally {
+    URL.revokeObjectURL(blob);
   }
 }

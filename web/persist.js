@@ -12,7 +12,7 @@
 // Storage failures never fail the operation: the file or answer is still there for
 // this session, and a `storage-error` event says what was not saved and why.
 
-import { Store, StoreError, emptySession } from "./store.js";
+import { DEFAULT_SESSION, Store, StoreError, emptySession } from "./store.js";
 
 /** Replacements after which the variables are rebuilt by replaying the cell log. */
 const REPLAY_AFTER = new Set(["timeout", "memory", "crash"]);
@@ -29,7 +29,7 @@ export class Persistence {
    * @param {{sandbox: Sandbox, agent: Agent, emit: (type: string, detail: object) => void,
    *          session?: string, withAgent?: boolean, store?: Store}} options
    */
-  constructor({ sandbox, agent, emit, session = "default", withAgent = true, store = new Store() }) {
+  constructor({ sandbox, agent, emit, session = DEFAULT_SESSION, withAgent = true, store = new Store() }) {
     this.sandbox = sandbox;
     this.agent = agent;
     this.emit = emit;
@@ -53,7 +53,7 @@ export class Persistence {
   async restore() {
     let files = [];
     try {
-      [this.restored, files] = await Promise.all([this.store.getSession(this.sessionId), this.store.listFiles()]);
+      [this.restored, files] = await Promise.all([this.store.getSession(this.sessionId), this.store.listFiles(this.sessionId)]);
     } catch (err) {
       this.report(err, "Your saved files and conversation could not be read");
       return;
@@ -97,7 +97,7 @@ export class Persistence {
   async rebuild(reason, nested) {
     let files = [];
     try {
-      files = await this.store.listFiles();
+      files = await this.store.listFiles(this.sessionId);
     } catch (err) {
       this.report(err, "Your saved files could not be read");
     }
@@ -161,7 +161,7 @@ export class Persistence {
   async saveFile(path, blob, kind) {
     if (!STORED_DIRS.some((dir) => path.startsWith(dir))) return false;
     try {
-      await this.store.putFile(path, blob, kind);
+      await this.store.putFile(this.sessionId, path, blob, kind);
       return true;
     } catch (err) {
       const name = path.split("/").pop();
@@ -201,15 +201,16 @@ export class Persistence {
 
   async deleteFile(path) {
     try {
-      await this.store.deleteFile(path);
+      await this.store.deleteFile(this.sessionId, path);
     } catch (err) {
       this.report(err, `${path} could not be deleted from the browser's storage`, path);
     }
   }
 
-  /** Empty the store (files and sessions) and the sandbox's list of files to re-mount. */
+  /** Empty this session's part of the store (its files and record; other sessions keep
+   * theirs) and the sandbox's list of files to re-mount. */
   async clearAll() {
-    const paths = await this.store.clear();
+    const paths = await this.store.clear(this.sessionId);
     this.restored = emptySession(this.sessionId);
     this.sandbox.files.clear();
     return paths;
@@ -217,7 +218,7 @@ export class Persistence {
 
   /** What is stored, for the pages and tests: file entries, the cell log, the asks. */
   async saved() {
-    const [session, files] = await Promise.all([this.store.getSession(this.sessionId), this.store.listFiles()]);
+    const [session, files] = await Promise.all([this.store.getSession(this.sessionId), this.store.listFiles(this.sessionId)]);
     return {
       status: "ok",
       files: files.map((f) => ({ path: f.path, size: f.size, mtime: f.mtime, kind: f.kind })).sort((a, b) => a.path.localeCompare(b.path)),
@@ -239,9 +240,11 @@ export class Persistence {
 
   /** Another tab stored or deleted something: mirror it in this tab's sandbox. */
   async onOtherTab(message) {
+    // Another session's files and records are not this one's business.
+    if (message.type === "session" ? message.id !== this.sessionId : message.session !== this.sessionId) return;
     try {
       if (message.type === "file" && message.action === "put") {
-        const file = await this.store.getFile(message.path);
+        const file = await this.store.getFile(this.sessionId, message.path);
         if (file && file.kind === "output") await this.sandbox.writeFile(file.path, new Uint8Array(await file.blob.arrayBuffer()), { remember: false });
         else if (file) await this.sandbox.mountFile(file.path, file.blob);
       } else if (message.type === "file" && message.action === "delete") {

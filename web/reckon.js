@@ -10,8 +10,10 @@ import { Persistence } from "./persist.js";
  * and the conversation are kept in this browser (IndexedDB) until deleted; see
  * persist.js. `session` names the saved conversation (tabs on the same name share it).
  * @param {{root?: URL, container?: HTMLElement, relay?: string, token?: string, agent?: boolean,
- *          persist?: boolean, session?: string, memoryLimitMB?: number,
- *          settings?: {timeoutMs?: number, maxSteps?: number, maxFailures?: number}}} [options]
+ *          persist?: boolean, session?: string, store?: import("./store.js").Store, memoryLimitMB?: number, snapshot?: boolean,
+ *          settings?: {timeoutMs?: number, maxSteps?: number, maxFailures?: number, tokenBudget?: number,
+ *                      privacy?: "full" | "schema", allowColumns?: string[], approval?: "auto" | "ask",
+ *                      verify?: boolean}}} [options]
  */
 export function createReckon(options = {}) {
   const sandbox = new Sandbox(options);
@@ -21,9 +23,9 @@ export function createReckon(options = {}) {
   const forward = (type, ev) => emit(type, ev.detail);
   for (const type of ["progress", "ready", "stream", "restarted"]) sandbox.addEventListener(type, (ev) => forward(type, ev));
   sandbox.addEventListener("error", (ev) => forward("error", ev));
-  for (const type of ["ask", "step", "delta", "answer"]) agent.addEventListener(type, (ev) => forward(type, ev));
+  for (const type of ["ask", "step", "delta", "answer", "usage", "proposal"]) agent.addEventListener(type, (ev) => forward(type, ev));
   agent.addEventListener("error", (ev) => forward("ask-error", ev));
-  const persist = options.persist === false ? null : new Persistence({ sandbox, agent, emit, session: options.session, withAgent: options.agent !== false });
+  const persist = options.persist === false ? null : new Persistence({ sandbox, agent, emit, session: options.session, withAgent: options.agent !== false, store: options.store });
   const api = {
     sandbox,
     persist,
@@ -59,6 +61,17 @@ export function createReckon(options = {}) {
     },
     /** Stop the agent: ends the model call and interrupts the running cell. */
     stop: () => agent.stop(),
+    /** Answer a "proposal" event (settings.approval "ask"): {action: "run"},
+     * {action: "edit", code} or {action: "reject", reason}; resolves to {status, message?}. */
+    decide: (proposalId, decision) => agent.decide(proposalId, decision),
+    /** Change control settings (approval, privacy, allowColumns, tokenBudget, verify) from
+     * the next ask: resolves to {status: "ok", settings} or {status: "error", message}. */
+    configure: (settings) => agent.configure(settings),
+    /** What reached the model, per ask: [{question, sent: [{body, parts, usage?, offline}]}]. */
+    async sent() {
+      const transcript = await api.transcript();
+      return (transcript.asks || []).map((ask) => ({ question: ask.question, usage: ask.usage, sent: ask.sent || [] }));
+    },
     /** Forget the conversation and the cell log (files and variables stay). */
     async newConversation() {
       agent.reset();
@@ -66,6 +79,46 @@ export function createReckon(options = {}) {
       return { status: "ok" };
     },
     models: () => agent.models(),
+    /** The session as Jupyter notebook JSON text (nbformat 4), saved asks included. */
+    async exportNotebook() {
+      if (persist) await persist.agentRestored;
+      return agent.exportSession("ipynb");
+    },
+    /** The session as a plain .py script (percent-format cells). */
+    async exportScript() {
+      if (persist) await persist.agentRestored;
+      return agent.exportSession("py");
+    },
+    /** Run a notebook's or script's code cells as the session's starting cells:
+     * resolves to {status, cells, ok, failed, message?}; bad input changes nothing. */
+    async importNotebook(source, { name } = {}) {
+      let text;
+      if (source instanceof Blob) {
+        if (source.size > IMPORT_LIMIT) return importError(`${source.name || "this file"} is ${Math.round(source.size / 1e6)} MB; a notebook to import may be at most ${IMPORT_LIMIT / 1e6} MB (clear its outputs in Jupyter first).`);
+        text = await source.text();
+        name = name || source.name;
+      } else if (typeof source === "string") {
+        text = source;
+      } else {
+        return importError("importNotebook(source): pass the text of a .ipynb or .py file, or a File.");
+      }
+      name = safeName(name || (text.trimStart().startsWith("{") ? "notebook.ipynb" : "script.py"));
+      if (persist) await persist.agentRestored;
+      await sandbox.ready();
+      const reply = await agent.importNotebook(text, name);
+      if (persist && reply.question) await persist.saveAsk(reply.question);
+      return reply;
+    },
+    /** A SQL query over the uploaded tables, run like the model's run_sql tool:
+     * resolves to a run result (section 1 of PROTOCOL.md) whose value is the table. */
+    runSql(query, opts = {}) {
+      if (typeof query !== "string" || !query.trim()) {
+        const message = "runSql(query): pass one SQL query as a non-empty string, e.g. 'SELECT * FROM sales LIMIT 5'.";
+        return Promise.resolve({ status: "error", stdout: "", stderr: "", result: null, figures: [], files: [], error: { type: "ValueError", message, traceback: message, line: null } });
+      }
+      // JSON string syntax is valid Python string syntax: the query arrives verbatim.
+      return sandbox.run(`run_sql(${JSON.stringify(query)})`, opts);
+    },
     /** The conversation as data ({version, asks: [{question, status, answer, steps}]}), saved asks included. */
     async transcript() {
       if (persist) await persist.agentRestored;
@@ -132,4 +185,10 @@ export function createReckon(options = {}) {
 export function safeName(name) {
   const base = String(name).split(/[\\/]/).pop().replace(/[\u0000-\u001f]/g, "").trim();
   return base && base !== "." && base !== ".." ? base : "upload.bin";
+}
+
+const IMPORT_LIMIT = 50e6;
+
+function importError(message) {
+  return { status: "error", cells: 0, ok: 0, failed: 0, message };
 }

@@ -2,6 +2,8 @@
 // Message shapes: PROTOCOL.md §3. Everything that comes back from the worker is
 // untrusted (the model's code runs there): it is only ever treated as data.
 
+import { dropSnapshots, loadSnapshot, saveSnapshot, snapshotKey } from "./snapshot-store.js";
+
 const DEFAULT_TIMEOUT_MS = 60_000;
 const GRACE_MS = 3_000; // after the deadline's KeyboardInterrupt, before the worker is ended
 const BACKSTOP_MS = 15_000; // beyond the queue's own limits, for a cell that never starts
@@ -10,15 +12,23 @@ const BACKSTOP_MS = 15_000; // beyond the queue's own limits, for a cell that ne
 
 export class Sandbox extends EventTarget {
   /**
-   * @param {{root?: URL, container?: HTMLElement, memoryLimitMB?: number, outputLimit?: number}} [options]
+   * `snapshot: false` turns warm starts off (README "Warm starts").
+   * @param {{root?: URL, container?: HTMLElement, memoryLimitMB?: number, outputLimit?: number, snapshot?: boolean}} [options]
    */
-  constructor({ root = new URL("./", import.meta.url), container = document.body, memoryLimitMB = 2048, outputLimit = 100_000 } = {}) {
+  constructor({ root = new URL("./", import.meta.url), container = document.body, memoryLimitMB = 2048, outputLimit = 100_000, snapshot = true } = {}) {
     super();
+    this.snapshotEnabled = snapshot !== false;
+    /** Resolves with {status: "saved" | "failed" | "restored" | "rejected" | "off", ...} once this visit's snapshot work is done. */
+    this.snapshotDone = null;
     this.root = root;
     this.container = container;
     this.config = { memoryLimitMB, kernel: { output_limit: outputLimit } };
     this.nextId = 1;
     this.pending = new Map(); // id -> {resolve, onStream, run}
+    // Ids in the order they were sent to the current worker, which handles them one
+    // at a time in that order: only the head may stream, start or be answered.
+    this.order = [];
+    this.workerPort = null; // the private channel to the current worker (see boot())
     this.files = new Map(); // path -> Blob/File, re-mounted after a restart
     this.port = null;
     this.info = null;
@@ -64,21 +74,91 @@ export class Sandbox extends EventTarget {
       this.fetchRuntime(core, { report: true }),
       fetch(new URL("sandbox-worker.js", this.root)).then((r) => r.blob()),
       this.openFrame(),
+      this.findSnapshot(),
     ]);
     this.port = port;
     this.runtime = runtime;
     this.workerSource = workerSource;
     const booted = this.boot("frame-start");
-    this.fetchRuntime(eager, { report: true }).then((files) => this.port.postMessage({ type: "addRuntime", files }));
+    this.handOver(eager, { report: true });
     const reply = await booted;
     if (this.afterStart) await this.afterStart(this);
     // The rest of the stack (scipy, scikit-learn, pyarrow, sympy…) only after "ready",
     // so it does not compete with the start for the CPU.
-    this.fetchRuntime(lazy).then((files) => this.port.postMessage({ type: "addRuntime", files }));
+    this.handOver(lazy);
     this.startMs = performance.now() - t0;
     this.bootMarks = { fetched: this.fetchedMs, ...reply.marks };
     this.dispatchEvent(new CustomEvent("ready", { detail: { ms: this.startMs, versions: reply.versions } }));
+    this.snapshotDone = this.afterBoot(reply.snapshot);
     return reply;
+  }
+
+  /** The snapshot module and, if an earlier visit kept one for this build, the snapshot. */
+  async findSnapshot() {
+    if (!this.snapshotEnabled) return;
+    try {
+      const source = await fetch(new URL("sandbox-snapshot.js", this.root)).then((r) => (r.ok ? r.blob() : null));
+      if (!source) return;
+      this.snapshotKey = await snapshotKey(this.info, source);
+      this.config.snapshotSource = source;
+      this.config.snapshot = await loadSnapshot(this.root, this.snapshotKey);
+    } catch {
+      this.config.snapshot = null; // no snapshot: a cold boot, as without this feature
+    }
+  }
+
+  /** After "ready": drop a snapshot the worker refused, or make one if there was none. */
+  async afterBoot(outcome) {
+    const done = (detail) => {
+      this.dispatchEvent(new CustomEvent("snapshot", { detail }));
+      return detail;
+    };
+    if (!this.snapshotEnabled || !this.config.snapshotSource) return done({ status: "off" });
+    if (outcome && outcome.restored) return done({ status: "restored" });
+    if (outcome && outcome.error) {
+      this.config.snapshot = null;
+      await dropSnapshots().catch(() => {});
+      return done({ status: "rejected", message: String(outcome.error) }); // made again next visit
+    }
+    try {
+      const made = await this.makeSnapshot();
+      // Restarts (frame-restart) restore from it too, from now on.
+      this.config.snapshot = await saveSnapshot(this.root, this.snapshotKey, made);
+      return done({ status: "saved", bytes: made.snap.byteLength + made.fs.byteLength });
+    } catch (err) {
+      return done({ status: "failed", message: String((err && err.message) || err) });
+    }
+  }
+
+  /** A short-lived second worker in the frame makes the snapshot (PROTOCOL.md §3). */
+  makeSnapshot() {
+    return new Promise((resolve, reject) => {
+      const channel = new MessageChannel();
+      // A worker that died without a word (out of memory) must not leave this pending.
+      const silent = setTimeout(() => {
+        channel.port1.close();
+        reject(new Error("the snapshot worker did not answer within 5 minutes"));
+      }, 300_000);
+      channel.port1.onmessage = (ev) => {
+        const msg = ev.data;
+        if (!msg || msg.type !== "reply" || msg.id !== 0) return; // its stdout and the like
+        clearTimeout(silent);
+        channel.port1.close();
+        const out = msg.snapshot;
+        if (msg.status === "ok" && out && out.snap instanceof ArrayBuffer && out.fs instanceof ArrayBuffer && out.meta && typeof out.meta === "object") resolve(out);
+        else reject(new Error(typeof msg.message === "string" ? msg.message : "the snapshot worker failed"));
+      };
+      this.port.postMessage({ type: "frame-snapshot" }, [channel.port2]);
+    });
+  }
+
+  /** Fetch runtime files for the worker. If they cannot be had, the worker is told
+   * so: an import that needs them then fails with this message instead of waiting forever. */
+  handOver(names, options = {}) {
+    this.fetchRuntime(names, options).then(
+      (files) => this.port.postMessage({ type: "addRuntime", files }),
+      (err) => this.port.postMessage({ type: "addRuntime", files: {}, failed: names, message: String((err && err.message) || err) }),
+    );
   }
 
   /** Fetch the runtime files as Blobs, reporting byte progress. */
@@ -120,7 +200,7 @@ export class Sandbox extends EventTarget {
         channel.port1.onmessage = (ev) => {
           if (ev.data && ev.data.type === "frame-ready") {
             this.crossOriginIsolated = ev.data.crossOriginIsolated === true;
-            channel.port1.onmessage = (e) => this.onMessage(e.data);
+            channel.port1.onmessage = (e) => this.onFrameMessage(e.data);
             resolve(channel.port1);
           }
         };
@@ -139,15 +219,40 @@ export class Sandbox extends EventTarget {
         resolve: (reply) => (reply.status === "ok" ? resolve(reply) : reject(new Error(reply.message))),
       });
     });
+    // A fresh channel per worker: the worker gets one end with its boot request and
+    // nothing else can write to it. Whatever the old worker still sends is dropped.
+    if (this.workerPort) this.workerPort.close();
+    const channel = new MessageChannel();
+    const workerPort = channel.port1;
+    workerPort.onmessage = (ev) => {
+      if (workerPort === this.workerPort) this.onMessage(ev.data);
+    };
+    this.workerPort = workerPort;
+    this.order = [0];
     const lazyPackages = this.info.sandbox.all_packages.filter((name) => !this.info.sandbox.packages.includes(name));
     const config = { ...this.config, indexURL: new URL("pyodide/", this.root).href, packages: this.info.sandbox.packages, lazyFiles: this.lazy, lazyPackages };
-    if (kind === "frame-start") this.port.postMessage({ type: kind, workerSource: this.workerSource, runtime: this.runtime, config });
-    else this.port.postMessage({ type: kind });
+    if (kind === "frame-start") this.port.postMessage({ type: kind, workerSource: this.workerSource, runtime: this.runtime, config }, [channel.port2]);
+    else this.port.postMessage({ type: kind, snapshot: this.config.snapshot || null }, [channel.port2]);
     return this.bootPromise;
   }
 
+  /** Send a request to the worker over its private channel, noting its place in line. */
+  send(msg, transfer = []) {
+    this.order.push(msg.id);
+    this.workerPort.postMessage(msg, transfer);
+  }
+
+  /** From the frame itself: only a real worker error ("crash"). */
+  onFrameMessage(msg) {
+    if (msg && typeof msg === "object" && msg.type === "crash") this.recover("crash", typeof msg.message === "string" ? msg.message : null);
+  }
+
+  /** From the current worker, over its private channel. Still treated as data. */
   onMessage(msg) {
     if (!msg || typeof msg !== "object") return;
+    // The worker handles one request at a time, in order: anything about a request
+    // that is not the one being handled is not the worker's own doing. Ignore it.
+    if (msg.id !== this.order[0]) return;
     if (msg.type === "stream") {
       const entry = this.pending.get(msg.id);
       if (!entry || !entry.collected || typeof msg.text !== "string" || (msg.name !== "stdout" && msg.name !== "stderr")) return;
@@ -160,10 +265,15 @@ export class Sandbox extends EventTarget {
     } else if (msg.type === "reply") {
       const entry = this.pending.get(msg.id);
       if (!entry) return;
+      this.order.shift();
       this.pending.delete(msg.id);
+      if (msg.restartNeeded && entry.msg && entry.msg.type !== "run") {
+        // The interpreter died under a file request: answer it, then replace the worker.
+        entry.resolve({ status: "error", message: typeof msg.error === "object" && msg.error ? String(msg.error.message) : "the sandbox crashed" });
+        this.recover("crash", null);
+        return;
+      }
       entry.resolve(msg);
-    } else if (msg.type === "crash") {
-      this.recover("crash", msg.message);
     }
   }
 
@@ -187,7 +297,7 @@ export class Sandbox extends EventTarget {
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.pending.set(id, { resolve, onStream, collected: { stdout: "", stderr: "" }, msg });
-      this.port.postMessage({ ...msg, id }, transfer);
+      this.send({ ...msg, id }, transfer);
     });
   }
 
@@ -222,9 +332,10 @@ export class Sandbox extends EventTarget {
         if (backstop) clearTimeout(backstop);
         const result = toRunResult(reply, entry, started);
         if (reply.restartNeeded) {
-          // The memory ceiling: replace the worker the same way as after a timeout kill.
+          // The memory ceiling, or an interpreter that exited or crashed: replace the
+          // worker the same way as after a timeout kill.
           if (this.rebuildsState && result.error) result.error.message = result.error.message.replace("variables are lost", "variables are rebuilt by re-running your earlier successful cells");
-          await this.recover("memory", null, id);
+          await this.recover(reply.restartNeeded === "crash" ? "crash" : "memory", null, id);
           result.restarted = true;
         }
         if (record && this.afterRun) {
@@ -238,7 +349,7 @@ export class Sandbox extends EventTarget {
       };
       this.pending.set(id, entry);
       this.currentRun = id;
-      this.port.postMessage({ type: "run", id, code, timeoutMs });
+      this.send({ type: "run", id, code, timeoutMs });
     });
   }
 
@@ -278,6 +389,7 @@ export class Sandbox extends EventTarget {
   async replaceWorker(reason, message, runId, nested) {
     const lost = [...this.pending.entries()].filter(([id]) => id !== 0);
     this.pending.clear();
+    this.order = [];
     for (const [id, entry] of lost) {
       if (entry.msg.type === "run") {
         const status = reason === "restart" ? "interrupted" : reason === "crash" ? "error" : reason;
@@ -318,7 +430,7 @@ export class Sandbox extends EventTarget {
       const id = this.nextId++;
       return new Promise((resolve) => {
         this.pending.set(id, { resolve, collected: null, msg: { type: "mountFile" } });
-        this.port.postMessage({ type: "mountFile", id, path, file });
+        this.send({ type: "mountFile", id, path, file });
       });
     });
     return Promise.all([booted, ...mounts]);
@@ -334,7 +446,8 @@ export class Sandbox extends EventTarget {
   async writeFile(path, data, { direct = false, remember = true } = {}) {
     const full = resolvePath(path);
     const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data instanceof Uint8Array ? data : new Uint8Array(data);
-    const reply = await this.request({ type: "writeFile", path: full, data: bytes.slice() }, [], { direct });
+    const copy = bytes.slice(); // handed over (transferred), so the caller's bytes stay theirs
+    const reply = await this.request({ type: "writeFile", path: full, data: copy }, [copy.buffer], { direct });
     if (reply.status === "ok") {
       if (remember) this.files.set(full, new Blob([bytes]));
       else this.files.delete(full);

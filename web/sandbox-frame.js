@@ -1,8 +1,10 @@
 "use strict";
 // The sandbox frame: an opaque-origin <iframe sandbox="allow-scripts">. It holds
 // no secrets and has no network (its CSP says connect-src 'none'). It only starts
-// the sandbox worker from Blobs the page hands it and relays messages over the one
-// MessagePort the page gave it, so no other window can talk to the worker.
+// the sandbox worker from Blobs the page hands it, with a MessagePort the page made
+// for that worker: requests and replies go over it, page <-> worker directly. What
+// the worker's code posts to `self` lands here and is dropped, so a cell cannot
+// forge a reply (SECURITY.md). The frame's own port carries only frame-* messages.
 (() => {
   let port = null;
   let worker = null;
@@ -11,38 +13,45 @@
   // interrupt() is a soft KeyboardInterrupt instead of a restart.
   const signal = self.crossOriginIsolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
 
-  function start() {
+  function start(workerPort) {
     const url = URL.createObjectURL(boot.workerSource);
     worker = new Worker(url, { name: "reckon-sandbox" });
     URL.revokeObjectURL(url);
-    worker.onmessage = (ev) => port.postMessage(ev.data);
+    worker.onmessage = null; // only the model's code posts to self: nobody listens
     worker.onerror = (ev) => {
       ev.preventDefault();
       port.postMessage({ type: "crash", message: String(ev.message || "the sandbox worker crashed") });
     };
     const config = { ...boot.config, interruptBuffer: signal ? signal.buffer : null };
-    worker.postMessage({ type: "boot", id: 0, runtime: boot.runtime, config });
+    worker.postMessage({ type: "boot", id: 0, runtime: boot.runtime, config }, [workerPort]);
   }
 
   function onPortMessage(ev) {
     const msg = ev.data;
     if (!msg || typeof msg !== "object") return;
+    if ((msg.type === "frame-start" || msg.type === "frame-restart" || msg.type === "frame-snapshot") && !(ev.ports && ev.ports[0])) return;
     if (msg.type === "frame-start") {
       boot = { workerSource: msg.workerSource, runtime: msg.runtime, config: msg.config };
-      start();
+      start(ev.ports[0]);
     } else if (msg.type === "frame-restart") {
       if (worker) worker.terminate();
-      start();
+      if (msg.snapshot !== undefined) boot.config = { ...boot.config, snapshot: msg.snapshot };
+      start(ev.ports[0]);
+    } else if (msg.type === "frame-snapshot" && boot) {
+      // A second, short-lived worker that only makes the warm-start snapshot and ends;
+      // it runs no cell. Its errors are its own: the sandbox is not affected.
+      const url = URL.createObjectURL(boot.workerSource);
+      const maker = new Worker(url, { name: "reckon-snapshot" });
+      URL.revokeObjectURL(url);
+      maker.onerror = (e) => e.preventDefault();
+      const config = { ...boot.config, snapshot: null, makeSnapshot: true, interruptBuffer: null };
+      maker.postMessage({ type: "boot", id: 0, runtime: boot.runtime, config }, [ev.ports[0]]);
     } else if (msg.type === "addRuntime") {
       // Kept for restarts, and forwarded now: the worker installs them when idle.
       Object.assign(boot.runtime, msg.files);
       if (worker) worker.postMessage(msg);
     } else if (msg.type === "frame-interrupt") {
       if (signal) Atomics.store(signal, 0, 2);
-    } else if (worker) {
-      // Everything else is for the worker; transfer binary payloads, never copy them.
-      const transfer = msg.data instanceof Uint8Array ? [msg.data.buffer] : [];
-      worker.postMessage(msg, transfer);
     }
   }
 

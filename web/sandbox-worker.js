@@ -6,6 +6,10 @@
 // needs the network: Pyodide's own fetches of its files are answered from memory,
 // and every other request is refused by the frame's Content-Security-Policy.
 
+// All of it in one closure: top-level let/const/function of a classic worker script
+// would be reachable from a cell through js.eval("post(...)"); closure variables are not.
+(() => {
+"use strict";
 let pyodide = null;
 let host = null; // the Python module reckon.kernel._host
 let runtime = {};
@@ -21,6 +25,7 @@ const MIME = { wasm: "application/wasm", json: "application/json", js: "text/jav
 
 let lazyFiles = new Set(); // named by the lock, still on their way from the page
 const waiting = new Map(); // file name -> [resolve]
+const refused = new Map(); // file name -> why the page could not fetch it
 
 async function serveRuntime(url) {
   const name = decodeURIComponent(url.slice(indexURL.length).split(/[?#]/)[0]);
@@ -28,6 +33,7 @@ async function serveRuntime(url) {
     await new Promise((resolve) => waiting.set(name, [...(waiting.get(name) || []), resolve]));
   }
   const blob = runtime[name];
+  if (!blob && refused.has(name)) return new Response(`${name} could not be loaded: ${refused.get(name)}`, { status: 503 });
   if (!blob) return new Response(`not in this build: ${name}`, { status: 404 });
   const ext = name.split(".").pop();
   return new Response(blob, { headers: { "Content-Type": MIME[ext] || "application/octet-stream" } });
@@ -57,12 +63,35 @@ const signalBuffer = {
   set 0(_value) {},
 };
 
-// Kept from before any user code runs: a cell that replaces self.postMessage or
-// self.onmessage cannot cut the worker off from the page.
-const postToPage = self.postMessage.bind(self);
+// Everything goes to the page over a MessagePort that the page created for this
+// worker and that arrives with the boot message. It lives only in this closure: a
+// cell can call self.postMessage, replace it or dispatch fake "message" events, but
+// it cannot write to this port, so it cannot answer for any request (SECURITY.md, F1).
+let pagePort = null;
 function post(msg, transfer) {
-  postToPage(msg, transfer || []);
+  if (pagePort) pagePort.postMessage(msg, transfer || []);
 }
+
+// Pyodide calls this when the interpreter cannot go on: os._exit(), a wasm stack
+// overflow, a refused lazy file read. The run that was going on never returns, so
+// it is answered here, truthfully, and the page replaces the worker.
+function onFatal(err) {
+  const exited = err && err.name === "Exit";
+  const code = exited && typeof err.status === "number" ? err.status : null;
+  const message = exited
+    ? `The cell ended the Python interpreter itself (exit status ${code}, e.g. os._exit()), so the sandbox was restarted: variables are lost, files under /data are kept. Use sys.exit() or return from the cell instead.`
+    : `The Python interpreter crashed (${String((err && err.name) || "Error")}: ${String((err && err.message) || err).slice(0, 300)}), so the sandbox was restarted: variables are lost, files under /data are kept.`;
+  fatal = true;
+  post({
+    type: "reply",
+    id: currentRequest,
+    status: "error",
+    error: { type: exited ? "InterpreterExit" : "SandboxCrash", message, traceback: "", line: null },
+    restartNeeded: "crash",
+  });
+}
+let fatal = false;
+let currentRequest = null; // the id of the request being handled (one at a time)
 
 async function boot(msg) {
   const started = performance.now();
@@ -79,30 +108,79 @@ async function boot(msg) {
     URL.revokeObjectURL(url);
   }
   const marks = { scripts: performance.now() - started };
-  pyodide = await loadPyodide({
+  const options = {
     indexURL,
     lockFileURL: indexURL + "pyodide-lock.json",
     stdout: (text) => post({ type: "stream", id: currentRun, name: "stdout", text: text + "\n" }),
     stderr: (text) => post({ type: "stream", id: currentRun, name: "stderr", text: text + "\n" }),
     env: { HOME: "/home/pyodide", MPLBACKEND: "Agg" },
-  });
+  };
+  // Warm start (web/sandbox-snapshot.js): a snapshot the page kept from an earlier visit.
+  const snapshotLib = await loadSnapshotLib(config.snapshotSource);
+  if (config.makeSnapshot) return makeSnapshot(snapshotLib, config, options);
+  const snapshot = { restored: false, error: null };
+  if (snapshotLib && config.snapshot) {
+    try {
+      const { meta, snap, fs } = config.snapshot;
+      pyodide = await snapshotLib.restoreSnapshot({ loadPyodide, options, snapshot: { meta, snap: await snap.arrayBuffer(), fs: await fs.arrayBuffer() } });
+      snapshot.restored = true;
+    } catch (err) {
+      snapshot.error = String((err && err.message) || err).slice(0, 500);
+      pyodide = null; // boot cold below, with the same results
+    }
+  }
   marks.interpreter = performance.now() - started;
-  await pyodide.loadPackage(config.packages, { messageCallback: () => {}, checkIntegrity: false });
-  marks.packages = performance.now() - started;
-  await unpackBytecode("pycache-eager.zip");
-  marks.bytecode = performance.now() - started;
+  if (!snapshot.restored) {
+    pyodide = await loadPyodide(options);
+    marks.interpreter = performance.now() - started;
+    await pyodide.loadPackage(config.packages, { messageCallback: () => {}, checkIntegrity: false });
+    marks.packages = performance.now() - started;
+    await unpackBytecode("pycache-eager.zip");
+    marks.bytecode = performance.now() - started;
+  }
   pyodide.setInterruptBuffer(signalBuffer);
+  // Not writable: a cell cannot unhook it to turn a crash back into a silent hang.
+  Object.defineProperty(pyodide._api, "on_fatal", { value: onFatal, writable: false, configurable: false });
   host = pyodide.pyimport("reckon.kernel._host");
   host.start((name, text) => post({ type: "stream", id: currentRun, name, text }), config.kernel || {});
   if (config.warm !== false) host.warm();
   marks.imports = performance.now() - started;
   const versions = JSON.parse(host.versions());
   installRest(); // after a restart every file is already here
-  return { status: "ok", versions, ms: performance.now() - started, marks };
+  return { status: "ok", versions, ms: performance.now() - started, marks, snapshot };
+}
+
+async function loadSnapshotLib(source) {
+  if (!(source instanceof Blob)) return null;
+  const url = URL.createObjectURL(source);
+  importScripts(url);
+  URL.revokeObjectURL(url);
+  const lib = self.__reckonSnapshot;
+  delete self.__reckonSnapshot; // before any cell runs: only this closure keeps it
+  return lib || null;
+}
+
+// A worker started only to make the snapshot (PROTOCOL.md §3, frame-snapshot): it runs
+// no cell, hands the buffers to the page, and ends.
+async function makeSnapshot(lib, config, options) {
+  if (!lib) return { status: "error", message: "no snapshot module" };
+  try {
+    const out = await lib.makeSnapshot({ loadPyodide, indexURL, packages: config.packages, env: options.env, fetch: self.fetch });
+    return [{ status: "ok", snapshot: out }, [out.snap, out.fs]];
+  } finally {
+    setTimeout(() => self.close(), 0); // after the reply is posted
+  }
 }
 
 function addRuntime(msg) {
   Object.assign(runtime, msg.files);
+  for (const name of Array.isArray(msg.failed) ? msg.failed : []) {
+    if (runtime[name]) continue;
+    refused.set(name, String(msg.message || "it could not be downloaded"));
+    for (const resolve of waiting.get(name) || []) resolve();
+    waiting.delete(name);
+    lazyFiles.delete(name);
+  }
   for (const name of Object.keys(msg.files)) {
     for (const resolve of waiting.get(name) || []) resolve();
     waiting.delete(name);
@@ -143,7 +221,9 @@ async function run(msg) {
   deadline = performance.now() + (msg.timeoutMs || 60000);
   let result;
   try {
-    result = JSON.parse(await host.run(msg.code));
+    const text = await host.run(msg.code);
+    if (fatal) return null; // already answered by onFatal
+    result = JSON.parse(text);
   } finally {
     deadline = Infinity;
   }
@@ -211,6 +291,7 @@ const handlers = {
   writeFile,
   mountFile,
   deleteFile,
+  reset: () => JSON.parse(host.reset()),
   listFiles: (msg) => JSON.parse(host.list_files(msg.dir || "/")),
   inspect: (msg) => JSON.parse(host.inspect(msg.path)),
 };
@@ -221,27 +302,42 @@ function enqueue(task) {
   queue = queue.then(task).catch(() => {});
 }
 
-self.addEventListener("message", (ev) => {
-  const msg = ev.data;
-  if (msg && msg.type === "addRuntime") return addRuntime(msg); // never behind a running cell
-  if (msg && msg.type === "reset") return enqueue(() => post({ type: "reply", id: msg.id, ...JSON.parse(host.reset()) }));
+function onRequest(msg) {
   const handler = msg && handlers[msg.type];
-  if (!handler) {
-    post({ type: "reply", id: msg && msg.id, status: "error", message: `unknown request type ${msg && msg.type}` });
-    return;
-  }
   enqueue(async () => {
+    if (fatal) return; // the page is replacing this worker
+    currentRequest = msg && msg.id;
+    if (!handler) {
+      post({ type: "reply", id: msg && msg.id, status: "error", message: `unknown request type ${msg && msg.type}` });
+      return;
+    }
     try {
       const out = await handler(msg);
+      if (out === null) return;
       const [reply, transfer] = Array.isArray(out) ? out : [out, []];
       post({ ...reply, type: "reply", id: msg.id }, transfer);
     } catch (err) {
-      post({ type: "reply", id: msg.id, status: "error", message: describeError(err) });
+      if (!fatal) post({ type: "reply", id: msg.id, status: "error", message: describeError(err) });
     }
   });
+}
+
+// From the frame: the boot request with the page's port, then runtime files. Only
+// real messages count (a cell's dispatchEvent makes untrusted ones), and only one boot.
+self.addEventListener("message", (ev) => {
+  const msg = ev.data;
+  if (!ev.isTrusted || !msg) return;
+  if (msg.type === "addRuntime") return addRuntime(msg); // never behind a running cell
+  if (msg.type === "boot" && !pagePort && ev.ports && ev.ports[0]) {
+    pagePort = ev.ports[0];
+    // Requests come over the same port, in the order the page sent them.
+    pagePort.onmessage = (e) => onRequest(e.data);
+    onRequest(msg);
+  }
 });
 
 function describeError(err) {
   if (err && err.name === "ErrnoError") return `no such file or directory (errno ${err.errno})`;
   return String((err && err.message) || err);
 }
+})();

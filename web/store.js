@@ -9,16 +9,21 @@
 // on the same store at once, in any tab, so two tabs cannot lose each other's
 // updates (no lock is needed beyond that). Other tabs hear about every change on a
 // BroadcastChannel, so they can refresh their lists and their sandbox.
+//
+// Files belong to one session (key: [session, path]): a session never sees, lists or
+// mounts another session's files. Version 1 kept files without a session; opening
+// the database upgrades them into the default session.
 
 const DB_NAME = "reckon";
-const DB_VERSION = 1;
+const DB_VERSION = 2;
 const CHANNEL = "reckon-store";
+export const DEFAULT_SESSION = "default";
 
 /**
- * @typedef {{path: string, blob: Blob, size: number, mtime: number, kind: "upload" | "output"}} FileRecord
+ * @typedef {{session: string, path: string, blob: Blob, size: number, mtime: number, kind: "upload" | "output"}} FileRecord
  * @typedef {{version: number, asks: object[]}} TranscriptData
  * @typedef {{id: string, transcript: TranscriptData, agentMessages: object[], cells: string[], updated: number}} SessionRecord
- * @typedef {{type: "file", action: "put" | "delete", path: string} | {type: "session", id: string} | {type: "cleared", paths: string[]}} ChangeMessage
+ * @typedef {{type: "file", session: string, action: "put" | "delete", path: string} | {type: "session", id: string} | {type: "cleared", session: string, paths: string[]}} ChangeMessage
  */
 
 /** A write that did not happen: `quota` says the browser's storage is full. */
@@ -53,7 +58,22 @@ export class Store {
         const request = indexedDB.open(this.name, DB_VERSION);
         request.onupgradeneeded = () => {
           const db = request.result;
-          if (!db.objectStoreNames.contains("files")) db.createObjectStore("files", { keyPath: "path" });
+          const upgrade = /** @type {IDBTransaction} */ (request.transaction);
+          const files = db.createObjectStore("session-files", { keyPath: ["session", "path"] });
+          if (db.objectStoreNames.contains("files")) {
+            // Version 1: files without a session belong to the default session. Copied
+            // in the upgrade transaction, so the move is whole or not at all.
+            const old = upgrade.objectStore("files");
+            old.openCursor().onsuccess = (ev) => {
+              const cursor = /** @type {IDBCursorWithValue | null} */ (/** @type {IDBRequest} */ (ev.target).result);
+              if (!cursor) {
+                db.deleteObjectStore("files");
+                return;
+              }
+              files.put({ ...cursor.value, session: DEFAULT_SESSION });
+              cursor.continue();
+            };
+          }
           if (!db.objectStoreNames.contains("sessions")) db.createObjectStore("sessions", { keyPath: "id" });
         };
         request.onsuccess = () => {
@@ -104,44 +124,44 @@ export class Store {
     });
   }
 
-  /** @returns {Promise<FileRecord[]>} every stored file (Blobs are read lazily) */
-  listFiles() {
-    return this.transaction(["files"], "readonly", (tx) => {
-      const req = tx.objectStore("files").getAll();
+  /** @param {string} session @returns {Promise<FileRecord[]>} the session's stored files (Blobs are read lazily) */
+  listFiles(session) {
+    return this.transaction(["session-files"], "readonly", (tx) => {
+      const req = tx.objectStore("session-files").getAll(sessionRange(session));
       return () => req.result;
     }, "could not read the stored files");
   }
 
-  /** @param {string} path @returns {Promise<FileRecord | undefined>} */
-  getFile(path) {
-    return this.transaction(["files"], "readonly", (tx) => {
-      const req = tx.objectStore("files").get(path);
+  /** @param {string} session @param {string} path @returns {Promise<FileRecord | undefined>} */
+  getFile(session, path) {
+    return this.transaction(["session-files"], "readonly", (tx) => {
+      const req = tx.objectStore("session-files").get([session, path]);
       return () => req.result;
     }, `could not read ${path}`);
   }
 
   /**
-   * Store a file whole (or not at all).
-   * @param {string} path @param {Blob} blob @param {"upload" | "output"} kind
+   * Store a file of one session whole (or not at all).
+   * @param {string} session @param {string} path @param {Blob} blob @param {"upload" | "output"} kind
    */
-  async putFile(path, blob, kind) {
+  async putFile(session, path, blob, kind) {
     /** @type {FileRecord} */
-    const record = { path, blob, size: blob.size, mtime: Date.now() / 1000, kind };
-    await this.transaction(["files"], "readwrite", (tx) => {
-      tx.objectStore("files").put(record);
+    const record = { session, path, blob, size: blob.size, mtime: Date.now() / 1000, kind };
+    await this.transaction(["session-files"], "readwrite", (tx) => {
+      tx.objectStore("session-files").put(record);
       return () => undefined;
     }, `could not save ${path}`);
-    this.announce({ type: "file", action: "put", path });
+    this.announce({ type: "file", session, action: "put", path });
     return record;
   }
 
-  /** @param {string} path */
-  async deleteFile(path) {
-    await this.transaction(["files"], "readwrite", (tx) => {
-      tx.objectStore("files").delete(path);
+  /** @param {string} session @param {string} path */
+  async deleteFile(session, path) {
+    await this.transaction(["session-files"], "readwrite", (tx) => {
+      tx.objectStore("session-files").delete([session, path]);
       return () => undefined;
     }, `could not delete ${path}`);
-    this.announce({ type: "file", action: "delete", path });
+    this.announce({ type: "file", session, action: "delete", path });
   }
 
   /** @param {string} id @returns {Promise<SessionRecord>} */
@@ -174,15 +194,17 @@ export class Store {
     return saved;
   }
 
-  /** Delete every file and every session; returns the paths that were stored. */
-  async clear() {
-    const paths = await this.transaction(["files", "sessions"], "readwrite", (tx) => {
-      const keys = tx.objectStore("files").getAllKeys();
-      tx.objectStore("files").clear();
-      tx.objectStore("sessions").clear();
-      return () => /** @type {string[]} */ (keys.result);
+  /** Delete one session's files and record (other sessions keep theirs); returns the
+   * paths that were stored. @param {string} session */
+  async clear(session) {
+    const paths = await this.transaction(["session-files", "sessions"], "readwrite", (tx) => {
+      const range = sessionRange(session);
+      const keys = tx.objectStore("session-files").getAllKeys(range);
+      tx.objectStore("session-files").delete(range);
+      tx.objectStore("sessions").delete(session);
+      return () => /** @type {[string, string][]} */ (/** @type {unknown} */ (keys.result)).map((key) => key[1]);
     }, "could not delete the stored data");
-    this.announce({ type: "cleared", paths });
+    this.announce({ type: "cleared", session, paths });
     return paths;
   }
 
@@ -195,6 +217,11 @@ export class Store {
   onChange(fn) {
     if (this.channel) this.channel.onmessage = (ev) => ev.data && typeof ev.data === "object" && fn(ev.data);
   }
+}
+
+/** Every [session, path] key of one session (arrays sort after every string path). */
+function sessionRange(session) {
+  return IDBKeyRange.bound([session], [session, []]);
 }
 
 /** @param {string} id @param {any} record @returns {SessionRecord} */

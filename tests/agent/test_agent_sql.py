@@ -4,13 +4,24 @@ from the error (which lists tables and columns), and the cell replays like any o
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
-from reckon.agent import RUN_SQL_TOOL, Agent, ChatReply, build_system_prompt, replay_cells
+from reckon.agent import (
+    RUN_SQL_TOOL,
+    Agent,
+    ChatReply,
+    DemoModel,
+    build_system_prompt,
+    export_notebook,
+    replay_cells,
+)
 from reckon.agent._code import parse_tool_arguments, sql_cell
+from reckon.client._reproduce import reproduce_notebook
 
-from .helpers import KernelExecutor, ScriptedModel, answer, run
+from .helpers import KernelExecutor, ScriptedModel, answer, mentions, run
 
 
 def sql_reply(query: str, call_id: str) -> ChatReply:
@@ -84,3 +95,88 @@ def test_sql_without_a_query_is_reported() -> None:
 def test_a_query_with_quotes_stays_valid_python() -> None:
     cell = sql_cell("SELECT * FROM t WHERE name = 'O''Brien' AND x = \"y\"")
     compile(cell, "<test>", "eval")
+
+
+# The demo model's text-to-SQL: SQL words (or "sql"/"query") send rankings, group-bys,
+# counts and filters through the run_sql tool, and the answer quotes the table.
+
+
+@pytest.fixture
+def sales(executor: KernelExecutor) -> KernelExecutor:
+    executor.data_dir.mkdir(parents=True, exist_ok=True)
+    source = Path(__file__).parents[2] / "benchmarks" / "questions" / "sales.csv"
+    shutil.copyfile(source, executor.data_dir / "sales.csv")
+    return executor
+
+
+@pytest.mark.parametrize(
+    ("question", "clause", "expected"),
+    [
+        pytest.param("sql: average price by region", "GROUP BY", [25.5, 25.1, 23.875, 21.6],
+                     id="group-by"),
+        pytest.param("query the top 2 products by sales", "LIMIT 2", [612.5, 600], id="top-n"),
+        pytest.param("count by region, as a SQL query", "COUNT(*)", [6, 5, 5, 4], id="count-by"),
+        pytest.param("sql: how many rows where price > 20", "WHERE", [10, 20], id="filter"),
+        pytest.param("query: how many rows where region is East", "LOWER(TRIM", [6, 20],
+                     id="text-filter"),
+        pytest.param("select the total sales, sql please", "SUM(", [2056.5], id="aggregate"),
+    ],
+)  # fmt: skip
+def test_demo_sql_requests_go_through_run_sql(
+    sales: KernelExecutor, question: str, clause: str, expected: list[float]
+) -> None:
+    agent = Agent(DemoModel(), sales)
+    outcome = run(agent.ask(question, environment=sales.environment()))
+    assert outcome["status"] == "ok", outcome
+    (step,) = [s for s in outcome["steps"] if s["kind"] == "code"]
+    assert step["code"].startswith("run_sql(") and clause in step["code"]
+    assert step["result"]["status"] == "ok" and step["result"]["result"]["type"] == "DataFrame"
+    call = agent.messages[2]["tool_calls"][0]["function"]
+    assert call["name"] == "run_sql" and "query" in json.loads(call["arguments"])
+    for number in expected:
+        assert mentions(outcome["answer"], number), (number, outcome["answer"])
+
+
+def test_without_sql_words_the_demo_writes_python(sales: KernelExecutor) -> None:
+    agent = Agent(DemoModel(), sales)
+    outcome = run(agent.ask("average price by region", environment=sales.environment()))
+    (step,) = [s for s in outcome["steps"] if s["kind"] == "code"]
+    assert "groupby" in step["code"] and "run_sql" not in step["code"]
+
+
+def test_a_query_typed_in_the_question_runs_as_it_is(sales: KernelExecutor) -> None:
+    agent = Agent(DemoModel(), sales)
+    query = "SELECT product, COUNT(*) AS n FROM sales WHERE price > 20 GROUP BY product ORDER BY n"
+    outcome = run(agent.ask(query, environment=sales.environment()))
+    (step,) = [s for s in outcome["steps"] if s["kind"] == "code"]
+    assert step["code"] == sql_cell(query)
+    table = step["result"]["result"]["text"]
+    assert outcome["answer"].startswith("The query returned")
+    for line in table.splitlines()[1:]:
+        assert " ".join(line.split()[1:]) in outcome["answer"]
+
+
+def test_a_typed_query_that_fails_is_explained_from_the_error(sales: KernelExecutor) -> None:
+    agent = Agent(DemoModel(), sales)
+    outcome = run(agent.ask("SELECT nope FROM sales WHERE x > 1", environment=sales.environment()))
+    assert [s["result"]["status"] for s in outcome["steps"] if s["kind"] == "code"] == ["error"]
+    assert "no such column: nope" in outcome["answer"]
+    assert "sales (sales.csv): order_id, date, region" in outcome["answer"]
+
+
+def test_median_has_no_sqlite_function_so_python_computes_it(sales: KernelExecutor) -> None:
+    agent = Agent(DemoModel(), sales)
+    outcome = run(agent.ask("sql: median price by region", environment=sales.environment()))
+    (step,) = [s for s in outcome["steps"] if s["kind"] == "code"]
+    assert ".median()" in step["code"] and mentions(outcome["answer"], 21.25)
+
+
+def test_an_exported_sql_cell_reproduces_on_cpython(sales: KernelExecutor) -> None:
+    agent = Agent(DemoModel(), sales)
+    for question in ("sql: total sales per product", "query the top 3 regions by sales"):
+        assert run(agent.ask(question, environment=sales.environment()))["status"] == "ok"
+    notebook = export_notebook(agent.transcript)
+    sources = ["".join(c["source"]) for c in json.loads(notebook)["cells"]]
+    assert len([s for s in sources if s.startswith("run_sql(")]) == 2
+    report = reproduce_notebook(notebook, data_dir=sales.data_dir)
+    assert (report["cells"], report["share"], report["differences"]) == (2, 1.0, [])

@@ -136,6 +136,35 @@ def _not_restarted(result: dict[str, Any]) -> None:
     assert result["result"]["text"] == "'still seen'", result
 
 
+def _interpreter_exit(code: int) -> Callable[[dict[str, Any]], None]:
+    def check(result: dict[str, Any]) -> None:
+        error = result["error"]
+        assert error["type"] == "InterpreterExit", error
+        assert f"exit status {code}" in error["message"], error
+        assert "files under /data are kept" in error["message"], error
+        assert result["restarted"] is True, result
+
+    return check
+
+
+def _crashed(cause: str) -> Callable[[dict[str, Any]], None]:
+    def check(result: dict[str, Any]) -> None:
+        error = result["error"]
+        assert error["type"] == "SandboxCrash", error
+        assert "interpreter crashed" in error["message"] and cause in error["message"], error
+        assert result["restarted"] is True, result
+
+    return check
+
+
+def _short_recursion_error(result: dict[str, Any]) -> None:
+    error = result["error"]
+    assert error["type"] == "RecursionError", error
+    assert "more times]" in error["traceback"], error["traceback"][-300:]
+    assert len(error["traceback"]) < 2000, len(error["traceback"])
+    assert result["restarted"] is False, result
+
+
 def _timeout_kept_state(result: dict[str, Any]) -> None:
     assert result["error"]["type"] == "KeyboardInterrupt", result["error"]
 
@@ -334,11 +363,12 @@ ATTACKS: dict[str, Attack] = {
         "import pyodide_js\n"
         'pyodide_js.FS.createLazyFile("/tmp", "lazy.txt", "CANARY/lazy", True, False)\n'
         'attempt(lambda: open("/tmp/lazy.txt").read())',
-        # The refused sync XHR wedges Pyodide's FS read: it ends by the watchdog.
-        statuses=("ok", "error", "timeout"),
-        timeout_ms=2000,
-        deadline_s=60,
+        # The refused sync XHR is fatal to Pyodide: said so at once, a new worker takes over.
+        statuses=("error",),
+        timeout_ms=30_000,
+        deadline_s=90,
         must_print=None,
+        check=_crashed("NetworkError"),
         lean=True,
     ),
     "pyodide-internals-hold-no-secret": Attack(
@@ -477,12 +507,14 @@ ATTACKS: dict[str, Attack] = {
         check=_error_type("RecursionError"),
     ),
     "deep-recursion-raised-limit": Attack(
-        # Past Python's guard the wasm stack overflows: still a clear end, never a hang.
+        # A million frames: a RecursionError with a short traceback (repeats counted),
+        # not a timeout spent formatting a million lines.
         "sys.setrecursionlimit(10**6)\ndef f(n):\n    return f(n + 1)\nf(0)",
-        statuses=("error", "timeout"),
-        timeout_ms=2000,
-        deadline_s=60,
+        statuses=("error",),
+        timeout_ms=90_000,
+        deadline_s=120,
         must_print=None,
+        check=_short_recursion_error,
         lean=True,
     ),
     "output-flood-stdout": Attack(
@@ -535,10 +567,20 @@ ATTACKS: dict[str, Attack] = {
     ),
     "os-_exit": Attack(
         "os._exit(1)",
-        statuses=("error", "timeout"),
-        timeout_ms=2000,
-        deadline_s=60,
+        statuses=("error",),
+        timeout_ms=30_000,
+        deadline_s=90,
         must_print=None,
+        check=_interpreter_exit(1),
+        lean=True,
+    ),
+    "os-_exit-zero": Attack(
+        "print('before')\nos._exit(0)",
+        statuses=("error",),
+        timeout_ms=30_000,
+        deadline_s=90,
+        must_print=None,
+        check=_interpreter_exit(0),
         lean=True,
     ),
     "write-lib-python": Attack(
@@ -749,7 +791,44 @@ def test_forged_junk_messages_are_only_data(sandbox: Any, canary: Canary) -> Non
     the_session_goes_on(sandbox, canary)
 
 
-def test_a_forged_crash_restarts_cleanly(sandbox: Any, canary: Canary) -> None:
+FORGE_BY_EVENT = """
+import asyncio, js
+from pyodide.ffi import to_js
+def obj(d):
+    return to_js(d, dict_converter=js.Object.fromEntries)
+# A fake request delivered to the worker's own listeners, and a fake channel.
+fake = js.MessageChannel.new()
+for other in range(1, 200):
+    init = obj({"data": obj({"type": "run", "id": other, "code": "print('FORGED')"})})
+    js.self.dispatchEvent(js.MessageEvent.new("message", init))
+    init = obj({"data": obj({"type": "boot", "id": 0}), "ports": to_js([fake.port2])})
+    js.self.dispatchEvent(js.MessageEvent.new("message", init))
+await asyncio.sleep(0.2)
+print("attacker done")
+"""
+
+
+def test_fake_message_events_do_not_reach_the_worker_or_the_page(
+    sandbox: Any, canary: Canary
+) -> None:
+    """Untrusted (script-made) message events are not requests: no forged run runs, no
+    second boot takes over the worker's channel, and the queued run gets its own reply."""
+    try:
+        victim_code = "print('real')\n6 * 7"
+        out = page_call(sandbox, FORGE_BOTH, [FORGE_BY_EVENT, victim_code], deadline_s=60)
+        attacked, victim = out
+        assert attacked["status"] == "ok", attacked
+        assert attacked["stdout"] == "attacker done\n", attacked
+        assert victim["stdout"] == "real\n", victim
+        assert victim["result"]["text"] == "42", victim
+    finally:
+        lean_call(sandbox, "restart")
+    the_session_goes_on(sandbox, canary, lean=True)
+
+
+def test_a_forged_crash_message_is_ignored(sandbox: Any, canary: Canary) -> None:
+    """What a cell posts to `self` reaches nobody: a fake "crash" with markup in it
+    neither restarts the sandbox nor runs in the page."""
     code = (
         "import js\nfrom pyodide.ffi import to_js\n"
         "js.self.postMessage(to_js({'type': 'crash',"
@@ -758,9 +837,8 @@ def test_a_forged_crash_restarts_cleanly(sandbox: Any, canary: Canary) -> None:
         "import time\ntime.sleep(1)"
     )
     result = run_lean(sandbox, code, deadline_s=60)
-    assert result["status"] == "error", result
-    assert result["error"]["type"] == "SandboxCrash"
-    assert result["restarted"] is True
+    assert result["status"] == "ok", result
+    assert result["restarted"] is False, result
     assert page_call(sandbox, "return window.pwned === undefined") is True
     the_session_goes_on(sandbox, canary, lean=True)
 
@@ -805,18 +883,18 @@ def test_forged_stream_text_does_not_land_in_a_queued_run(sandbox: Any, canary: 
     the_session_goes_on(sandbox, canary, lean=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SECURITY-FINDINGS F1: the page matches a worker's reply to a request by id "
-    "alone (sandbox-client.js onMessage), so a cell can answer for a run queued behind it",
-)
+# Fixed (SECURITY-FINDINGS F1): the worker answers over a MessagePort only the page and
+# the worker hold, and the page accepts an answer only for the request being handled.
 def test_a_forged_reply_does_not_answer_a_queued_run(sandbox: Any, canary: Canary) -> None:
     attacker = FORGE_FOR_OTHERS.replace("KIND", FORGE_KINDS["reply"])
     try:
         out = page_call(sandbox, FORGE_BOTH, [attacker, "print('real')\n6 * 7"], deadline_s=60)
-        victim = out[1]
+        attacked, victim = out
         assert victim["stdout"] == "real\n", victim
         assert victim["result"]["text"] == "42", victim
+        # The attacker's own run ends with its real output, not with a forged reply.
+        assert attacked["stdout"] == "attacker done\n", attacked
+        assert attacked["result"] is None, attacked
     finally:
         lean_call(sandbox, "restart")
     the_session_goes_on(sandbox, canary, lean=True)
@@ -847,7 +925,7 @@ def test_a_cell_cannot_make_later_runs_hang(sandbox: Any, canary: Canary, code: 
 CHANNEL_NAMES = [
     "reckon", "reckon-sandbox", "reckon-agent", "agent", "sandbox", "relay", "",
     # what the page's file store uses to mirror files between tabs (web/store.js)
-    "reckon-store:default", "reckon-store",
+    "reckon-store:default", "reckon-store", "reckon-store:reckon",
 ]  # fmt: skip
 
 
@@ -888,7 +966,9 @@ def test_a_broadcast_channel_does_not_reach_the_page(sandbox: Any, canary: Canar
     finally:
         page_call(sandbox, "window.__channels.forEach((bc) => bc.close())")
     assert result["status"] == "ok", result.get("error")
-    assert heard == [], heard
+    # The page's own store announces its writes on "reckon-store:reckon" (the cell
+    # just run was logged): that traffic is the page's. Nothing the sandbox sent arrives.
+    assert [h for h in heard if "LEAK" in h[1]] == [], heard
     # The sandbox's own channels hear each other at most; never the page's messages.
     assert "page says" not in result["stdout"], result["stdout"]
     the_session_goes_on(sandbox, canary)

@@ -7,6 +7,7 @@ API refuses; the client keeps its browser in a thread of its own, so it works.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,29 @@ def test_ask_answers_from_computed_numbers_and_the_transcript_keeps_it(
     last = transcript["asks"][-1]
     assert last["question"] == "average price by region"
     assert last["answer"] == outcome["answer"]
+
+
+def test_export_import_and_sql_from_python(a_session: Session, tmp_path: Path) -> None:
+    a_session.upload(("sales.csv", SALES))
+    table = a_session.run_sql("SELECT region, SUM(price) AS total FROM sales GROUP BY region")
+    assert table["status"] == "ok" and "East" in table["result"]["text"]
+    assert a_session.run_sql("SELECT nope FROM sales")["status"] == "error"
+    assert a_session.ask("total qty by region")["status"] == "ok"
+
+    notebook = json.loads(a_session.export_notebook())
+    assert notebook["nbformat"] == 4
+    sources = ["".join(c["source"]) for c in notebook["cells"]]
+    assert "## total qty by region" in sources
+    script = a_session.export_script()
+    assert "groupby('region')['qty'].sum()" in script and "# %%" in script
+
+    path = tmp_path / "start.py"
+    path.write_text("# %%\nstart = 40\n# %%\nprint('start:', start + 2)\n")
+    reply = a_session.import_notebook(path)
+    assert (reply["status"], reply["cells"], reply["ok"]) == ("ok", 2, 2)
+    assert a_session.run("start")["result"]["text"] == "40"
+    assert "start: 42" in a_session.export_notebook()
+    assert a_session.import_notebook("x = = 1", name="broken.py")["status"] == "error"
 
 
 def test_a_missing_file_is_a_session_error(a_session: Session) -> None:

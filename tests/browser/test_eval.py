@@ -20,8 +20,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from reckon.agent import ChatRequest, DemoModel
+from reckon.agent._verify import VERIFY_HEADER
 from reckon.client._answers import matches_expected, pairs_in
 from reckon.client._questions import load_questions
+from reckon.kernel import inspect
 from reckon.server import main
 
 from .conftest import CHROMIUM, ROOT, SITE, an_unused_port, wait_for_port
@@ -308,3 +311,84 @@ def test_a_scripted_model_gives_exactly_the_expected_report(
     markdown = (out / "report.md").read_text()
     assert "| answer accuracy | 70.0% |" in markdown
     assert "KeyError" in markdown and "@max_price[20]" in markdown
+
+
+# -- --verify: a scripted upstream that is sometimes wrong -------------------------------
+
+
+class SometimesWrong(StreamingModel):
+    """Plays the demo model's planner behind a real HTTP upstream, but doubles (plus
+    one) every number of the final answer to the questions in ``wrong``; its checks
+    (verification requests) are honest. So each answer's correctness is known."""
+
+    def __init__(self, wrong: set[str]) -> None:
+        super().__init__()
+        self.wrong = wrong
+        self.files: dict[str, Any] = {}
+        for name in ("sales.csv", "people.csv"):
+            local = str(QUESTIONS.parent / name)
+            entry = json.dumps(inspect(local)).replace(local, f"/data/{name}")
+            self.files[name] = json.loads(entry)
+
+    async def chat(self, request: Request) -> Response:
+        payload = await request.json()
+        self.requests.append({"payload": payload})
+        messages = payload["messages"]
+        # The files the page has: the ones its system prompt lists.
+        listed = [n for n in self.files if f"- /data/{n}:" in messages[0]["content"]]
+        context = {"files": [self.files[n] for n in listed]}
+        chat = ChatRequest(messages=messages, model="scripted", context=context)
+        reply = await DemoModel().complete(chat)
+        if reply.tool_calls:
+            call = reply.tool_calls[0]
+            return self.stream([{"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": 0, "id": call["id"], "type": "function",
+                 "function": {"name": call["name"], "arguments": call["arguments"]}}]},
+                "finish_reason": "tool_calls"}]}])  # fmt: skip
+        asked = [m["content"] for m in messages if m["role"] == "user"]
+        checking = asked[-1].startswith(VERIFY_HEADER)
+        question = next(q for q in reversed(asked) if not q.startswith(("Output of", "Verif")))
+        text = reply.text
+        if question in self.wrong and not checking:
+            text = re.sub(r"\d+(?:\.\d+)?", lambda m: f"{float(m.group(0)) * 2 + 1:g}", text)
+        return self.text(text)
+
+
+def test_verify_confirms_right_answers_and_catches_wrong_ones(
+    a_built_site: Path, tmp_path: Path
+) -> None:
+    questions = a_sample_of_the_shipped_set(tmp_path, every=2)
+    sample = [json.loads(line) for line in questions.read_text().splitlines()]
+    wrong = {q["question"] for q in sample[::3]}
+    model = SometimesWrong(wrong)
+    app = Starlette(routes=[Route("/v1/chat/completions", model.chat, methods=["POST"])])
+    port = an_unused_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_for_port(port)
+    out = tmp_path / "report"
+    try:
+        code = reckon_eval(
+            questions, "--upstream", f"http://127.0.0.1:{port}/v1", "--model", "scripted",
+            "--site", a_built_site, "--out", out, "--chromium", CHROMIUM, "--repeat", "1",
+            "--verify",
+        )  # fmt: skip
+    finally:
+        server.should_exit = True
+        thread.join(5)
+    assert code == 0
+    report = read_report(out)
+    runs = {r["question_id"]: r for r in report["runs"]}
+    for question in sample:
+        run = runs[question["id"]]
+        assert run["correct"] is (question["question"] not in wrong), run
+        expected = "disagrees" if question["question"] in wrong else "confirmed"
+        assert run["verification"] == expected, (question["id"], run)
+    stats = report["summary"]["verification"]
+    assert stats["checked"] == len(sample) and stats["unavailable"] == 0
+    assert stats["confirms_correct"] == 1.0 and stats["catches_wrong"] == 1.0
+    assert stats["false_alarms"] == 0.0
+    assert report["setup"]["verify"] is True
+    markdown = (out / "report.md").read_text()
+    assert "| catches wrong answers | 100.0% |" in markdown

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -87,3 +88,72 @@ def test_a_hostile_file_name_is_listed_as_text(a_console: Any, tmp_path: Path) -
     page.locator("#file-list").get_by_text(name, exact=False).wait_for()
     assert page.locator("#file-list img").count() == 0
     assert page.evaluate("() => window.pwned") is None
+
+
+@pytest.fixture(scope="module")
+def a_chat(a_browser: Any, a_static_server: str) -> Iterator[Any]:
+    context = a_browser.new_context(accept_downloads=True)
+    page = context.new_page()
+    page.goto(f"{a_static_server}/index.html")
+    page.get_by_role("status").filter(has_text="ready").wait_for(timeout=120_000)
+    yield page
+    context.close()
+
+
+def test_a_person_queries_the_uploaded_table_in_sql(a_chat: Any, tmp_path: Path) -> None:
+    page = a_chat
+    sales = tmp_path / "sales.csv"
+    sales.write_text("region,price,qty\nEast,10,1\nWest,20,2\nEast,30,3\nNorth,5,4\n")
+    page.locator("#upload").set_input_files(str(sales))
+    page.locator("#file-list").get_by_text("sales.csv").wait_for()
+    page.get_by_text("SQL over your tables").click()
+
+    page.locator("#sql").fill(
+        "SELECT region, SUM(qty) AS n FROM sales GROUP BY region ORDER BY region"
+    )
+    page.get_by_role("button", name="Run SQL").click()
+    table = page.locator(".turn.sql").last.locator("table.dataframe")
+    table.wait_for(timeout=60_000)
+    rows = [line.split("\t") for line in table.inner_text().splitlines()]
+    assert [row[-2:] for row in rows[1:]] == [["East", "4"], ["North", "4"], ["West", "2"]]
+
+    # A mistake comes back as the error, saying which tables and columns there are.
+    page.locator("#sql").fill("SELECT nope FROM sales")
+    page.get_by_role("button", name="Run SQL").click()
+    error = page.locator(".turn.sql").nth(1).locator("pre.error")
+    error.wait_for(timeout=60_000)
+    assert "nope" in error.inner_text() and "region" in error.inner_text()
+
+
+def test_a_person_imports_a_script_and_exports_the_session(a_chat: Any, tmp_path: Path) -> None:
+    page = a_chat
+    script = tmp_path / "analysis.py"
+    script.write_text("# %%\ntotal = 6 * 7\n\n# %%\nprint(total + 1)\n")
+    page.locator("#import").set_input_files(str(script))
+    note = page.locator(".note.import").last
+    note.wait_for(timeout=60_000)
+    assert "Imported analysis.py: 2 cells" in note.inner_text()
+    assert page.evaluate("() => window.reckon.run('total')")["result"]["text"] == "42"
+
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Export notebook").click()
+    assert download.value.suggested_filename == "reckon-session.ipynb"
+    notebook = json.loads(Path(download.value.path()).read_text())
+    assert notebook["nbformat"] == 4
+    assert "total = 6 * 7" in "".join("".join(c["source"]) for c in notebook["cells"])
+
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Export script").click()
+    assert download.value.suggested_filename == "reckon-session.py"
+    exported = Path(download.value.path()).read_text()
+    compile(exported, "exported.py", "exec")
+    assert "total = 6 * 7" in exported
+
+    # A file that is not a notebook: said so, and nothing changes.
+    broken = tmp_path / "broken.ipynb"
+    broken.write_text("{not json")
+    page.locator("#import").set_input_files(str(broken))
+    refused = page.locator(".note.import.status-error").last
+    refused.wait_for(timeout=30_000)
+    assert "broken.ipynb was not imported" in refused.inner_text()
+    assert page.evaluate("() => window.reckon.run('total')")["result"]["text"] == "42"

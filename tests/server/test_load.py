@@ -8,14 +8,22 @@ and checked by the client, in order, for every stream.
 from __future__ import annotations
 
 import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
+import reckon
 from reckon.server import Profile
 
 from .conftest import Relay, Running
-from .load_kit import MODEL, run_load, streaming_upstream
+from .load_kit import MODEL, StreamResult, an_async_client, one_stream, run_load, streaming_upstream
 
 CONCURRENCY = 200
 
@@ -42,3 +50,98 @@ def test_200_concurrent_streams_lose_nothing(
     assert report.lost == 0
     assert report.streams >= CONCURRENCY
     assert report.chunks == report.streams * 20
+
+
+# --- a minute: 200 streams open the whole time, through `reckon serve` as a process ---------
+
+MINUTE_CHUNKS = 120
+MINUTE_INTERVAL = 0.5  # 120 chunks, one every half second: each stream lasts a minute
+
+
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no VmRSS for process {pid}")
+
+
+@contextmanager
+def a_relay_process(upstream: str, tmp_path: Path) -> Iterator[tuple[int, str]]:
+    """`reckon serve` in its own process in front of `upstream`; yields (pid, base URL)."""
+    config = tmp_path / "relay.toml"
+    config.write_text(
+        f"max_concurrent_streams = {CONCURRENCY + 56}\n\n"
+        f'[[profile]]\nname = "load"\nbase_url = "{upstream}/v1"\nmodels = ["{MODEL}"]\n'
+    )
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    env["PYTHONPATH"] = str(Path(reckon.__file__).parents[1])
+    command = [sys.executable, "-m", "reckon.server", "serve", "--port", "0"]
+    command += ["--config", str(config), "--site", str(tmp_path)]
+    process = subprocess.Popen(
+        command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline().decode()
+        match = re.search(r"open (http://127\.0\.0\.1:\d+)/", line)
+        assert match, line
+        yield process.pid, match.group(1)
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+async def _hold(base_url: str, pid: int) -> tuple[list[StreamResult], list[int]]:
+    """200 streams at once, each a minute long; the relay's RSS sampled meanwhile."""
+    samples: list[int] = []
+    async with an_async_client(CONCURRENCY + 8, timeout=120) as client:
+        streams = [
+            asyncio.ensure_future(
+                one_stream(
+                    client,
+                    base_url,
+                    chunks=MINUTE_CHUNKS,
+                    interval=MINUTE_INTERVAL,
+                    name=f"m{number}",
+                )
+            )
+            for number in range(CONCURRENCY)
+        ]
+        while not all(stream.done() for stream in streams):
+            samples.append(_rss_kib(pid))
+            await asyncio.wait(streams, timeout=1.0)
+        return [stream.result() for stream in streams], samples
+
+
+def test_200_streams_held_for_a_minute_lose_no_chunk(
+    a_streaming_upstream: str, tmp_path: Path
+) -> None:
+    with a_relay_process(a_streaming_upstream, tmp_path) as (pid, url):
+        # One short stream first, so "before" is a relay that has served a call.
+        warm = asyncio.run(_warm(f"{url}/v1"))
+        assert warm.error is None, warm.error
+        before = _rss_kib(pid)
+        results, samples = asyncio.run(_hold(f"{url}/v1", pid))
+        after = _rss_kib(pid)
+
+    failed = [r.error for r in results if r.error is not None]
+    assert failed == [], f"{len(failed)} of {CONCURRENCY} streams failed, e.g. {failed[:3]}"
+    assert [r.received for r in results] == [MINUTE_CHUNKS] * CONCURRENCY
+    # Every stream was open for (about) the whole minute, all at the same time.
+    assert min(r.total for r in results) >= (MINUTE_CHUNKS - 1) * MINUTE_INTERVAL
+    peak = max(samples)
+    print(
+        f"\nrelay RSS: before {before / 1024:.1f} MiB, peak {peak / 1024:.1f} MiB, "
+        f"after {after / 1024:.1f} MiB ({CONCURRENCY} streams x {MINUTE_CHUNKS} chunks)"
+    )
+    # Generous: 200 open streams cost a few MiB of buffers, not hundreds.
+    assert after - before < 200 * 1024, (before, after)
+
+
+async def _warm(base_url: str) -> StreamResult:
+    async with an_async_client(2) as client:
+        return await one_stream(client, base_url, chunks=3, interval=0, name="warm")

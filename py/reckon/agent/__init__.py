@@ -25,6 +25,7 @@ from reckon.agent._observe import (
     trim_text,
 )
 from reckon.agent._openai import OpenAIModel, messages_without_tools, parse_completion
+from reckon.agent._privacy import Privacy
 from reckon.agent._prompt import build_system_prompt, describe_file
 from reckon.agent._sse import ChunkAccumulator, SSEDecoder
 from reckon.agent._transcript import Transcript, replay_cells
@@ -54,6 +55,7 @@ __all__ = [
     "JSONDict",
     "Model",
     "OpenAIModel",
+    "Privacy",
     "SSEDecoder",
     "ToolArguments",
     "Transcript",

@@ -22,12 +22,15 @@ from reckon.agent._demo_answer import (
 )
 from reckon.agent._demo_code import plan_code
 from reckon.agent._demo_intents import Intent, parse_intent
+from reckon.agent._demo_sql import literal_query, plan_sql, sql_answer, sql_stdout, wants_sql
+from reckon.agent._demo_verify import verify_turn
 from reckon.agent._observe import OBSERVATION_HEADER, parse_observation
 from reckon.agent._types import ChatReply, ChatRequest, JSONDict
 
 __all__ = ["DemoModel"]
 
 _ATTEMPTS = 2  # the first approach, then one different approach
+_SQL_LEAD_IN = "I'll answer this with one SQL query over the uploaded table."
 
 
 class DemoModel:
@@ -38,20 +41,31 @@ class DemoModel:
     async def complete(
         self, request: ChatRequest, *, on_text: Callable[[str], None] | None = None
     ) -> ChatReply:
+        check = verify_turn(request, on_text)  # "verify": the key number another way
+        if check is not None:
+            return check
         question, observations = _turn(request.messages)
         files = [f for f in request.context.get("files") or [] if isinstance(f, dict)]
         intent = parse_intent(question, files)
+        literal = literal_query(question, files)
+        query = literal or (plan_sql(intent) if wants_sql(question) else None)
         if observations:
             sections = parse_observation(observations[-1])
             if sections.get("status", "").startswith("ok"):
+                if literal is not None:
+                    return _say(sql_answer(sections.get("value", "")), on_text)
+                if query is not None and len(observations) == 1:  # the query's table
+                    sections = {**sections, "stdout": sql_stdout(intent, sections.get("value", ""))}
                 return _say(answer_from(intent, sections), on_text)
-            if len(observations) < _ATTEMPTS:
+            if literal is None and len(observations) < _ATTEMPTS:
                 code = plan_code(intent, attempt=len(observations))
                 if code is not None:
                     return _call(
                         lead_in(intent, len(observations)), code, len(observations), on_text
                     )
             return _say(explain_failure(intent, sections), on_text)
+        if query is not None:
+            return _call(_SQL_LEAD_IN, query, 0, on_text, tool="run_sql")
         code = plan_code(intent)
         if code is None:
             return _say(_decline(intent), on_text)
@@ -106,11 +120,15 @@ def _say(text: str, on_text: Callable[[str], None] | None) -> ChatReply:
     return ChatReply(text=text, finish_reason="stop")
 
 
-def _call(text: str, code: str, attempt: int, on_text: Callable[[str], None] | None) -> ChatReply:
+def _call(
+    text: str,
+    code: str,
+    attempt: int,
+    on_text: Callable[[str], None] | None,
+    *,
+    tool: str = "run_python",
+) -> ChatReply:
     _stream(text, on_text)
-    call = {
-        "id": f"call_demo_{attempt}",
-        "name": "run_python",
-        "arguments": json.dumps({"code": code}),
-    }
+    key = "query" if tool == "run_sql" else "code"
+    call = {"id": f"call_demo_{attempt}", "name": tool, "arguments": json.dumps({key: code})}
     return ChatReply(text=text, tool_calls=[call], finish_reason="tool_calls")

@@ -98,7 +98,7 @@ def _outputs(result: JSONDict, count: int) -> list[JSONDict]:
                     "image/png": figure.get("png", ""),
                     "text/plain": [str(figure.get("description", "a figure"))],
                 },
-                "metadata": {},
+                "metadata": _figure_size(figure),
             }
         )
     value = result.get("result")
@@ -115,6 +115,13 @@ def _outputs(result: JSONDict, count: int) -> list[JSONDict]:
             }
         )
     return outputs
+
+
+def _figure_size(figure: JSONDict) -> JSONDict:
+    # Jupyter's convention for an image's display size; the comparison with a
+    # re-run uses it too, since PNG bytes differ between font rasterisers.
+    size = {k: figure[k] for k in ("width", "height") if isinstance(figure.get(k), int)}
+    return {"image/png": size} if size else {}
 
 
 def _asks(transcript: Transcript | JSONDict) -> list[JSONDict]:

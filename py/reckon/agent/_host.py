@@ -15,15 +15,34 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from reckon._exceptions import ModelError, ProtocolError
+from reckon.agent._approval import APPROVAL_MODES, parse_decision
 from reckon.agent._demo import DemoModel
+from reckon.agent._export import export_notebook as _notebook
+from reckon.agent._export import export_script as _script
+from reckon.agent._import import import_into
 from reckon.agent._loop import Agent
 from reckon.agent._openai import OpenAIModel
+from reckon.agent._privacy import Privacy
 from reckon.agent._transcript import Transcript
 from reckon.agent._types import JSONDict, Model
 
-__all__ = ["ask", "export_state", "import_state", "reset", "start", "stop", "transcript"]
+__all__ = [
+    "ask",
+    "configure",
+    "decide",
+    "export_session",
+    "export_state",
+    "import_notebook",
+    "import_state",
+    "reset",
+    "start",
+    "stop",
+    "transcript",
+]
 
 DEMO = "reckon-demo"
+# The settings ``configure`` may change while the worker runs.
+CONTROL_SETTINGS = ("approval", "privacy", "allowColumns", "tokenBudget", "verify")
 _STATE_VERSION = 1
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
 
@@ -100,6 +119,12 @@ class PageExecutor:
         reply: JSONDict = json.loads(await self.bridge.sandbox(json.dumps(request)))
         return reply
 
+    async def run_hidden(self, code: str) -> JSONDict:
+        """A run the page neither shows, streams nor logs (privacy's value scan)."""
+        request = {"type": "run", "code": code, "timeoutMs": self.timeout_ms, "hidden": True}
+        reply: JSONDict = json.loads(await self.bridge.sandbox(json.dumps(request)))
+        return reply
+
     async def interrupt(self) -> None:
         await self.bridge.sandbox(json.dumps({"type": "interrupt"}))
 
@@ -130,9 +155,48 @@ class _State:
             max_failures=int(settings.get("maxFailures", 3)),
             on_step=self._on_step,
             on_text=self._on_text,
+            on_usage=self._on_usage,
+            decide=self._decide,
         )
         self.ask_id = 0
         self.task: asyncio.Task[JSONDict] | None = None
+        self.proposals: dict[str, asyncio.Future[JSONDict]] = {}
+        # A bad setting fails each ask with its message instead of breaking the worker.
+        self.settings_error = ""
+        self.control = {k: settings.get(k) for k in CONTROL_SETTINGS}
+        try:
+            self.apply(self.control)
+        except ProtocolError as exc:
+            self.settings_error = str(exc)
+
+    def apply(self, control: JSONDict) -> None:
+        """Check every control setting first, then set them all (bad input changes nothing)."""
+        budget = _budget(control.get("tokenBudget"), "settings.tokenBudget")
+        privacy = Privacy.parse(control.get("privacy"), control.get("allowColumns"))
+        approval = control.get("approval") or "auto"
+        if approval not in APPROVAL_MODES:
+            raise ProtocolError(f'settings.approval must be "auto" or "ask", got {approval!r}')
+        verify = _flag(control.get("verify"), "settings.verify")
+        agent = self.agent
+        agent.token_budget, agent.privacy, agent.approval, agent.verify = (
+            budget,
+            privacy,
+            str(approval),
+            verify,
+        )
+        self.control, self.settings_error = dict(control), ""
+
+    def _on_usage(self, usage: JSONDict) -> None:
+        self._post({"type": "usage", "askId": self.ask_id, **usage})
+
+    async def _decide(self, proposal: JSONDict) -> JSONDict:
+        future: asyncio.Future[JSONDict] = asyncio.get_running_loop().create_future()
+        self.proposals[str(proposal["id"])] = future
+        self._post({"type": "proposal", "askId": self.ask_id, **proposal})
+        try:
+            return await future
+        finally:
+            self.proposals.pop(str(proposal["id"]), None)
 
     def _post(self, event: JSONDict) -> None:
         self.bridge.post(json.dumps(event))
@@ -159,9 +223,36 @@ def start(bridge: Any, config_json: str) -> None:
     _state = _State(bridge, json.loads(config_json))
 
 
-async def ask(ask_id: int, question: str, model: str) -> None:
+def _budget(value: Any, name: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 1:
+        raise ProtocolError(f"{name} must be a positive number of tokens (or null), got {value!r}")
+    return int(value)
+
+
+def _flag(value: Any, name: str) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise ProtocolError(f"{name} must be true or false, got {value!r}")
+    return value
+
+
+async def ask(ask_id: int, question: str, model: str, options_json: str = "{}") -> None:
     state = _require()
     state.ask_id = ask_id
+    try:
+        if state.settings_error:
+            raise ProtocolError(state.settings_error)
+        options = json.loads(options_json or "{}")
+        budget = _budget(options.get("tokenBudget"), "ask(question, {tokenBudget})")
+        verify = options.get("verify")
+        verify = None if verify is None else _flag(verify, "ask(question, {verify})")
+    except ProtocolError as exc:
+        refused: JSONDict = {"status": "error", "answer": "", "steps": [], "message": str(exc)}
+        state._post({"type": "done", "askId": ask_id, **refused})
+        return
     if state.agent.model.name != (model or DEMO):
         state.agent.model = state.model_for(model)
     env = await state.executor.environment(
@@ -169,7 +260,11 @@ async def ask(ask_id: int, question: str, model: str) -> None:
         packages=list(state.config.get("packages", [])),
     )
     try:
-        outcome = await state.agent.ask(question, environment=env)
+        outcome = await state.agent.ask(
+            question, environment=env, token_budget=budget, verify=verify
+        )
+        outcome = {k: v for k, v in outcome.items() if k != "sent"}  # in transcript()
+        outcome["sessionUsage"] = state.agent.session_usage
     except Exception as exc:  # our own bug: say so rather than hang the page
         outcome = {
             "status": "error",
@@ -178,6 +273,45 @@ async def ask(ask_id: int, question: str, model: str) -> None:
             "message": f"internal error: {exc!r}",
         }
     state._post({"type": "done", "askId": ask_id, **outcome})
+
+
+def configure(settings_json: str) -> str:
+    """Change control settings from the next ask (approval: from the next cell).
+
+    Returns ``{"status": "ok", "settings"}`` or ``{"status": "error", "message"}``;
+    a bad value or an unknown key changes nothing.
+    """
+    state = _require()
+    try:
+        changes = json.loads(settings_json)
+        if not isinstance(changes, dict):
+            raise ProtocolError("configure(settings) takes an object, e.g. {approval: 'ask'}")
+        unknown = sorted(set(changes) - set(CONTROL_SETTINGS))
+        if unknown:
+            raise ProtocolError(
+                f"configure() cannot change {', '.join(unknown)}; it changes "
+                f"{', '.join(CONTROL_SETTINGS)} (others: createReckon({{settings}}))"
+            )
+        state.apply({**state.control, **changes})
+    except (ValueError, ProtocolError) as exc:
+        return json.dumps({"status": "error", "message": str(exc)})
+    return json.dumps({"status": "ok", "settings": state.control})
+
+
+def decide(proposal_id: str, decision_json: str) -> str:
+    """Answer a ``proposal`` event: ``{"status": "ok"}``, or an error that changes nothing."""
+    state = _require()
+    future = state.proposals.get(str(proposal_id))
+    if future is None or future.done():
+        message = f"no cell is waiting for a decision under id {proposal_id!r}"
+        return json.dumps({"status": "error", "message": message})
+    try:
+        decision = json.loads(decision_json)
+        parse_decision(decision, "")
+    except (ValueError, ProtocolError) as exc:
+        return json.dumps({"status": "error", "message": str(exc)})
+    future.set_result(decision)
+    return json.dumps({"status": "ok"})
 
 
 def stop() -> None:
@@ -208,7 +342,8 @@ def export_state() -> str:
     """The agent's memory as JSON text, for the page to store: the model's message
     history (so a follow-up after a reload has the context) and the transcript."""
     agent = _require().agent
-    transcript = json.loads(agent.transcript.to_json())
+    # Request bodies as deltas (see _transcript_sent): the page saves this after every ask.
+    transcript = agent.transcript.to_data(compact=True)
     state = {"version": _STATE_VERSION, "messages": agent.messages, "transcript": transcript}
     return json.dumps(state, ensure_ascii=False)
 
@@ -229,6 +364,17 @@ def import_state(state_json: str) -> str:
     agent.messages = messages
     agent.transcript = transcript
     return json.dumps({"status": "ok", "asks": len(transcript.asks)})
+
+
+def export_session(kind: str) -> str:
+    """The conversation as ``.ipynb`` JSON text (``kind="ipynb"``) or a ``.py`` script."""
+    transcript = _require().agent.transcript
+    return _script(transcript) if kind == "py" else _notebook(transcript)
+
+
+async def import_notebook(text: str, name: str) -> str:
+    """Run a notebook's or script's cells as the session's starting cells (PROTOCOL §4)."""
+    return json.dumps(await import_into(_require().agent, text, name=name or "notebook"))
 
 
 def _parse_state(state_json: str) -> tuple[list[JSONDict], Transcript]:

@@ -9,9 +9,14 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from reckon._exceptions import ModelError, ModelProtocolError, ProtocolError, ReckonError
+from reckon.agent._approval import APPROVAL_MODES, Decide
 from reckon.agent._code import extract_code_blocks, parse_tool_arguments
-from reckon.agent._observe import OBSERVATION_HEADER, format_observation
+from reckon.agent._control import AgentControls
+from reckon.agent._control import Stopped as _Stopped
+from reckon.agent._observe import OBSERVATION_HEADER
+from reckon.agent._privacy import Privacy, Redactor
 from reckon.agent._prompt import build_system_prompt
+from reckon.agent._sent import SentLog
 from reckon.agent._transcript import Transcript
 from reckon.agent._types import (
     RUN_PYTHON_TOOL,
@@ -22,6 +27,7 @@ from reckon.agent._types import (
     JSONDict,
     Model,
 )
+from reckon.agent._usage import add_usage
 
 __all__ = ["Agent"]
 
@@ -29,11 +35,7 @@ T = TypeVar("T")
 _STOPPED = "Stopped by the user."
 
 
-class _Stopped(Exception):
-    """Raised inside the loop when ``stop()`` cut a model call or a cell short."""
-
-
-class Agent:
+class Agent(AgentControls):
     """Drives one conversation: the model writes code, the executor runs it.
 
     The message history persists across ``ask`` calls so follow-up questions see
@@ -53,7 +55,15 @@ class Agent:
         interrupt_grace: float = 10.0,
         on_step: Callable[[JSONDict], None] | None = None,
         on_text: Callable[[str], None] | None = None,
+        on_usage: Callable[[JSONDict], None] | None = None,
+        token_budget: int | None = None,
+        privacy: Privacy | None = None,
+        approval: str = "auto",
+        decide: Decide | None = None,
+        verify: bool = False,
     ) -> None:
+        if approval not in APPROVAL_MODES:
+            raise ProtocolError(f'approval must be "auto" or "ask", got {approval!r}')
         self.model = model
         self.executor = executor
         self.max_steps = max_steps
@@ -63,6 +73,15 @@ class Agent:
         self.interrupt_grace = interrupt_grace
         self.on_step = on_step
         self.on_text = on_text
+        self.on_usage = on_usage
+        # Tokens this conversation may use in all (None: no limit); ask() may add a
+        # limit for one answer.
+        self.token_budget = token_budget
+        self.privacy = privacy or Privacy()
+        self.approval = approval
+        self.decide = decide
+        self.verify = verify
+        self._phase = ""
         self.messages: list[JSONDict] = []
         self.transcript = Transcript()
         self._stop_event: asyncio.Event | None = None
@@ -70,11 +89,30 @@ class Agent:
         self._running_cell = False
         self._busy = False
         self._background: set[asyncio.Task[None]] = set()
+        self._proposals = 0
+        self._redactor: Redactor | None = None
+        self._answer_usage: JSONDict = add_usage([])
+        self._ask_budget: int | None = None
+        self._sent: list[JSONDict] = []
+        # Copies of what earlier requests sent, so each request copies only what is new.
+        self._sent_log = SentLog()
+        self._done_usage: tuple[list[JSONDict], int, JSONDict] = ([], 0, add_usage([]))
+
+    @property
+    def session_usage(self) -> JSONDict:
+        """Tokens used by every answer in the transcript (and the one running)."""
+        asks = self.transcript.asks
+        # Summed once per finished ask, not once per model call (asked after each one).
+        if self._done_usage[0] is not asks or self._done_usage[1] != len(asks):
+            total = add_usage([ask.get("usage") for ask in asks])
+            self._done_usage = (asks, len(asks), total)
+        return add_usage([self._done_usage[2], self._answer_usage if self._busy else None])
 
     def reset(self) -> None:
         """Forget the conversation and the transcript (the sandbox is not touched)."""
         self.messages = []
         self.transcript = Transcript()
+        self._sent_log.clear()
 
     def stop(self) -> None:
         """Stop the current ask: cancel the model call and interrupt a running cell."""
@@ -96,13 +134,33 @@ class Agent:
         with contextlib.suppress(ReckonError):
             await self.executor.interrupt()
 
-    async def ask(self, question: str, *, environment: JSONDict) -> JSONDict:
-        """Answer ``question``; returns ``{status, answer, steps, message?}``."""
+    async def ask(
+        self,
+        question: str,
+        *,
+        environment: JSONDict,
+        token_budget: int | None = None,
+        verify: bool | None = None,
+    ) -> JSONDict:
+        """Answer ``question``; returns ``{status, answer, steps, usage, sent, message?}``
+        (and ``verification`` when verifying)."""
         if self._busy:
             raise ProtocolError("the agent is already answering a question; stop it first")
         self._busy = True
         self._stop_event = asyncio.Event()
-        system = {"role": "system", "content": build_system_prompt(environment)}
+        self._answer_usage = add_usage([])
+        self._ask_budget = token_budget
+        self._sent = []
+        try:
+            environment = await self._prepare_privacy(environment)
+        except ReckonError as exc:
+            self._busy = False
+            message = f"Nothing was sent: schema privacy could not be applied ({exc})."
+            outcome = self._finish(_outcome("error", "", [], message))
+            self.transcript.add(question, outcome)
+            return outcome
+        prompt = build_system_prompt(environment, privacy=self.privacy)
+        system = {"role": "system", "content": prompt}
         # The environment changes between questions (uploads), so the prompt is rebuilt.
         if self.messages and self.messages[0].get("role") == "system":
             self.messages[0] = system
@@ -111,10 +169,19 @@ class Agent:
         self.messages.append({"role": "user", "content": question})
         try:
             outcome = await self._answer(environment)
+            if outcome["status"] == "ok" and (self.verify if verify is None else verify):
+                outcome["verification"] = await self._check(outcome, environment)
+            outcome = self._finish(outcome)
         finally:
             self._busy = False
             self._model_task = None
         self.transcript.add(question, outcome)
+        return outcome
+
+    def _finish(self, outcome: JSONDict) -> JSONDict:
+        outcome["usage"] = self._answer_usage
+        outcome["sent"] = self._sent
+        outcome["privacy"] = self.privacy.mode
         return outcome
 
     async def _answer(self, environment: JSONDict) -> JSONDict:
@@ -125,6 +192,10 @@ class Agent:
         last_error = ""
         for _ in range(self.max_steps):
             started = time.monotonic()
+            spent = self._budget_hit(before_call=True)
+            if spent is not None:
+                self.messages.append({"role": "assistant", "content": "(stopped: token budget)"})
+                return _outcome("budget", last_text, steps, spent)
             request = ChatRequest(
                 messages=list(self.messages),
                 tools=[RUN_PYTHON_TOOL, RUN_SQL_TOOL],
@@ -134,12 +205,15 @@ class Agent:
             try:
                 reply = await self._call_model(request)
             except _Stopped:
+                self._record(request, None, environment)
                 self.messages.append({"role": "assistant", "content": "(stopped by the user)"})
                 return _outcome("stopped", last_text, steps, _STOPPED)
             except (ModelError, ModelProtocolError) as exc:
+                self._record(request, None, environment)
                 message = f"The model call failed: {exc}"
                 self._emit(steps, {"kind": "error", "text": message}, started)
                 return _outcome("error", last_text, steps, message)
+            self._record(request, reply, environment)
             text = reply.text.strip()
             last_text = text or last_text
             blocks = None if reply.tool_calls else extract_code_blocks(reply.text)
@@ -153,20 +227,25 @@ class Agent:
                 self.messages.append({"role": "assistant", "content": reply.text})
                 self._emit(steps, {"kind": "answer", "text": text}, started)
                 return _outcome("ok", text, steps)
+            spent = self._budget_hit(before_call=False)
+            if spent is not None:
+                # The proposed code is not run: nothing could read its output.
+                said = reply.text or "(code not run: token budget)"
+                self.messages.append({"role": "assistant", "content": said})
+                return _outcome("budget", last_text, steps, spent)
             try:
                 if reply.tool_calls:
                     results = await self._run_tool_calls(reply, steps, started)
                 else:
                     assert blocks is not None
                     self.messages.append({"role": "assistant", "content": reply.text})
-                    result = await self._run_cell(blocks.code)
-                    observation = format_observation(result, limit=self.observation_limit)
+                    ran, result, observation, extra = await self._execute(blocks.code, "run_python")
                     self.messages.append(
                         {"role": "user", "content": f"{OBSERVATION_HEADER}\n{observation}"}
                     )
-                    step = {"kind": "code", "text": blocks.text, "code": blocks.code}
+                    step = {"kind": "code", "text": blocks.text, "code": ran, **extra}
                     self._emit(steps, {**step, "result": result}, started)
-                    results = [(blocks.code, result)]
+                    results = [(ran, result)]
             except _Stopped:
                 return _outcome("stopped", last_text, steps, _STOPPED)
             except ReckonError as exc:
@@ -176,7 +255,7 @@ class Agent:
             for code, result in results:
                 if result.get("status") == "ok":
                     failures, last_code = 0, code
-                else:
+                elif result.get("status") != "rejected":
                     failures += 1
                     last_error = _describe_failure(result)
             if self._stopped():
@@ -224,16 +303,16 @@ class Agent:
                 started = time.monotonic()
                 continue
             try:
-                result = await self._run_cell(parsed.code)
+                ran, result, observation, extra = await self._execute(parsed.code, call["name"])
             except _Stopped:
                 self._tool_message(call["id"], "status: interrupted (stopped by the user)")
                 for later in calls[number + 1 :]:
                     self._tool_message(later["id"], "status: not run (stopped by the user)")
                 raise
-            self._tool_message(call["id"], format_observation(result, limit=self.observation_limit))
-            step = {"kind": "code", "text": text, "code": parsed.code, "result": result}
+            self._tool_message(call["id"], observation)
+            step = {"kind": "code", "text": text, "code": ran, "result": result, **extra}
             self._emit(steps, step, started)
-            results.append((parsed.code, result))
+            results.append((ran, result))
             started = time.monotonic()
         return results
 
@@ -283,6 +362,8 @@ class Agent:
         full: JSONDict = {"index": len(steps), "kind": step["kind"], "text": step.get("text", "")}
         full.update({k: v for k, v in step.items() if k not in full})
         full["model"] = self.model.name
+        if self._phase:
+            full["phase"] = self._phase
         full["ms"] = round((time.monotonic() - started) * 1000, 1)
         steps.append(full)
         if self.on_step is not None:

@@ -72,6 +72,7 @@ class OpenAIModel:
         self, request: ChatRequest, *, on_text: Callable[[str], None] | None
     ) -> ChatReply:
         body = self.payload(request)
+        request.sent.append(body)
         if not self.stream:
             return parse_completion(await self._transport.post(self._path, body), on_text)
         decoder = SSEDecoder()

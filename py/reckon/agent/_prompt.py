@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reckon.agent._privacy import Privacy
 from reckon.agent._types import JSONDict
 
 __all__ = ["build_system_prompt", "describe_file"]
@@ -22,6 +23,9 @@ How to work:
   or savefig for display. You get a text description of each figure; the user sees the image.
 - Files you write under {output_dir} can be downloaded by the user; say so when you write one.
 - There is no network and no pip install: use only the packages listed.
+- Make the work reproducible: seed any randomness (`np.random.default_rng(0)`,
+  `random.seed(0)`, `random_state=0`) and do not use the current date or time
+  (`datetime.now()`, `time.time()`) unless the question asks for it.
 - If a cell fails, read the traceback, fix the cause and run again.
 - Run code with the run_python tool. For filtering, grouping, joining and ranking tables
   you may use the run_sql tool instead (SQLite; each table file is a table, named below).
@@ -33,7 +37,13 @@ How to work:
   numbers you computed, and mention files or figures you produced."""
 
 
-def build_system_prompt(environment: JSONDict) -> str:
+_SCHEMA_ONLY = """\
+Privacy: the user shares only schemas, shapes, dtypes and aggregates with you. Values
+from their files are replaced by [hidden] in every output you see{allowed}. Do not print
+rows; compute counts, sums, means and other aggregates, and answer from those."""
+
+
+def build_system_prompt(environment: JSONDict, *, privacy: Privacy | None = None) -> str:
     """The system message for ``environment`` (python, packages, files, data_dir, output_dir)."""
     python = str(environment.get("python") or "3")
     data_dir = str(environment.get("data_dir") or "/data")
@@ -57,6 +67,10 @@ def build_system_prompt(environment: JSONDict) -> str:
     else:
         lines += ["", "The user has not uploaded any files yet."]
     lines += ["", _RULES.format(output_dir=output_dir)]
+    if privacy is not None and privacy.hides:
+        allowed = sorted(privacy.allow_columns)
+        shown = f" (except the columns {', '.join(allowed)})" if allowed else ""
+        lines += ["", _SCHEMA_ONLY.format(allowed=shown)]
     return "\n".join(lines)
 
 

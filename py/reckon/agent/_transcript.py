@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reckon._exceptions import ProtocolError
+from reckon.agent._transcript_sent import compact_asks, expand_asks
 from reckon.agent._types import JSONDict
 
 __all__ = ["Transcript", "replay_cells"]
@@ -32,8 +33,15 @@ class Transcript:
     def steps(self) -> list[JSONDict]:
         return [step for ask in self.asks for step in ask.get("steps") or []]
 
-    def to_json(self) -> str:
-        return json.dumps({"version": _VERSION, "asks": self.asks}, ensure_ascii=False)
+    def to_json(self, *, compact: bool = False) -> str:
+        """The transcript as JSON text; ``compact``: each request body as a delta over
+        the one before (for saving: it grows linearly, not with the square of the
+        session; ``from_json`` reads both)."""
+        return json.dumps(self.to_data(compact=compact), ensure_ascii=False)
+
+    def to_data(self, *, compact: bool = False) -> JSONDict:
+        asks = compact_asks(self.asks) if compact else self.asks
+        return {"version": _VERSION, "asks": asks}
 
     @classmethod
     def from_json(cls, text: str) -> Transcript:
@@ -48,7 +56,7 @@ class Transcript:
         asks = data["asks"]
         if not all(isinstance(ask, dict) for ask in asks):
             raise ProtocolError("every ask in a saved transcript must be an object")
-        return cls(asks=asks)
+        return cls(asks=expand_asks(asks))
 
 
 def replay_cells(transcript: Transcript | Iterable[JSONDict]) -> list[str]:

@@ -76,13 +76,16 @@ class ChatRequest:
 
     ``messages`` are OpenAI chat messages; ``context`` is the environment dict the
     agent was asked with (files, packages, …), which only offline models like the
-    demo read — a remote model sees it through the system prompt instead.
+    demo read — a remote model sees it through the system prompt instead. A model
+    that sends the request somewhere appends each body to ``sent``, exactly as it
+    went out (a retry adds a second one), so the transcript can show it.
     """
 
     messages: list[JSONDict]
     tools: list[JSONDict] = field(default_factory=list)
     model: str = ""
     context: JSONDict = field(default_factory=dict)
+    sent: list[JSONDict] = field(default_factory=list)
 
 
 @dataclass

@@ -8,6 +8,7 @@ imported only when a session starts.
 
 from __future__ import annotations
 
+from reckon.client._reproduce import reproduce_notebook
 from reckon.client._session import Runtime, Session
 
-__all__ = ["Runtime", "Session"]
+__all__ = ["Runtime", "Session", "reproduce_notebook"]

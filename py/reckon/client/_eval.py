@@ -13,7 +13,13 @@ Definitions (also in README, "Evaluation"):
   ``expected`` or makes ``check`` true;
 - a question is **reproducible** when all its runs gave the same normalized
   answer (``normalized_answer``: the @name[value] pairs, else the numbers);
-- **retries** are code steps that failed, each of which sent the traceback back.
+- **retries** are code steps that failed, each of which sent the traceback back;
+- with ``--verify``, **confirms correct** is the share of correct runs whose check
+  (the key number recomputed another way) agreed, **catches wrong** the share of
+  ask-ok-but-wrong runs whose check disagreed;
+- **reproducibility vs CPython**: each completed run's exported notebook is run
+  again on CPython with the same files (``reproduce_notebook``); the share of its
+  code cells whose outputs all match what the browser showed.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from typing import Any
 from reckon._exceptions import SessionError
 from reckon.client._answers import matches_expected, normalized_answer, run_check
 from reckon.client._questions import Question
+from reckon.client._reproduce import reproduce_notebook
 from reckon.client._session import Runtime, Session
 
 __all__ = ["RunRecord", "evaluate", "run_question", "summarize"]
@@ -51,6 +58,11 @@ class RunRecord:
     seconds: float = 0.0
     normalized: str = ""
     check_error: str | None = None
+    cpython_cells: int = 0
+    cpython_matched: int = 0
+    cpython_differences: list[dict[str, Any]] = field(default_factory=list)
+    cpython_error: str | None = None
+    verification: str | None = None  # with --verify: confirmed, disagrees or unavailable
     steps_detail: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -80,7 +92,7 @@ def _slim(step: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_question(
-    runtime: Runtime, question: Question, attempt: int, *, model: str | None
+    runtime: Runtime, question: Question, attempt: int, *, model: str | None, verify: bool = False
 ) -> RunRecord:
     """Ask ``question`` once, in a fresh session; never raises for a failed run."""
     record = RunRecord(question.id, attempt, "session-error")
@@ -92,8 +104,15 @@ def run_question(
             session.upload(path)
         asked = time.monotonic()
         record.setup_seconds = round(asked - started, 3)
-        outcome = session.ask(question.question)
+        outcome = session.ask(question.question, verify=verify)
         record.seconds = round(time.monotonic() - asked, 3)
+        if outcome.get("status") == "ok":
+            try:
+                notebook = session.export_notebook()
+            except SessionError as exc:  # the run stands; only its reproduction is missing
+                record.cpython_error = f"the notebook could not be exported: {exc}"
+            else:
+                _reproduce(record, notebook, question)
     except SessionError as exc:
         record.message = str(exc)
         record.seconds = round(time.monotonic() - started, 3)
@@ -112,9 +131,22 @@ def run_question(
     record.executed = record.status == "ok" and not failed
     if record.status == "ok":
         record.correct, record.check_error = _is_correct(question, record.answer)
+    if verify and isinstance(outcome.get("verification"), dict):
+        record.verification = str(outcome["verification"].get("status"))
     record.normalized = normalized_answer(record.answer)
     record.steps_detail = [_slim(s) for s in steps]
     return record
+
+
+def _reproduce(record: RunRecord, notebook: str, question: Question) -> None:
+    """Run the exported notebook on CPython; a failure to do so is reported, not raised."""
+    try:
+        report = reproduce_notebook(notebook, question.files)
+    except (SessionError, OSError) as exc:
+        record.cpython_error = str(exc)
+        return
+    record.cpython_cells, record.cpython_matched = report["cells"], report["matched"]
+    record.cpython_differences = report["differences"]
 
 
 def _rate(hits: int, total: int) -> float | None:
@@ -140,6 +172,9 @@ def summarize(questions: list[Question], records: list[RunRecord]) -> dict[str, 
                 "steps": [r.steps for r in runs],
                 "retries": [r.retries for r in runs],
                 "seconds": [r.seconds for r in runs],
+                "cpython": _rate(
+                    sum(r.cpython_matched for r in runs), sum(r.cpython_cells for r in runs)
+                ),
                 "mean_seconds": round(sum(r.seconds for r in runs) / len(runs), 3) if runs else 0,
             }
         )
@@ -150,6 +185,9 @@ def summarize(questions: list[Question], records: list[RunRecord]) -> dict[str, 
         "execution_success_rate": _rate(sum(r.executed for r in records), total),
         "answer_accuracy": _rate(sum(r.correct for r in records), total),
         "reproducibility": _rate(reproducible, repeated),
+        "reproducibility_vs_cpython": _rate(
+            sum(r.cpython_matched for r in records), sum(r.cpython_cells for r in records)
+        ),
         "completion_rate": _rate(sum(r.status == "ok" for r in records), total),
         "mean_steps": round(sum(r.steps for r in records) / total, 3) if total else None,
         "total_retries": sum(r.retries for r in records),
@@ -160,6 +198,25 @@ def summarize(questions: list[Question], records: list[RunRecord]) -> dict[str, 
         if total
         else None,
         "per_question": rows,
+        "verification": _verification(records),
+    }
+
+
+def _verification(records: list[RunRecord]) -> dict[str, Any] | None:
+    """How often the check confirmed right answers and caught wrong ones (--verify)."""
+    checked = [r for r in records if r.verification is not None]
+    if not checked:
+        return None
+    right = [r for r in checked if r.correct]
+    wrong = [r for r in checked if not r.correct]
+    return {
+        "checked": len(checked),
+        "confirmed": sum(r.verification == "confirmed" for r in checked),
+        "disagrees": sum(r.verification == "disagrees" for r in checked),
+        "unavailable": sum(r.verification == "unavailable" for r in checked),
+        "confirms_correct": _rate(sum(r.verification == "confirmed" for r in right), len(right)),
+        "catches_wrong": _rate(sum(r.verification == "disagrees" for r in wrong), len(wrong)),
+        "false_alarms": _rate(sum(r.verification == "disagrees" for r in right), len(right)),
     }
 
 
@@ -169,6 +226,7 @@ def evaluate(
     *,
     model: str | None = None,
     repeat: int = 2,
+    verify: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> list[RunRecord]:
     """Every question ``repeat`` times (all first runs, then all second runs, so a
@@ -178,7 +236,7 @@ def evaluate(
     total = len(questions) * repeat
     for attempt in range(1, repeat + 1):
         for question in questions:
-            record = run_question(runtime, question, attempt, model=model)
+            record = run_question(runtime, question, attempt, model=model, verify=verify)
             records.append(record)
             verdict = "correct" if record.correct else "WRONG"
             say(

@@ -43,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     add("--repeat", type=int, default=2, help="runs per question (default 2, for reproducibility)")
     add("--chromium", metavar="PATH", help="Chromium executable (default: chromium on PATH)")
+    add("--verify", action="store_true", help="check each answer by a second route (README)")
     return parser
 
 
@@ -72,7 +73,7 @@ def _run(argv: list[str]) -> int:
         chromium=args.chromium,
     )
     try:
-        records = evaluate(runtime, questions, model=model, repeat=args.repeat)
+        records = evaluate(runtime, questions, model=model, repeat=args.repeat, verify=args.verify)
     finally:
         runtime.close()
     answered_by = next((r.model for r in records if r.model), None)
@@ -81,6 +82,7 @@ def _run(argv: list[str]) -> int:
         "model": answered_by or model or "(relay default)",
         "upstream": args.upstream,
         "repeat": args.repeat,
+        "verify": args.verify,
         "started": started.isoformat(timespec="seconds"),
         "wall_seconds": round(time.monotonic() - clock, 1),
     }

@@ -84,6 +84,8 @@ def _markdown(report: dict[str, Any]) -> str:
         f"| execution success rate | {_percent(summary['execution_success_rate'])} |",
         f"| answer accuracy | {_percent(summary['answer_accuracy'])} |",
         f"| reproducibility | {_percent(summary['reproducibility'])} |",
+        "| reproducibility vs CPython (exported notebook cells that match) | "
+        f"{_percent(summary.get('reproducibility_vs_cpython'))} |",
         f"| asks completed | {_percent(summary['completion_rate'])} |",
         f"| mean steps per run | {summary['mean_steps']} |",
         f"| retries (failed code steps) | {summary['total_retries']} |",
@@ -94,22 +96,59 @@ def _markdown(report: dict[str, Any]) -> str:
         "",
         "## Per question",
         "",
-        "| id | correct | executed | reproducible | steps | retries | seconds |",
-        "|---|---|---|---|---|---|---|",
+        "| id | correct | executed | reproducible | CPython match | steps | retries | seconds |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for row in summary["per_question"]:
         same = {True: "yes", False: "no", None: "n/a"}[row["reproducible"]]
         lines.append(
             f"| {row['id']} | {row['correct']}/{row['runs']} | {row['executed']}/{row['runs']} "
-            f"| {same} | {_join(row['steps'])} | {_join(row['retries'])} "
-            f"| {_join(row['seconds'])} |"
+            f"| {same} | {_percent(row.get('cpython'))} | {_join(row['steps'])} "
+            f"| {_join(row['retries'])} | {_join(row['seconds'])} |"
         )
+    lines += _cpython_section(report["runs"])
+    lines += _verification_section(summary.get("verification"))
     lines += ["", f"## Failures ({len(report['failures'])})", ""]
     if not report["failures"]:
         lines.append("None.")
     for failure in report["failures"]:
         lines += _failure(failure)
     return "\n".join(lines) + "\n"
+
+
+def _verification_section(stats: dict[str, Any] | None) -> list[str]:
+    if not stats:
+        return []
+    return [
+        "",
+        "## Verification (--verify)",
+        "",
+        f"{stats['checked']} answers checked by a second route: {stats['confirmed']} confirmed, "
+        f"{stats['disagrees']} disagree, {stats['unavailable']} unavailable.",
+        "",
+        "| measure | value |",
+        "|---|---|",
+        f"| confirms correct answers | {_percent(stats['confirms_correct'])} |",
+        f"| catches wrong answers | {_percent(stats['catches_wrong'])} |",
+        f"| flags correct answers (false alarms) | {_percent(stats['false_alarms'])} |",
+    ]
+
+
+def _cpython_section(runs: list[dict[str, Any]]) -> list[str]:
+    """Each cell whose output on CPython differed from the browser's, and why."""
+    lines = ["", "## Differences on CPython", ""]
+    found = False
+    for run in runs:
+        where = f"{run['question_id']}, run {run['attempt']}"
+        if run.get("cpython_error"):
+            lines.append(f"- {where}: could not be run on CPython: {run['cpython_error']}")
+            found = True
+        for item in run.get("cpython_differences") or []:
+            lines.append(f"- {where}, cell {item['cell']} ({item['output']}): {item['why']}")
+            found = True
+    if not found:
+        lines.append("None: every exported cell gave the same output on CPython.")
+    return lines
 
 
 def _join(values: list[Any]) -> str:

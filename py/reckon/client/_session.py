@@ -202,12 +202,17 @@ class Session:
         result: dict[str, Any] = self._call(body, [code, limit], limit / 1000 + 60)
         return result
 
-    def ask(self, question: str, *, model: str | None = None) -> dict[str, Any]:
-        """Ask in plain words; returns ``{status, answer, steps, message?, model}``."""
+    def ask(
+        self, question: str, *, model: str | None = None, verify: bool = False
+    ) -> dict[str, Any]:
+        """Ask in plain words; returns ``{status, answer, steps, message?, model}`` (and
+        ``verification`` with ``verify``: the key number recomputed another way)."""
         chosen = model or self._model
         body = """
-          const [question, model] = arg;
-          const pending = window.reckon.ask(question, model ? { model } : {});
+          const [question, model, verify] = arg;
+          const options = model ? { model } : {};
+          if (verify) options.verify = true;
+          const pending = window.reckon.ask(question, options);
           try {
             return await withDeadline(pending, deadlineMs, "ask");
           } catch (err) {
@@ -215,8 +220,61 @@ class Session:
             throw err;
           }
         """
-        outcome: dict[str, Any] = self._call(body, [question, chosen], self._ask_timeout_s)
+        arg = [question, chosen, verify]
+        outcome: dict[str, Any] = self._call(body, arg, self._ask_timeout_s)
         return outcome
+
+    def run_sql(self, query: str, *, timeout_ms: int | None = None) -> dict[str, Any]:
+        """A SQL query over the uploaded tables (each file is a table named after it),
+        run like the model's ``run_sql`` tool; returns a run result whose value is the
+        table. A bad query is an ``error`` result listing the tables and their columns."""
+        limit = timeout_ms or self._timeout_ms
+        body = """
+          const [query, timeoutMs] = arg;
+          const pending = window.reckon.runSql(query, { timeoutMs });
+          return await withDeadline(pending, deadlineMs, "runSql");
+        """
+        result: dict[str, Any] = self._call(body, [query, limit], limit / 1000 + 60)
+        return result
+
+    def export_notebook(self) -> str:
+        """The session as Jupyter notebook JSON text (nbformat 4): each question, each
+        successful cell with its outputs, each answer. ``json.loads`` it, or write it
+        to a ``.ipynb`` file next to a ``data/`` folder holding the input files."""
+        body = "return await withDeadline(window.reckon.exportNotebook(), deadlineMs, 'export');"
+        text: str = self._call(body, None, 60)
+        return text
+
+    def export_script(self) -> str:
+        """The session as a plain ``.py`` script (``# %%`` cells)."""
+        body = "return await withDeadline(window.reckon.exportScript(), deadlineMs, 'export');"
+        text: str = self._call(body, None, 60)
+        return text
+
+    def import_notebook(
+        self, source: str | os.PathLike[str], *, name: str | None = None
+    ) -> dict[str, Any]:
+        """Run a notebook's or script's code cells as this session's starting cells.
+
+        ``source`` is a path to a ``.ipynb``/``.py`` file, or the file's text. Returns
+        ``{status, cells, ok, failed, message?}``; bad input is an ``error`` with a
+        message and changes nothing.
+        """
+        if isinstance(source, os.PathLike) or (
+            "\n" not in source and len(source) < 4096 and Path(source).is_file()
+        ):
+            path = Path(source)
+            data, name = path.read_bytes(), name or path.name
+        else:
+            data = source.encode("utf-8")
+        body = """
+          const [b64, name] = arg;
+          const file = new File([fromB64(b64)], name || "");
+          const opts = name ? { name } : {};
+          return await withDeadline(window.reckon.importNotebook(file, opts), deadlineMs, "import");
+        """
+        reply: dict[str, Any] = self._call(body, [base64.b64encode(data).decode(), name], 600)
+        return reply
 
     def read_file(self, path: str) -> bytes:
         """A file's bytes from the sandbox (relative paths are under ``/data``)."""

@@ -7,6 +7,7 @@ e.g. pandas raised the ``KeyError`` and its source line explains why.
 
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 import traceback
@@ -34,6 +35,7 @@ def _cell_number(filename: str) -> int | None:
     return None
 
 
+@functools.lru_cache(maxsize=256)  # deep recursion: a million frames, a few file names
 def _is_reckon(filename: str) -> bool:
     return os.path.abspath(filename).startswith(_RECKON_DIR)
 
@@ -60,12 +62,24 @@ def format_error(exc: BaseException, *, cell: str) -> dict[str, Any]:
 
     lines = ["Traceback (most recent call last):"]
     hidden = 0
+    # Consecutive identical frames (recursion) are counted, not repeated, as CPython
+    # does: a RecursionError after sys.setrecursionlimit(10**6) stays one short text.
+    repeated = 0
+    last: tuple[str, int, str] | None = None
     line: int | None = None
-    for index, (filename, lineno, name) in enumerate(frames):
+    for index, frame in enumerate(frames):
+        filename, lineno, name = frame
         number = _cell_number(filename)
         if number is None and index != innermost_library:
             hidden += 1
             continue
+        if frame == last and not hidden:
+            repeated += 1
+            continue
+        if repeated:
+            lines.append(_repeated(repeated))
+            repeated = 0
+        last = frame
         if hidden:
             lines.append(f"  ... {hidden} library frame{'s' if hidden > 1 else ''} hidden ...")
             hidden = 0
@@ -79,6 +93,8 @@ def format_error(exc: BaseException, *, cell: str) -> dict[str, Any]:
         source = _source_line(filename, lineno)
         if source:
             lines.append(f"    {source}")
+    if repeated:
+        lines.append(_repeated(repeated))
     if hidden:
         lines.append(f"  ... {hidden} library frame{'s' if hidden > 1 else ''} hidden ...")
     lines.extend(part.rstrip("\n") for part in traceback.format_exception_only(type(exc), exc))
@@ -88,6 +104,10 @@ def format_error(exc: BaseException, *, cell: str) -> dict[str, Any]:
         "traceback": "\n".join(lines),
         "line": line,
     }
+
+
+def _repeated(count: int) -> str:
+    return f"  [Previous line repeated {count} more time{'s' if count > 1 else ''}]"
 
 
 def _message(exc: BaseException) -> str:

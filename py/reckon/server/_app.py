@@ -83,6 +83,8 @@ def create_app(config: RelayConfig) -> Starlette:
                 allow_origins=config.allowed_origins,
                 allow_methods=["GET", "POST"],
                 allow_headers=["*"],
+                # A public page embedding a relay on this machine (Chrome asks first).
+                allow_private_network=True,
                 max_age=600,
             )
         )

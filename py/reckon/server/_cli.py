@@ -150,6 +150,7 @@ def _serve(config: RelayConfig) -> int:
     import uvicorn
 
     from reckon.server._app import create_app
+    from reckon.server._errors import ScrubbingFilter
 
     app = create_app(config)
     sock = _bind(config.host, config.port)
@@ -161,6 +162,9 @@ def _serve(config: RelayConfig) -> int:
         print(f"reckon: note: {note}", file=sys.stderr)
     print(f"Reckon is running: open http://{shown}:{port}/ in your browser", flush=True)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    scrub = ScrubbingFilter(app.state.upstreams.secrets)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(scrub)
     for noisy in ("uvicorn", "uvicorn.error", "httpx"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     server_config = uvicorn.Config(

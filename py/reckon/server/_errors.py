@@ -7,11 +7,12 @@ messages say what to do, not only what went wrong.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import logging
+from collections.abc import Callable, Iterable, Mapping
 
 from starlette.responses import JSONResponse
 
-__all__ = ["RelayError", "Scrubber", "error_response"]
+__all__ = ["RelayError", "Scrubber", "ScrubbingFilter", "error_response"]
 
 # Short keys ("EMPTY", "none") are placeholders for keyless local servers;
 # replacing such words inside model output would corrupt it for no gain.
@@ -75,7 +76,15 @@ class Scrubber:
     """
 
     def __init__(self, secrets: Iterable[str | None]) -> None:
-        found = {s for s in secrets if s and len(s) >= _MIN_SECRET_LENGTH}
+        found: set[str] = set()
+        for secret in secrets:
+            if not secret:
+                continue
+            # Also as an error message would quote it: stripped, or escaped by repr()
+            # (a key with a stray newline shows up as `\n` in an h11 or httpx error).
+            for form in (secret, secret.strip(), repr(secret)[1:-1]):
+                if len(form) >= _MIN_SECRET_LENGTH:
+                    found.add(form)
         self._texts = sorted(found, key=len, reverse=True)
         self._bytes = [s.encode() for s in self._texts]
         self._pending = b""
@@ -108,3 +117,35 @@ class Scrubber:
                     longest = size
                     break
         return longest
+
+
+class ScrubbingFilter(logging.Filter):
+    """Removes the secrets from every log record a handler writes.
+
+    Put on the handlers, not on loggers, so that it also sees what other
+    libraries log: Starlette re-raises an unexpected exception after our error
+    handler, and uvicorn then logs its traceback, whose text could hold
+    anything. The secrets are looked up per record (the key is read from the
+    environment per request, so it may change while the relay runs).
+    """
+
+    def __init__(self, secrets: Callable[[], Iterable[str | None]]) -> None:
+        super().__init__()
+        self._secrets = secrets
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        scrubber = Scrubber(self._secrets())
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format string: keep what there is, as text
+            message = f"{record.msg!r} % {record.args!r}"
+        record.msg, record.args = scrubber.text(message), None
+        if record.exc_info:
+            # Formatted once here, so the handler's formatter uses this text.
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+            record.exc_info = None
+        if record.exc_text:
+            record.exc_text = scrubber.text(record.exc_text)
+        if record.stack_info:
+            record.stack_info = scrubber.text(record.stack_info)
+        return True

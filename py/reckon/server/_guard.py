@@ -3,11 +3,17 @@
 - Host must name this relay (a loopback name with our port, or a configured
   name). A web page can point its own DNS name at 127.0.0.1 ("DNS rebinding")
   and so talk to the relay from its own origin; its Host header gives it away.
-- Origin, when present, must be the relay's own or an allowed one, so no
-  other site can spend the user's API key from the user's browser.
+- Origin, when present, must be the relay's own or an allowed one
+  (``--allow-origin``, ``allowed_origins`` in the config file), so no other site
+  can spend the user's API key from the user's browser. This covers the site's
+  files too: a page elsewhere can embed ``<reckon-chat>`` from this relay only
+  when its origin is allowed.
 - With a token configured, /v1/* and /api/* need ``Authorization: Bearer``.
 
-Every response also gets ``X-Content-Type-Options`` and ``Referrer-Policy``.
+Every response also gets ``X-Content-Type-Options`` and ``Referrer-Policy``. For an
+allowed origin, CORS headers are added by Starlette's CORSMiddleware inside this
+guard (preflights included); the guard's own refusals (401, a Host problem) carry
+them too, so the page can read why it was refused.
 """
 
 from __future__ import annotations
@@ -54,14 +60,21 @@ class Guard:
             await self.app(scope, receive, send)
             return
 
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        allowed = origin is not None and origin in self.origins
+
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = MutableHeaders(scope=message)
+                out = MutableHeaders(scope=message)
                 for name, value in _SECURITY_HEADERS.items():
-                    headers.setdefault(name, value)
+                    out.setdefault(name, value)
+                if allowed and "access-control-allow-origin" not in out:
+                    assert origin is not None
+                    out["Access-Control-Allow-Origin"] = origin
+                    out.add_vary_header("Origin")
             await send(message)
 
-        headers = Headers(scope=scope)
         problem = self._host_problem(scope, headers) or self._origin_problem(scope, headers)
         if problem is not None:
             await error_response(403, problem)(scope, receive, send_with_headers)

@@ -127,9 +127,12 @@ class Upstreams:
             return None
         return os.environ.get(profile.api_key_env) or None
 
+    def secrets(self) -> list[str | None]:
+        """What must never leave the relay: each profile's key, and the relay token."""
+        return [*(self.key(p) for p in self.config.profiles), self.config.token]
+
     def scrubber(self) -> Scrubber:
-        keys = [self.key(p) for p in self.config.profiles]
-        return Scrubber([*keys, self.config.token])
+        return Scrubber(self.secrets())
 
     def headers(self, profile: Profile, *, stream: bool) -> dict[str, str]:
         headers = {

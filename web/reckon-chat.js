@@ -1,0 +1,147 @@
+// <reckon-chat>: the whole chat as one element, for any page (README.md, "Widget").
+//
+//   <script type="module" src="https://reckon.example/reckon-chat.js"></script>
+//   <reckon-chat relay="https://reckon.example/" model="reckon-demo" height="40rem"
+//                theme="dark" session="sales"></reckon-chat>
+//
+// Everything (the sandbox frame, the workers, the runtime, the stylesheet) is found
+// relative to this module's URL, never the host page's, so the site may live on
+// another origin than the page (it then needs the CORS headers build.py writes).
+// Each element has its own sandbox, agent and conversation. With `session`, its
+// files and conversation are kept in this browser, in a database of that name only
+// (two elements with the same session share them, as two tabs do); without it,
+// nothing is kept and nothing is shared.
+import { createReckon } from "./reckon.js";
+import { mountChat } from "./chat-ui.js";
+import { Store } from "./store.js";
+
+const BASE = new URL("./", import.meta.url);
+// The same data as createReckon().on(type); re-dispatched on the element.
+const EVENTS = ["progress", "ready", "error", "ask", "step", "delta", "answer", "ask-error", "restarted", "recovered", "restored", "storage-error", "storage-changed"];
+// The JS API methods the element offers itself (element.ask(...) is element.reckon.ask(...)).
+const METHODS = [
+  "ready", "run", "ask", "stop", "upload", "writeFile", "readFile", "listFiles", "inspect", "deleteFile",
+  "interrupt", "restart", "reset", "newConversation", "models", "transcript", "replay", "saved", "restored",
+  "clearAll", "exportNotebook", "exportScript", "importNotebook", "runSql", "on",
+];
+
+// Methods after which the widget's file lists are refreshed.
+const FILE_CHANGES = new Set(["upload", "writeFile", "deleteFile", "clearAll", "importNotebook", "run", "runSql"]);
+
+let sheet = null;
+/** style.css, fetched once per page and adopted by every element's shadow root. */
+function styles() {
+  if (!sheet) {
+    sheet = fetch(new URL("style.css", BASE))
+      .then((resp) => {
+        if (!resp.ok) throw new Error(`style.css: HTTP ${resp.status}`);
+        return resp.text();
+      })
+      .then((text) => {
+        const css = new CSSStyleSheet();
+        css.replaceSync(text);
+        return css;
+      });
+  }
+  return sheet;
+}
+
+const tokenKey = (relay) => `reckon-token:${new URL(relay || ".", BASE).href}`;
+
+export class ReckonChat extends HTMLElement {
+  static observedAttributes = ["height", "theme"];
+
+  #api = null;
+  #ui = null;
+  #box = null;
+  #sizing = new CSSStyleSheet();
+
+  constructor() {
+    super();
+    this.attachShadow({ mode: "open" });
+    this.#sizing.replaceSync(":host {}");
+    this.shadowRoot.adoptedStyleSheets = [this.#sizing];
+  }
+
+  connectedCallback() {
+    this.#start();
+  }
+
+  attributeChangedCallback() {
+    this.#applyLook();
+  }
+
+  /** The createReckon() object behind this element (the same API as window.reckon on the page). */
+  get reckon() {
+    return this.#start();
+  }
+
+  #start() {
+    if (this.#api) return this.#api;
+    const relay = this.getAttribute("relay") || undefined;
+    const session = this.getAttribute("session");
+    const options = { root: BASE, relay, token: sessionStorage.getItem(tokenKey(relay)) || undefined, persist: Boolean(session) };
+    if (session) Object.assign(options, { session, store: new Store({ name: `reckon-widget:${session}` }) });
+    const api = createReckon(options);
+    this.#api = api;
+    for (const type of EVENTS) api.on(type, (detail) => this.#emit(type, detail));
+    // `error` also covers an ask that ended without an answer (`ask-error`).
+    api.on("ask-error", (detail) => this.#emit("error", detail));
+
+    this.#box = document.createElement("div");
+    this.#box.className = "reckon-chat";
+    this.#box.hidden = true; // until the stylesheet is in: no flash of unstyled markup
+    this.shadowRoot.appendChild(this.#box);
+    this.#ui = mountChat(this.shadowRoot, api, {
+      page: false,
+      container: this.#box,
+      model: this.getAttribute("model"),
+      fileName: session ? `reckon-${session}` : "reckon-session",
+      onToken: (token) => {
+        sessionStorage.setItem(tokenKey(relay), token);
+        location.reload();
+      },
+    });
+    styles()
+      .then((css) => (this.shadowRoot.adoptedStyleSheets = [css, this.#sizing]))
+      .catch((err) => this.#emit("error", { message: `the widget's stylesheet could not be loaded: ${err.message || err}` }))
+      .finally(() => (this.#box.hidden = false));
+    this.#applyLook();
+    return api;
+  }
+
+  /** After a file change made through the element's methods, show it in the widget's lists. */
+  async refreshFiles() {
+    if (this.#ui) await this.#ui.refreshFiles();
+  }
+
+  #emit(type, detail) {
+    this.dispatchEvent(new CustomEvent(type, { detail }));
+  }
+
+  #applyLook() {
+    if (!this.#box) return;
+    this.#box.classList.toggle("theme-dark", this.getAttribute("theme") === "dark");
+    // Through the CSSOM, which drops a value that is not a length: nothing else gets in.
+    const height = (this.getAttribute("height") || "").trim();
+    const rule = this.#sizing.cssRules[0];
+    rule.style.removeProperty("height");
+    if (height) rule.style.setProperty("height", /^\d+(\.\d+)?$/.test(height) ? `${height}px` : height);
+  }
+}
+
+for (const name of METHODS) {
+  Object.defineProperty(ReckonChat.prototype, name, {
+    value(...args) {
+      const api = this.reckon;
+      if (typeof api[name] !== "function") throw new TypeError(`<reckon-chat>.${name}() is not available in this build of Reckon`);
+      const reply = api[name](...args);
+      if (FILE_CHANGES.has(name)) Promise.resolve(reply).then(() => this.refreshFiles(), () => {});
+      return reply;
+    },
+    writable: true,
+    configurable: true,
+  });
+}
+
+if (!customElements.get("reckon-chat")) customElements.define("reckon-chat", ReckonChat);

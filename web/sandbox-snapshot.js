@@ -1,0 +1,326 @@
+"use strict";
+// Warm starts for the sandbox worker: a Pyodide 0.27.7 memory snapshot taken after
+// `import pandas, matplotlib.pyplot`, with the native side modules (.so) re-linked on
+// restore. Loaded into the worker with importScripts(); it leaves one object on
+// `self`, which the worker takes and deletes before any cell runs.
+//
+// Why the re-link: loadPyodide({_loadSnapshot}) restores the wasm heap, but the side
+// modules' instances, their table slots and the GOT live outside it. So the snapshot
+// records each side module's memory/table base, every GOT value and every other table
+// slot; the restore instantiates each module again at the same bases (through
+// Emscripten's own loadWebAssemblyModule, with a handle whose "already loaded" flag
+// makes it reuse them) before the heap copy, then checks that the table matches.
+// It relies on 0.27.7 internals: any mismatch throws, and the caller boots cold.
+(() => {
+const RECIPE = 1; // bump when what is recorded, or how, changes
+const SKIP = new Set(["/dev", "/proc", "/sys", "/lib/python312.zip", "/tmp/reckon-wheel.zip"]);
+const IMPORTS = "import pandas, matplotlib, matplotlib.pyplot, reckon.kernel._host";
+
+class SnapshotError extends Error {}
+
+// --- make -------------------------------------------------------------------------
+
+// Boots an interpreter of its own (never the one that runs cells: no JS callback may
+// have entered Python before the snapshot), installs `packages` without loadPackage
+// (which leaves JS references behind), imports, and returns transferable buffers.
+async function makeSnapshot({ loadPyodide, indexURL, packages, env, fetch }) {
+  const instances = [];
+  const origInstantiate = WebAssembly.instantiate;
+  WebAssembly.instantiate = async function (bin, info) {
+    const res = await origInstantiate.call(this, bin, info);
+    if (info && info["GOT.mem"] && info.env && typeof info.env.__memory_base === "number") {
+      instances.push({ memoryBase: info.env.__memory_base, tableBase: info.env.__table_base, instance: res.instance || res, module: res.module || bin });
+    }
+    return res;
+  };
+  let M = null;
+  const origCreate = self._createPyodideModule;
+  self._createPyodideModule = async (settings) => (M = await origCreate(settings));
+  let py;
+  try {
+    py = await loadPyodide({ indexURL, _makeSnapshot: true, env, stdout: () => {}, stderr: () => {} });
+  } finally {
+    self._createPyodideModule = origCreate;
+  }
+  try {
+    return await recordSnapshot(py, M, instances, { indexURL, packages, fetch });
+  } finally {
+    WebAssembly.instantiate = origInstantiate;
+  }
+}
+
+async function recordSnapshot(py, M, instances, { indexURL, packages, fetch }) {
+  const bootTableLength = M.wasmTable.length;
+  const lock = await (await fetch(indexURL + "pyodide-lock.json")).json();
+  const entries = packages.map((name) => lock.packages[name]).filter(Boolean);
+  entries.sort((a, b) => Number(!!b.shared_library) - Number(!!a.shared_library));
+  py.runPython(`
+import os, site, sys, zipfile
+def _reckon_unpack(path, dest):
+    with zipfile.ZipFile(path) as z:
+        z.extractall(dest)
+        names = [os.path.join(dest, n) for n in z.namelist() if n.endswith(".so")]
+    os.remove(path)
+    return ",".join(sorted(names))
+`);
+  // Strings only cross here: a PyProxy made before the snapshot would be a dangling JS reference in it.
+  const unpack = (path, dest) => py.runPython(`_reckon_unpack(${JSON.stringify(path)}, ${JSON.stringify(dest)})`);
+  const dests = { site: py.runPython("site.getsitepackages()[0]"), stdlib: py.runPython("os.path.dirname(os.__file__)"), dynlib: "/usr/lib" };
+  const dynlibs = [];
+  for (const pkg of entries) {
+    const resp = await fetch(indexURL + pkg.file_name);
+    if (!resp.ok) throw new SnapshotError(`${pkg.file_name}: HTTP ${resp.status}`);
+    M.FS.writeFile("/tmp/reckon-wheel.zip", new Uint8Array(await resp.arrayBuffer()));
+    const dest = dests[pkg.install_dir] || dests.site;
+    if (pkg.install_dir === "dynlib") M.FS.mkdirTree(dest);
+    const sos = unpack("/tmp/reckon-wheel.zip", dest);
+    for (const so of sos ? sos.split(",") : []) dynlibs.push([so, !!pkg.shared_library]);
+  }
+  const eager = await fetch(indexURL + "pycache-eager.zip");
+  if (eager.ok) {
+    M.FS.writeFile("/tmp/reckon-wheel.zip", new Uint8Array(await eager.arrayBuffer()));
+    py.runPython(`_reckon_unpack("/tmp/reckon-wheel.zip", "/"); del _reckon_unpack`);
+  } else py.runPython("del _reckon_unpack");
+  for (const [path, global] of dynlibs) await M.API.loadDynlib(path, global);
+  // An open FT2Font keeps its font file open: drop it so no fd outlives the snapshot.
+  py.runPython(`${IMPORTS}\nmatplotlib.font_manager._get_font.cache_clear()\nimport gc; gc.collect()`);
+  const streams = M.FS.streams.map((s, i) => (s && i > 2 ? s.path : null)).filter(Boolean);
+  if (streams.length) throw new SnapshotError(`files still open: ${streams.join(", ")}`);
+
+  const libs = describeLibs(M, instances);
+  const GOT = {};
+  for (const [k, g] of Object.entries(M.GOT)) GOT[k] = g.value;
+  const mainTableSize = Math.min(bootTableLength, ...libs.map((l) => l.tableBase));
+  const table = describeTable(M, libs, mainTableSize);
+  const fsBlob = packFiles(M);
+  const snap = py.makeMemorySnapshot();
+  const meta = { recipe: RECIPE, version: py.version, bootTableLength, mainTableSize, tableLength: M.wasmTable.length, libs, GOT, table, packages };
+  return { meta, snap: snap.buffer.slice(snap.byteOffset, snap.byteOffset + snap.byteLength), fs: fsBlob.buffer };
+}
+
+function describeLibs(M, instances) {
+  const names = new Map();
+  const handles = new Map();
+  for (const [name, dso] of Object.entries(M.LDSO.loadedLibsByName)) names.set(dso, [...(names.get(dso) || []), name]);
+  for (const [h, dso] of Object.entries(M.LDSO.loadedLibsByHandle)) handles.set(dso, [...(handles.get(dso) || []), Number(h)]);
+  return instances.map((rec) => {
+    const fn = Object.keys(rec.instance.exports).find((k) => typeof rec.instance.exports[k] === "function" && !k.startsWith("__"));
+    const dso = [...names.keys()].find((d) => d.exports && fn && d.exports[fn] === rec.instance.exports[fn]);
+    if (!dso) throw new SnapshotError("a side module is not in LDSO");
+    const dylink = M.getDylinkMetadata(rec.module);
+    return { names: names.get(dso), handles: handles.get(dso) || [], global: !!dso.global, memoryBase: rec.memoryBase, tableBase: rec.tableBase, memorySize: dylink.memorySize, tableSize: dylink.tableSize, _dso: dso };
+  });
+}
+
+// The identity of every table slot outside the side modules' own ranges (addFunction'd
+// exports, dlsym results): [index, lib, symbol, kind, signature] or [index, null].
+function describeTable(M, libs, mainTableSize) {
+  const byFunc = new Map();
+  const sources = [["__main__", M.LDSO.loadedLibsByName.__main__.exports], ...libs.map((l) => [l.names[0], l._dso.exports])];
+  for (const [lib, exp] of sources) for (const [sym, f] of Object.entries(exp)) if (typeof f === "function" && !byFunc.has(f)) byFunc.set(f, { lib, sym });
+  const jsAt = new Map();
+  for (const [f, d] of byFunc) {
+    const a = M.getFunctionAddress(f);
+    if (a && !jsAt.has(a)) jsAt.set(a, d);
+  }
+  const table = [];
+  for (let i = mainTableSize; i < M.wasmTable.length; i++) {
+    if (libs.some((l) => i >= l.tableBase && i < l.tableBase + l.tableSize)) continue;
+    const f = M.wasmTable.get(i);
+    if (f === null) continue;
+    const d = byFunc.get(f);
+    if (d) table.push([i, d.lib, d.sym, "wasm", null]);
+    else if (jsAt.get(i)) table.push([i, jsAt.get(i).lib, jsAt.get(i).sym, "js", (M.LDSO.loadedLibsByName[jsAt.get(i).lib].exports[jsAt.get(i).sym] || {}).sig || null]);
+    else throw new SnapshotError(`table slot ${i} holds a function of unknown origin`);
+  }
+  for (const l of libs) delete l._dso;
+  return table;
+}
+
+// The JS-side file system is not in the heap: [u32 header length][JSON [[path, size]]][bytes].
+// Directories end with "/" (empty ones matter: matplotlib's config dir, /tmp).
+function packFiles(M) {
+  const files = [];
+  const walk = (dir) => {
+    for (const n of M.FS.readdir(dir)) {
+      if (n === "." || n === "..") continue;
+      const p = dir === "/" ? "/" + n : dir + "/" + n;
+      if (SKIP.has(p)) continue;
+      const st = M.FS.lstat(p);
+      if (M.FS.isDir(st.mode)) {
+        files.push([p + "/", new Uint8Array(0)]);
+        walk(p);
+      } else if (M.FS.isFile(st.mode)) files.push([p, M.FS.readFile(p)]);
+    }
+  };
+  walk("/");
+  const header = new TextEncoder().encode(JSON.stringify(files.map(([p, d]) => [p, d.length])));
+  const total = 4 + header.length + files.reduce((s, [, d]) => s + d.length, 0);
+  const out = new Uint8Array(total);
+  new DataView(out.buffer).setUint32(0, header.length, true);
+  out.set(header, 4);
+  let off = 4 + header.length;
+  for (const [, d] of files) {
+    out.set(d, off);
+    off += d.length;
+  }
+  return out;
+}
+
+// --- restore ----------------------------------------------------------------------
+
+function parseFiles(buffer) {
+  const u8 = new Uint8Array(buffer);
+  const hlen = new DataView(buffer).getUint32(0, true);
+  const entries = JSON.parse(new TextDecoder().decode(u8.subarray(4, 4 + hlen)));
+  let off = 4 + hlen;
+  const files = new Map();
+  for (const [path, size] of entries) {
+    files.set(path, u8.subarray(off, off + size));
+    off += size;
+  }
+  if (off !== u8.length) throw new SnapshotError("the file image is truncated or padded");
+  return files;
+}
+
+function restoreFiles(M, files) {
+  const { FS } = M;
+  const MEMFS = FS.filesystems.MEMFS;
+  const dirs = new Map();
+  const dirNode = (dir) => {
+    let n = dirs.get(dir);
+    if (!n) {
+      FS.mkdirTree(dir);
+      n = FS.lookupPath(dir).node;
+      dirs.set(dir, n);
+    }
+    return n;
+  };
+  for (const [path, data] of files) {
+    if (path.endsWith("/")) {
+      dirNode(path.slice(0, -1));
+      continue;
+    }
+    const cut = path.lastIndexOf("/");
+    const parent = dirNode(path.slice(0, cut) || "/");
+    const name = path.slice(cut + 1);
+    if (parent.contents && parent.contents[name]) {
+      FS.writeFile(path, data);
+      continue;
+    }
+    const node = MEMFS.createNode(parent, name, 0o100644, 0);
+    node.contents = data; // MEMFS takes the bytes as they are (a subarray is fine)
+    node.usedBytes = data.length;
+  }
+}
+
+function relink(M, meta, compiled) {
+  const { LDSO, GOT, wasmTable } = M;
+  for (const [sym, value] of Object.entries(meta.GOT)) {
+    let g = GOT[sym];
+    if (!g) g = GOT[sym] = new WebAssembly.Global({ value: "i32", mutable: true });
+    else if (g.value !== 0 && g.value !== value) throw new SnapshotError(`GOT entry ${sym} differs`);
+    g.value = value;
+  }
+  const scratch = M.HEAP8.length - 64; // overwritten by the snapshot's heap right after
+  for (const lib of meta.libs) {
+    const name = lib.names[0];
+    if (wasmTable.length > lib.tableBase) throw new SnapshotError(`table already past ${name}'s base`);
+    if (wasmTable.length < lib.tableBase) wasmTable.grow(lib.tableBase - wasmTable.length);
+    M.HEAP8.fill(0, scratch, scratch + 64);
+    M.HEAP8[scratch + 8] = 1; // "already loaded": reuse the bases below
+    const h = scratch >>> 2;
+    M.HEAPU32[h + 3] = lib.memoryBase;
+    M.HEAPU32[h + 4] = lib.memorySize;
+    M.HEAPU32[h + 5] = lib.tableBase;
+    M.HEAPU32[h + 6] = lib.tableSize;
+    const flags = { global: lib.global, nodelete: true, allowUndefined: true, loadAsync: false };
+    const dso = M.newDSO(name, undefined, "loading");
+    dso.refcount = Infinity;
+    dso.global = lib.global;
+    const exports = M.loadWebAssemblyModule(compiled.get(name), flags, name, lib.global ? null : {}, scratch);
+    if (lib.global) M.mergeLibSymbols(exports, name);
+    dso.exports = exports;
+    for (const alias of lib.names) LDSO.loadedLibsByName[alias] = dso;
+    for (const handle of lib.handles) LDSO.loadedLibsByHandle[handle] = dso;
+  }
+  if (wasmTable.length < meta.tableLength) wasmTable.grow(meta.tableLength - wasmTable.length);
+  for (const [i, lib, sym, kind, sig] of meta.table) {
+    const owner = LDSO.loadedLibsByName[lib];
+    const f = owner && owner.exports[sym];
+    if (!f) throw new SnapshotError(`table slot ${i}: ${lib}.${sym} is missing`);
+    if (kind === "wasm") {
+      if (wasmTable.get(i) !== f) wasmTable.set(i, f);
+    } else if (wasmTable.get(i) === null || M.getFunctionAddress(f) !== i) {
+      try {
+        wasmTable.set(i, f);
+      } catch {
+        wasmTable.set(i, M.convertJsFunctionToWasm(f, sig || f.sig));
+      }
+    }
+  }
+  M.updateTableMap(meta.mainTableSize, wasmTable.length - meta.mainTableSize);
+  if (wasmTable.length !== meta.tableLength) throw new SnapshotError(`table length ${wasmTable.length}, expected ${meta.tableLength}`);
+}
+
+// Compared with answers worked out by hand: a restore that links a function to the
+// wrong slot fails here instead of in the user's first cell.
+const SMOKE = `
+def _reckon_smoke():
+    import io, json, sqlite3
+    import numpy as np, pandas as pd, matplotlib.pyplot as plt
+    df = pd.read_csv(io.StringIO("k,v\\na,1\\nb,2\\na,4\\n"))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2, 3], [4, 1, 9])
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    con = sqlite3.connect(":memory:")
+    return json.dumps({
+        "groupby": df.groupby("k")["v"].sum().to_dict(),
+        "det": round(float(np.linalg.det(np.array([[2.0, 1.0], [1.0, 3.0]]))), 9),
+        "png": buf.getvalue()[:8].hex(),
+        "sql": con.execute("select 6 * 7").fetchone()[0],
+    }, sort_keys=True)
+`;
+const SMOKE_EXPECTED = '{"det": 5.0, "groupby": {"a": 5, "b": 2}, "png": "89504e470d0a1a0a", "sql": 42}';
+
+async function restoreSnapshot({ loadPyodide, options, snapshot }) {
+  const { meta } = snapshot;
+  if (!meta || meta.recipe !== RECIPE) throw new SnapshotError("made by another recipe");
+  const files = parseFiles(snapshot.fs);
+  for (const lib of meta.libs) if (!files.has(lib.names[0])) throw new SnapshotError(`${lib.names[0]} is not in the file image`);
+  // Compiled while the main module boots.
+  const compiling = Promise.all(meta.libs.map(async (l) => [l.names[0], await WebAssembly.compile(files.get(l.names[0]))]));
+  compiling.catch(() => {});
+  const origCreate = self._createPyodideModule;
+  self._createPyodideModule = async (settings) => {
+    const M = await origCreate(settings);
+    if (M.wasmTable.length !== meta.bootTableLength) throw new SnapshotError(`boot table length ${M.wasmTable.length}, expected ${meta.bootTableLength}`);
+    restoreFiles(M, files);
+    relink(M, meta, new Map(await compiling));
+    return M; // loadPyodide now copies the snapshot's heap in
+  };
+  let py;
+  try {
+    py = await loadPyodide({ ...options, _loadSnapshot: new Uint8Array(snapshot.snap) });
+  } finally {
+    self._createPyodideModule = origCreate;
+  }
+  if (py.version !== meta.version) throw new SnapshotError(`made with Pyodide ${meta.version}, running ${py.version}`);
+  // Every restore would otherwise draw the same "random" numbers.
+  py.runPython("import random, numpy.random; random.seed(); numpy.random.seed()");
+  for (const name of meta.packages) py.loadedPackages[name] = "snapshot";
+  const ns = py.globals.get("dict")();
+  try {
+    py.runPython(SMOKE, { globals: ns });
+    const got = ns.get("_reckon_smoke")();
+    if (got !== SMOKE_EXPECTED) throw new SnapshotError(`smoke test gave ${got}`);
+  } finally {
+    ns.destroy();
+  }
+  return py;
+}
+
+self.__reckonSnapshot = { RECIPE, makeSnapshot, restoreSnapshot, SnapshotError };
+})();
