@@ -307,6 +307,9 @@ async function restoreSnapshot({ loadPyodide, options, snapshot }) {
   } finally {
     self._createPyodideModule = origCreate;
   }
+  // Pyodide keeps its options: without this the worker would hold a second copy of
+  // the heap image (~90 MB) for its whole life.
+  if (py._api && py._api.config) delete py._api.config._loadSnapshot;
   if (py.version !== meta.version) throw new SnapshotError(`made with Pyodide ${meta.version}, running ${py.version}`);
   // Every restore would otherwise draw the same "random" numbers.
   py.runPython("import random, numpy.random; random.seed(); numpy.random.seed()");

@@ -122,6 +122,7 @@ async function boot(msg) {
   if (snapshotLib && config.snapshot) {
     try {
       const { meta, snap, fs } = config.snapshot;
+      config.snapshot = null; // the blobs are read once; keep no reference to them
       pyodide = await snapshotLib.restoreSnapshot({ loadPyodide, options, snapshot: { meta, snap: await snap.arrayBuffer(), fs: await fs.arrayBuffer() } });
       snapshot.restored = true;
     } catch (err) {
