@@ -323,3 +323,38 @@ def test_verify_through_the_js_api_with_the_demo_model(a_page: Any) -> None:
         "() => window.r.ask('median salary', {model: 'reckon-demo', verify: false})"
     )
     assert "verification" not in off or off["verification"] is None
+
+
+def test_the_chat_page_asks_first_then_shows_cost_and_what_was_sent(
+    a_browser: Any, a_relay: str
+) -> None:
+    """The controls as a person meets them on index.html: the settings panel switches
+    to "ask first", the proposal card sits among the steps, and the answer carries the
+    token line and "What was sent"."""
+    context = a_browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(f"{a_relay}/index.html")
+        page.evaluate("() => window.reckon.ready()")
+        page.locator(".settings summary").click()
+        page.locator(".settings select[name=approval]").select_option("ask")
+        page.locator(".settings .rc-status", has_text="next question").wait_for()
+        page.locator("#model").select_option("reckon-demo")
+        page.locator("#question").fill("what is 6*7")
+        page.locator("#ask").click()
+        card = page.locator("#messages .turn .rc-proposal")
+        card.wait_for()
+        assert "6" in card.locator("textarea").input_value()
+        card.locator("button.rc-run").click()
+        footer = page.locator("#messages .answer .rc-footer")
+        footer.wait_for()
+        assert "42" in page.locator("#messages .answer").last.inner_text()
+        assert "token" in footer.locator(".rc-usage").inner_text()
+        footer.locator(".rc-sent-toggle summary").click()
+        sent = footer.locator(".rc-sent-toggle")
+        sent.locator(".rc-request").first.wait_for()
+        # Each request is collapsed; its body (the question included) is in the DOM.
+        assert "offline demo model" in sent.inner_text()
+        assert "what is 6*7" in (sent.text_content() or "")
+    finally:
+        context.close()
