@@ -13,6 +13,9 @@ Stages (each cached under .cache/build, so a second build downloads nothing):
     wheels    the project's own `reckon` wheel, into wheels/
     assemble  dist/site: the page, the workers, pyodide/ with a served lock that
               lists exactly the shipped packages (added wheels registered by pyodide-lock)
+    snapshot  the sandbox's start-up memory snapshot, made under Node.js with the
+              browser's own recipe (web/sandbox-snapshot.js), so first visits skip
+              installing and importing the scientific stack
     check     every file the served lock names is present and matches its sha256
 """
 
@@ -25,7 +28,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tarfile
 import time
@@ -38,6 +40,18 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "py"))
 
 from reckon._exceptions import BuildError, ChecksumError  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import node_stages  # noqa: E402
+from node_stages import StageError, link_or_copy  # noqa: E402
+
+
+def run(cmd: list[str], *, cwd: Path | None = None) -> None:
+    try:
+        node_stages.run(cmd, cwd=cwd)
+    except StageError as exc:
+        raise BuildError(str(exc)) from None
+
 
 CACHE = Path(os.environ.get("RECKON_BUILD_CACHE", ROOT / ".cache" / "build"))
 WEB = ROOT / "web"
@@ -91,12 +105,6 @@ def sha256_of(path: Path) -> str:
         while chunk := fh.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def run(cmd: list[str], *, cwd: Path | None = None) -> None:
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise BuildError(f"command failed: {' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}")
 
 
 # --- fetch -----------------------------------------------------------------------
@@ -333,10 +341,10 @@ def assemble(out: Path, *, source: str, log: Log) -> dict[str, object]:
         shutil.copy2(core / name, pyodide_dir / name)
     for name in scientific:
         file_name = official_packages[name]["file_name"]
-        _link_or_copy(packages_dir / file_name, pyodide_dir / file_name)
+        link_or_copy(packages_dir / file_name, pyodide_dir / file_name)
     added = []
     for wheel in [*pure.values(), reckon_wheel]:
-        _link_or_copy(wheel, pyodide_dir / wheel.name)
+        link_or_copy(wheel, pyodide_dir / wheel.name)
         added.append(pyodide_dir / wheel.name)
 
     spec = PyodideLockSpec.from_json(core / "pyodide-lock.json")
@@ -348,8 +356,20 @@ def assemble(out: Path, *, source: str, log: Log) -> dict[str, object]:
     spec.packages = {name: spec.packages[name] for name in sorted(set(sandbox) | set(agent))}
     spec.to_json(pyodide_dir / "pyodide-lock.json", indent=1)
 
-    pycache = precompile(
-        pyodide_dir, core=core, eager=eager, rest=[n for n in sandbox if n not in eager], log=log
+    rest = [n for n in sandbox if n not in eager]
+    try:
+        pycache = node_stages.precompile(
+            pyodide_dir, cache=CACHE, core=core, eager=eager, rest=rest, log=log
+        )
+    except StageError as exc:
+        raise BuildError(str(exc)) from None
+    shipped = node_stages.snapshot(
+        pyodide_dir,
+        cache=CACHE,
+        recipe=WEB / "sandbox-snapshot.js",
+        core=core,
+        eager=eager,
+        log=log,
     )
     _copy_web(out)
     info = {
@@ -363,6 +383,7 @@ def assemble(out: Path, *, source: str, log: Log) -> dict[str, object]:
             "files": _files_of(full, sandbox),
             "eager_files": _files_of(full, eager) + pycache[:1],
             "rest_files": pycache[1:],
+            "snapshot": shipped,
         },
         "agent": {"packages": agent, "files": _files_of(full, agent)},
         "sizes": {p.name: p.stat().st_size for p in sorted(pyodide_dir.iterdir()) if p.is_file()},
@@ -375,13 +396,6 @@ def assemble(out: Path, *, source: str, log: Log) -> dict[str, object]:
 
 def _files_of(lock: dict[str, dict[str, object]], names: list[str]) -> list[str]:
     return [str(lock[name]["file_name"]) for name in names]
-
-
-def _link_or_copy(src: Path, dst: Path) -> None:
-    try:
-        dst.hardlink_to(src)
-    except OSError:
-        shutil.copy2(src, dst)
 
 
 def _tree_size(root: Path) -> int:
@@ -439,43 +453,6 @@ def _copy_web(out: Path) -> None:
         {"pattern": "sandbox.html", "headers": {"Cross-Origin-Resource-Policy": "cross-origin"}},
     ]  # fmt: skip
     (out / "_headers.json").write_text(json.dumps(headers, indent=1))
-
-
-# --- precompile ------------------------------------------------------------------
-
-
-def precompile(pyodide_dir: Path, *, core: Path, eager: list[str], rest: list[str],
-               log: Log) -> list[str]:  # fmt: skip
-    """Bytecode bundles for the sandbox's packages (see scripts/precompile.mjs).
-
-    Cached by the served lock and the script, so it runs once per package set.
-    Returns the bundle file names, or [] when Node.js is missing (the sandbox then
-    compiles on import, as plain Pyodide does).
-    """
-    script = ROOT / "scripts" / "precompile.mjs"
-    node = shutil.which("node")
-    if node is None:
-        log("precompile: skipped (node not found); the sandbox will compile on import")
-        return []
-    key = hashlib.sha256(
-        (pyodide_dir / "pyodide-lock.json").read_bytes()
-        + script.read_bytes()
-        + ",".join(eager).encode()
-    ).hexdigest()[:16]
-    cached = CACHE / "pycache" / key
-    names = ["pycache-eager.zip", "pycache-rest.zip"]
-    if not all((cached / n).exists() for n in names):
-        log("precompile: compiling the packages to bytecode with Pyodide under Node.js")
-        tmp = cached.with_name(key + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        run([node, str(script), str(core / "pyodide.mjs"), str(pyodide_dir) + "/",
-             ",".join(eager), ",".join(rest), str(tmp)])  # fmt: skip
-        shutil.rmtree(cached, ignore_errors=True)
-        tmp.rename(cached)
-    for name in names:
-        _link_or_copy(cached / name, pyodide_dir / name)
-    return names
 
 
 # --- check -----------------------------------------------------------------------

@@ -1,7 +1,8 @@
 import { createReckon } from "./reckon.js";
 import { el, renderResult, formatBytes, download } from "./render.js";
 
-const reckon = createReckon({ agent: false });
+// console.html?snapshot=off boots cold every time (benchmarks/startup.py compares).
+const reckon = createReckon({ agent: false, snapshot: new URLSearchParams(location.search).get("snapshot") !== "off" });
 window.reckon = reckon;
 
 const $ = (id) => document.getElementById(id);

@@ -176,8 +176,14 @@ export function createReckon(options = {}) {
     events,
     agent,
   };
-  if (options.agent !== false) agent.ready().catch((err) => emit("error", { message: `agent: ${err.message || err}` }));
-  sandbox.ready().catch((err) => emit("error", { message: String(err.message || err) }));
+  const sandboxReady = sandbox.ready();
+  sandboxReady.catch((err) => emit("error", { message: String(err.message || err) }));
+  // The agent's interpreter starts once the sandbox is up (or as soon as someone asks):
+  // booting both at once would slow the start the person is waiting for.
+  if (options.agent !== false) {
+    const settle = () => agent.ready().catch((err) => emit("error", { message: `agent: ${err.message || err}` }));
+    sandboxReady.then(settle, settle);
+  }
   return api;
 }
 

@@ -2,7 +2,7 @@
 // Message shapes: PROTOCOL.md §3. Everything that comes back from the worker is
 // untrusted (the model's code runs there): it is only ever treated as data.
 
-import { dropSnapshots, loadSnapshot, saveSnapshot, snapshotKey } from "./snapshot-store.js";
+import { dropSnapshots, loadSnapshot, markChecked, saveSnapshot, snapshotKey } from "./snapshot-store.js";
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const GRACE_MS = 3_000; // after the deadline's KeyboardInterrupt, before the worker is ended
@@ -12,7 +12,7 @@ const BACKSTOP_MS = 15_000; // beyond the queue's own limits, for a cell that ne
 
 export class Sandbox extends EventTarget {
   /**
-   * `snapshot: false` turns warm starts off (README "Warm starts").
+   * `snapshot: false` turns snapshot starts off (README "Fast starts").
    * @param {{root?: URL, container?: HTMLElement, memoryLimitMB?: number, outputLimit?: number, snapshot?: boolean}} [options]
    */
   constructor({ root = new URL("./", import.meta.url), container = document.body, memoryLimitMB = 2048, outputLimit = 100_000, snapshot = true } = {}) {
@@ -62,71 +62,133 @@ export class Sandbox extends EventTarget {
 
   async start() {
     const t0 = performance.now();
+    // The frame and the worker's script do not depend on the build info: under way first.
+    const framing = Promise.all([this.openFrame(), fetch(new URL("sandbox-worker.js", this.root)).then((r) => r.blob())]);
+    framing.catch(() => {});
     this.info = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
-    // The interpreter boots as soon as its core files are in; package files stream in
-    // meanwhile (the worker waits for each one only when it installs it).
     const core = [...this.info.core, "pyodide-lock.json"];
     const eager = this.info.sandbox.eager_files;
     const lazy = [...this.info.sandbox.files, ...(this.info.sandbox.rest_files || [])].filter((name) => !eager.includes(name));
-    this.lazy = [...eager, ...lazy];
-    this.progress = { loaded: 0, total: [...core, ...eager].reduce((sum, n) => sum + (this.info.sizes[n] || 0), 0) };
-    const [runtime, workerSource, port] = await Promise.all([
-      this.fetchRuntime(core, { report: true }),
-      fetch(new URL("sandbox-worker.js", this.root)).then((r) => r.blob()),
-      this.openFrame(),
-      this.findSnapshot(),
+    const size = (names) => names.reduce((sum, n) => sum + (this.info.sizes[n] || 0), 0);
+    this.progress = { loaded: 0, total: size(core) }; // grows once the plan is known
+    const coreFetched = this.fetchRuntime(core, { report: true });
+    coreFetched.catch(() => {});
+    // Three ways to a ready interpreter, fastest first: the snapshot an earlier visit
+    // kept, the snapshot the build ships, a cold boot (README "Fast starts"). With a
+    // snapshot the package files are not needed to start: they are held back, and sent
+    // only if the worker cannot restore it and boots cold after all.
+    const plan = await this.findSnapshot();
+    this.heldBack = plan ? [...eager] : [];
+    this.lazy = plan ? lazy : [...eager, ...lazy];
+    this.progress.total += size(plan === "build" ? Object.values(this.shippedFiles()) : plan ? [] : eager);
+    const [runtime, [port, workerSource], snapshot] = await Promise.all([
+      coreFetched,
+      framing,
+      plan === "build" ? this.fetchShippedSnapshot() : this.config.snapshot,
     ]);
+    this.config.snapshot = snapshot;
     this.port = port;
     this.runtime = runtime;
     this.workerSource = workerSource;
     const booted = this.boot("frame-start");
-    this.handOver(eager, { report: true });
+    if (!plan) this.handOver(eager, { report: true, stream: true });
     const reply = await booted;
     if (this.afterStart) await this.afterStart(this);
-    // The rest of the stack (scipy, scikit-learn, pyarrow, sympy…) only after "ready",
-    // so it does not compete with the start for the CPU.
-    this.handOver(lazy);
+    // The rest of the stack (scipy, scikit-learn, pyarrow, sympy…) once the sandbox has
+    // been idle a moment (the worker installs it as soon as it arrives, and a cell sent
+    // meanwhile would wait for that), or at once when a cell needs one of its files.
+    this.heldRest = [...lazy];
+    this.whenIdle(1500).then(() => this.heldRest.length && this.handOver(this.heldRest.splice(0)));
     this.startMs = performance.now() - t0;
     this.bootMarks = { fetched: this.fetchedMs, ...reply.marks };
     this.dispatchEvent(new CustomEvent("ready", { detail: { ms: this.startMs, versions: reply.versions } }));
-    this.snapshotDone = this.afterBoot(reply.snapshot);
+    this.snapshotDone = this.afterBoot(reply.snapshot, plan);
     return reply;
   }
 
-  /** The snapshot module and, if an earlier visit kept one for this build, the snapshot. */
+  /** Which snapshot to start from: "kept" (Cache Storage, from an earlier visit),
+   * "build" (shipped with the site) or null (boot cold). Sets config.snapshotSource. */
   async findSnapshot() {
-    if (!this.snapshotEnabled) return;
+    if (!this.snapshotEnabled) return null;
     try {
       const source = await fetch(new URL("sandbox-snapshot.js", this.root)).then((r) => (r.ok ? r.blob() : null));
-      if (!source) return;
+      if (!source) return null;
       this.snapshotKey = await snapshotKey(this.info, source);
       this.config.snapshotSource = source;
       this.config.snapshot = await loadSnapshot(this.root, this.snapshotKey);
+      if (this.config.snapshot) return "kept";
+      const files = this.shippedFiles();
+      return files.heap && files.fs && files.meta ? "build" : null;
     } catch {
       this.config.snapshot = null; // no snapshot: a cold boot, as without this feature
+      return null;
+    }
+  }
+
+  /** The build's snapshot files (build.py stage "snapshot"), or {} if it has none. */
+  shippedFiles() {
+    const shipped = this.info.sandbox.snapshot || {};
+    return { heap: shipped.heap, fs: shipped.fs, meta: shipped.meta };
+  }
+
+  /** Download the build's snapshot. On failure: null, and the worker boots cold. */
+  async fetchShippedSnapshot() {
+    try {
+      const { heap, fs, meta } = this.shippedFiles();
+      const got = await this.fetchRuntime([heap, fs, meta], { report: true, stream: true });
+      return { meta: JSON.parse(await got[meta].text()), snap: got[heap], fs: got[fs] };
+    } catch {
+      return null;
     }
   }
 
   /** After "ready": drop a snapshot the worker refused, or make one if there was none. */
-  async afterBoot(outcome) {
+  async afterBoot(outcome, plan) {
     const done = (detail) => {
       this.dispatchEvent(new CustomEvent("snapshot", { detail }));
       return detail;
     };
     if (!this.snapshotEnabled || !this.config.snapshotSource) return done({ status: "off" });
-    if (outcome && outcome.restored) return done({ status: "restored" });
+    // A snapshot that passed the worker's smoke test in this browser skips it next time.
+    if (outcome && outcome.restored) this.config.snapshot.meta = { ...this.config.snapshot.meta, checkedIn: navigator.userAgent };
+    if (outcome && outcome.restored && plan === "kept") {
+      await markChecked(this.root, this.snapshotKey, this.config.snapshot.meta).catch(() => {});
+      return done({ status: "restored", source: "kept" });
+    }
+    if (outcome && outcome.restored) {
+      // Kept in Cache Storage for the next visit: the HTTP cache may not hold 185 MB.
+      // Writing it is heavy: not while the person's first cells run.
+      await this.whenIdle();
+      try {
+        this.config.snapshot = await saveSnapshot(this.root, this.snapshotKey, this.config.snapshot);
+      } catch (err) {
+        // Not kept (no Cache Storage, little quota left): the next visit downloads it again.
+        return done({ status: "restored", source: "build", message: String((err && err.message) || err) });
+      }
+      return done({ status: "restored", source: "build" });
+    }
     if (outcome && outcome.error) {
       this.config.snapshot = null;
       await dropSnapshots().catch(() => {});
-      return done({ status: "rejected", message: String(outcome.error) }); // made again next visit
+      if (plan === "kept") return done({ status: "rejected", message: String(outcome.error) }); // made again next visit
     }
     try {
+      await this.whenIdle(); // making one costs seconds of CPU: not under the first cells
       const made = await this.makeSnapshot();
       // Restarts (frame-restart) restore from it too, from now on.
       this.config.snapshot = await saveSnapshot(this.root, this.snapshotKey, made);
       return done({ status: "saved", bytes: made.snap.byteLength + made.fs.byteLength });
     } catch (err) {
       return done({ status: "failed", message: String((err && err.message) || err) });
+    }
+  }
+
+  /** Resolves once no request has been sent or answered for `ms`. */
+  async whenIdle(ms = 2000) {
+    for (;;) {
+      const sent = this.nextId;
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      if (this.order.length === 0 && this.nextId === sent) return;
     }
   }
 
@@ -161,13 +223,23 @@ export class Sandbox extends EventTarget {
     );
   }
 
-  /** Fetch the runtime files as Blobs, reporting byte progress. */
-  async fetchRuntime(names, { report = false } = {}) {
+  /** Fetch the runtime files as Blobs, reporting byte progress: per chunk with `stream`
+   * (the big downloads, where a person watches the bar), else per file (pumping a
+   * cached file through JS chunk by chunk costs more than the bar is worth). */
+  async fetchRuntime(names, { report = false, stream = false } = {}) {
     const progress = () => this.dispatchEvent(new CustomEvent("progress", { detail: { ...this.progress } }));
     const entries = await Promise.all(
       names.map(async (name) => {
         const resp = await fetch(new URL(`pyodide/${name}`, this.root));
         if (!resp.ok) throw new Error(`could not load ${name}: HTTP ${resp.status}; rebuild the site with \`python build.py\``);
+        if (!report || !stream) {
+          const blob = await resp.blob();
+          if (report) {
+            this.progress.loaded += blob.size;
+            progress();
+          }
+          return [name, blob];
+        }
         const reader = resp.body.getReader();
         const chunks = [];
         for (;;) {
@@ -230,7 +302,7 @@ export class Sandbox extends EventTarget {
     this.workerPort = workerPort;
     this.order = [0];
     const lazyPackages = this.info.sandbox.all_packages.filter((name) => !this.info.sandbox.packages.includes(name));
-    const config = { ...this.config, indexURL: new URL("pyodide/", this.root).href, packages: this.info.sandbox.packages, lazyFiles: this.lazy, lazyPackages };
+    const config = { ...this.config, indexURL: new URL("pyodide/", this.root).href, packages: this.info.sandbox.packages, lazyFiles: this.lazy, heldBack: this.heldBack, lazyPackages };
     if (kind === "frame-start") this.port.postMessage({ type: kind, workerSource: this.workerSource, runtime: this.runtime, config }, [channel.port2]);
     else this.port.postMessage({ type: kind, snapshot: this.config.snapshot || null }, [channel.port2]);
     return this.bootPromise;
@@ -253,7 +325,13 @@ export class Sandbox extends EventTarget {
     // The worker handles one request at a time, in order: anything about a request
     // that is not the one being handled is not the worker's own doing. Ignore it.
     if (msg.id !== this.order[0]) return;
-    if (msg.type === "stream") {
+    if (msg.type === "need-files") {
+      // The worker waits for a file the page holds back: the boot's package files (it
+      // could not restore the snapshot) or the rest of the stack (not idle yet). Each is
+      // sent once; the frame keeps them for restarts.
+      if (this.heldBack.length) this.handOver(this.heldBack.splice(0));
+      if (this.heldRest && this.heldRest.length) this.handOver(this.heldRest.splice(0));
+    } else if (msg.type === "stream") {
       const entry = this.pending.get(msg.id);
       if (!entry || !entry.collected || typeof msg.text !== "string" || (msg.name !== "stdout" && msg.name !== "stderr")) return;
       entry.collected[msg.name] += msg.text;

@@ -1,5 +1,5 @@
 "use strict";
-// Warm starts for the sandbox worker: a Pyodide 0.27.7 memory snapshot taken after
+// Fast starts for the sandbox worker: a Pyodide 0.27.7 memory snapshot taken after
 // `import pandas, matplotlib.pyplot`, with the native side modules (.so) re-linked on
 // restore. Loaded into the worker with importScripts(); it leaves one object on
 // `self`, which the worker takes and deletes before any cell runs.
@@ -12,9 +12,28 @@
 // makes it reuse them) before the heap copy, then checks that the table matches.
 // It relies on 0.27.7 internals: any mismatch throws, and the caller boots cold.
 (() => {
-const RECIPE = 1; // bump when what is recorded, or how, changes
+// Bump when what is recorded, or how, changes. 2: no JSPI, the C-call helper's slot
+// reserved; 3: native modules first in the file image (the rest is read lazily).
+const RECIPE = 3;
 const SKIP = new Set(["/dev", "/proc", "/sys", "/lib/python312.zip", "/tmp/reckon-wheel.zip"]);
 const IMPORTS = "import pandas, matplotlib, matplotlib.pyplot, reckon.kernel._host";
+// Run once before the snapshot so that a first chart or table after a restore finds
+// every module it needs already imported (and no file to read): a figure with text
+// saved as PNG, a small CSV read, grouped, described and shown as HTML.
+const WARM_UP = `
+import io
+import matplotlib.pyplot as plt
+import pandas as pd
+_fig, _ax = plt.subplots()
+_ax.plot([1, 2, 3], [3, 1, 2])
+_ax.set_title("warm-up")
+_ax.set_xlabel("x")
+_fig.savefig(io.BytesIO(), format="png")
+plt.close(_fig)
+_df = pd.read_csv(io.StringIO("k,v\\na,1\\nb,2\\na,3\\n"))
+_df.groupby("k")["v"].sum().to_dict(), _df.describe().to_html(), repr(_df)
+del _fig, _ax, _df
+`;
 
 class SnapshotError extends Error {}
 
@@ -50,6 +69,11 @@ async function makeSnapshot({ loadPyodide, indexURL, packages, env, fetch }) {
 }
 
 async function recordSnapshot(py, M, instances, { indexURL, packages, fetch }) {
+  // Where WebAssembly GC is supported (every current browser), CPython gets a helper for
+  // calling C functions at boot (getPyEMCountArgsPtr), in one more table slot. Node.js 20
+  // (the build's snapshot) has none: reserve that slot, so the side modules land where a
+  // browser's boot leaves room for them. The restore hands CPython the helper again.
+  if (!M._PyEM_CountArgsPtr) M.wasmTable.grow(1);
   const bootTableLength = M.wasmTable.length;
   const lock = await (await fetch(indexURL + "pyodide-lock.json")).json();
   const entries = packages.map((name) => lock.packages[name]).filter(Boolean);
@@ -83,7 +107,7 @@ def _reckon_unpack(path, dest):
   } else py.runPython("del _reckon_unpack");
   for (const [path, global] of dynlibs) await M.API.loadDynlib(path, global);
   // An open FT2Font keeps its font file open: drop it so no fd outlives the snapshot.
-  py.runPython(`${IMPORTS}\nmatplotlib.font_manager._get_font.cache_clear()\nimport gc; gc.collect()`);
+  py.runPython(`${IMPORTS}\n${WARM_UP}\nmatplotlib.font_manager._get_font.cache_clear()\nimport gc; gc.collect()`);
   const streams = M.FS.streams.map((s, i) => (s && i > 2 ? s.path : null)).filter(Boolean);
   if (streams.length) throw new SnapshotError(`files still open: ${streams.join(", ")}`);
 
@@ -154,6 +178,8 @@ function packFiles(M) {
     }
   };
   walk("/");
+  // What every restore reads first: a restore reads it at once, the rest lazily.
+  files.sort((a, b) => Number(readFirst(b[0])) - Number(readFirst(a[0])));
   const header = new TextEncoder().encode(JSON.stringify(files.map(([p, d]) => [p, d.length])));
   const total = 4 + header.length + files.reduce((s, [, d]) => s + d.length, 0);
   const out = new Uint8Array(total);
@@ -167,19 +193,40 @@ function packFiles(M) {
   return out;
 }
 
+// Native modules (compiled at once) and package metadata (read by Pyodide's package
+// index at every boot) lead the file image and are read eagerly.
+function readFirst(path) {
+  return path.endsWith(".so") || path.includes(".dist-info/");
+}
+
 // --- restore ----------------------------------------------------------------------
 
-function parseFiles(buffer) {
-  const u8 = new Uint8Array(buffer);
-  const hlen = new DataView(buffer).getUint32(0, true);
-  const entries = JSON.parse(new TextDecoder().decode(u8.subarray(4, 4 + hlen)));
+// The file image, from an ArrayBuffer (every file a view of it) or from a Blob: then
+// only the header and the native modules are read now; every other file is a
+// {blob, offset, size} that restoreFiles() reads when Python first opens it.
+async function openImage(source) {
+  const isBlob = typeof Blob !== "undefined" && source instanceof Blob;
+  const total = isBlob ? source.size : source.byteLength;
+  const read = async (start, end) => (isBlob ? new Uint8Array(await source.slice(start, end).arrayBuffer()) : new Uint8Array(source, start, end - start));
+  if (total < 4) throw new SnapshotError("the file image is truncated");
+  const hlen = new DataView((await read(0, 4)).slice().buffer).getUint32(0, true);
+  if (4 + hlen > total) throw new SnapshotError("the file image is truncated");
+  const entries = JSON.parse(new TextDecoder().decode(await read(4, 4 + hlen)));
   let off = 4 + hlen;
+  const placed = entries.map(([path, size]) => [path, (off += size) - size, size]);
+  if (off !== total) throw new SnapshotError("the file image is truncated or padded");
+  const eager = placed.filter(([path]) => !isBlob || readFirst(path));
+  const first = eager.length ? eager[0][1] : off;
+  const last = eager.length ? eager[eager.length - 1][1] + eager[eager.length - 1][2] : off;
+  const bytes = await read(first, last); // contiguous (packFiles)
   const files = new Map();
-  for (const [path, size] of entries) {
-    files.set(path, u8.subarray(off, off + size));
-    off += size;
+  const later = { whole: null }; // the whole image, once read in the background (preload)
+  for (const [path, start, size] of placed) {
+    const inRange = start >= first && start + size <= last;
+    files.set(path, inRange ? bytes.subarray(start - first, start - first + size) : { blob: source, offset: start, size, later });
   }
-  if (off !== u8.length) throw new SnapshotError("the file image is truncated or padded");
+  // After the start: one read of the whole image, so later opens need no sync read each.
+  files.preload = () => (isBlob ? source.arrayBuffer().then((buffer) => (later.whole = new Uint8Array(buffer)), () => {}) : null);
   return files;
 }
 
@@ -209,9 +256,34 @@ function restoreFiles(M, files) {
       continue;
     }
     const node = MEMFS.createNode(parent, name, 0o100644, 0);
-    node.contents = data; // MEMFS takes the bytes as they are (a subarray is fine)
-    node.usedBytes = data.length;
+    if (data instanceof Uint8Array) {
+      node.contents = data; // MEMFS takes the bytes as they are (a subarray is fine)
+      node.usedBytes = data.length;
+    } else readLater(FS, node, data);
   }
+}
+
+// MEMFS keeps a file's bytes in node.contents and its size in node.usedBytes: the
+// bytes are read from the image (synchronously: a worker may) the first time anything
+// touches them, then kept like any other file's.
+function readLater(FS, node, { blob, offset, size, later }) {
+  const keep = (value) => Object.defineProperty(node, "contents", { value, writable: true, configurable: true, enumerable: true });
+  Object.defineProperty(node, "contents", {
+    configurable: true,
+    enumerable: true,
+    get() {
+      let data;
+      try {
+        data = later.whole ? later.whole.subarray(offset, offset + size) : new Uint8Array(new FileReaderSync().readAsArrayBuffer(blob.slice(offset, offset + size)));
+      } catch {
+        throw new FS.ErrnoError(29); // EIO: the image became unreadable
+      }
+      keep(data);
+      return data;
+    },
+    set: keep,
+  });
+  node.usedBytes = size;
 }
 
 function relink(M, meta, compiled) {
@@ -264,49 +336,80 @@ function relink(M, meta, compiled) {
 }
 
 // Compared with answers worked out by hand: a restore that links a function to the
-// wrong slot fails here instead of in the user's first cell.
+// wrong slot fails here instead of in the user's first cell. It calls into the native
+// code of numpy (and its LAPACK), pandas, matplotlib's Agg renderer and sqlite, but
+// stays cheap (no figure, no font, no PNG): a restore must not cost what a boot does.
 const SMOKE = `
 def _reckon_smoke():
-    import io, json, sqlite3
-    import numpy as np, pandas as pd, matplotlib.pyplot as plt
-    df = pd.read_csv(io.StringIO("k,v\\na,1\\nb,2\\na,4\\n"))
-    fig, ax = plt.subplots()
-    ax.plot([1, 2, 3], [4, 1, 9])
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    con = sqlite3.connect(":memory:")
+    import json, sqlite3
+    import numpy as np, pandas as pd
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.path import Path
+    from matplotlib.transforms import Affine2D
+    renderer = RendererAgg(8, 8, 72)
+    renderer.draw_path(renderer.new_gc(), Path([(0, 0), (8, 8)]), Affine2D(), None)
     return json.dumps({
-        "groupby": df.groupby("k")["v"].sum().to_dict(),
+        "unique": pd.unique(np.array([3, 1, 3, 2])).tolist(),
+        "weekday": pd.Timestamp("2024-01-02").dayofweek,
         "det": round(float(np.linalg.det(np.array([[2.0, 1.0], [1.0, 3.0]]))), 9),
-        "png": buf.getvalue()[:8].hex(),
-        "sql": con.execute("select 6 * 7").fetchone()[0],
+        "ink": bool((np.asarray(renderer.buffer_rgba())[..., 3] > 0).any()),
+        "sql": sqlite3.connect(":memory:").execute("select 6 * 7").fetchone()[0],
     }, sort_keys=True)
 `;
-const SMOKE_EXPECTED = '{"det": 5.0, "groupby": {"a": 5, "b": 2}, "png": "89504e470d0a1a0a", "sql": 42}';
+const SMOKE_EXPECTED = '{"det": 5.0, "ink": true, "sql": 42, "unique": [3, 1, 2], "weekday": 1}';
 
-async function restoreSnapshot({ loadPyodide, options, snapshot }) {
+// `snapshot.snap` and `snapshot.fs` may be promises of their ArrayBuffers, `wasm` a
+// promise of pyodide.asm.wasm's Response: the main module compiles while they are read.
+// `marks` gets the milliseconds at which each step was done (the worker reports them).
+// `smoke: false` skips the smoke test: for a copy that already passed it in this browser.
+async function restoreSnapshot({ loadPyodide, options, snapshot, wasm = null, marks = {}, smoke = true }) {
+  const t0 = performance.now();
+  const mark = (name) => (marks[name] = Math.round(performance.now() - t0));
   const { meta } = snapshot;
   if (!meta || meta.recipe !== RECIPE) throw new SnapshotError("made by another recipe");
-  const files = parseFiles(snapshot.fs);
-  for (const lib of meta.libs) if (!files.has(lib.names[0])) throw new SnapshotError(`${lib.names[0]} is not in the file image`);
-  // Compiled while the main module boots.
-  const compiling = Promise.all(meta.libs.map(async (l) => [l.names[0], await WebAssembly.compile(files.get(l.names[0]))]));
-  compiling.catch(() => {});
+  const main = wasm ? Promise.resolve(wasm).then((resp) => WebAssembly.compileStreaming(resp)) : null;
+  if (main) main.then(() => mark("mainCompiled"));
+  const heap = Promise.resolve(snapshot.snap).then((buffer) => (mark("heapRead"), new Uint8Array(buffer)));
+  for (const p of [main, heap]) if (p) p.catch(() => {}); // awaited below, or moot after a throw
+  // The file image is read and its native modules compiled while the main module boots.
+  const image = Promise.resolve(snapshot.fs).then(async (source) => {
+    const files = await openImage(source);
+    mark("filesRead");
+    for (const lib of meta.libs) if (!(files.get(lib.names[0]) instanceof Uint8Array)) throw new SnapshotError(`${lib.names[0]} is not among the image's native modules`);
+    const compiled = await Promise.all(meta.libs.map(async (l) => [l.names[0], await WebAssembly.compile(files.get(l.names[0]))]));
+    mark("libsCompiled");
+    return { files, compiled: new Map(compiled) };
+  });
+  image.catch(() => {});
   const origCreate = self._createPyodideModule;
   self._createPyodideModule = async (settings) => {
+    if (main) {
+      const module = await main;
+      // Instantiated from the module compiled above (a worker may instantiate synchronously).
+      settings.instantiateWasm = (imports, receive) => receive(new WebAssembly.Instance(module, imports), module);
+    }
+    mark("creating");
     const M = await origCreate(settings);
+    mark("created");
     if (M.wasmTable.length !== meta.bootTableLength) throw new SnapshotError(`boot table length ${M.wasmTable.length}, expected ${meta.bootTableLength}`);
+    const { files, compiled } = await image;
     restoreFiles(M, files);
-    relink(M, meta, new Map(await compiling));
+    relink(M, meta, compiled);
+    mark("linked");
     return M; // loadPyodide now copies the snapshot's heap in
   };
   let py;
   try {
-    py = await loadPyodide({ ...options, _loadSnapshot: new Uint8Array(snapshot.snap) });
+    py = await loadPyodide({ ...options, _loadSnapshot: heap });
   } finally {
     self._createPyodideModule = origCreate;
   }
+  // The heap came from an interpreter that may have lacked the C-call helper (see
+  // recordSnapshot): point CPython at this boot's, or at none (its JS fallback).
+  mark("heapLoaded");
+  const M = py._module;
+  const at = (M.__PyRuntime + M.HEAP32[M.__PyEM_EMSCRIPTEN_COUNT_ARGS_OFFSET >>> 2]) >>> 2;
+  M.HEAP32[at] = M._PyEM_CountArgsPtr || 0;
   // Pyodide keeps its options: without this the worker would hold a second copy of
   // the heap image (~90 MB) for its whole life.
   if (py._api && py._api.config) delete py._api.config._loadSnapshot;
@@ -314,6 +417,12 @@ async function restoreSnapshot({ loadPyodide, options, snapshot }) {
   // Every restore would otherwise draw the same "random" numbers.
   py.runPython("import random, numpy.random; random.seed(); numpy.random.seed()");
   for (const name of meta.packages) py.loadedPackages[name] = "snapshot";
+  const { files } = await image;
+  if (!smoke) {
+    mark("checked");
+    files.preload();
+    return py;
+  }
   const ns = py.globals.get("dict")();
   try {
     py.runPython(SMOKE, { globals: ns });
@@ -322,6 +431,8 @@ async function restoreSnapshot({ loadPyodide, options, snapshot }) {
   } finally {
     ns.destroy();
   }
+  mark("checked");
+  files.preload();
   return py;
 }
 

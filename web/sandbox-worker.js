@@ -30,6 +30,9 @@ const refused = new Map(); // file name -> why the page could not fetch it
 async function serveRuntime(url) {
   const name = decodeURIComponent(url.slice(indexURL.length).split(/[?#]/)[0]);
   if (!runtime[name] && lazyFiles.has(name)) {
+    // The page may be holding it back (the boot's package files, or the rest of the
+    // stack until the sandbox is idle): ask for it now.
+    post({ type: "need-files", id: currentRequest });
     await new Promise((resolve) => waiting.set(name, [...(waiting.get(name) || []), resolve]));
   }
   const blob = runtime[name];
@@ -102,6 +105,11 @@ async function boot(msg) {
   lazyPackages = config.lazyPackages || [];
   memoryLimit = (config.memoryLimitMB || 2048) * 1024 * 1024;
   if (config.interruptBuffer) shared = new Int32Array(config.interruptBuffer);
+  // Without JSPI (stack switching), as in Node.js, Firefox and Safari: with it Pyodide
+  // boots with another function-table layout, and the build's snapshot (made under
+  // Node.js) would not fit. No cell needs it: the kernel awaits with runPythonAsync.
+  delete WebAssembly.Suspending;
+  delete WebAssembly.Suspender;
   for (const name of ["pyodide.asm.js", "pyodide.js"]) {
     const url = URL.createObjectURL(runtime[name]);
     importScripts(url); // pyodide.asm.js first, so loadPyodide skips its own script load
@@ -123,7 +131,12 @@ async function boot(msg) {
     try {
       const { meta, snap, fs } = config.snapshot;
       config.snapshot = null; // the blobs are read once; keep no reference to them
-      pyodide = await snapshotLib.restoreSnapshot({ loadPyodide, options, snapshot: { meta, snap: await snap.arrayBuffer(), fs: await fs.arrayBuffer() } });
+      // The heap is read while the main module compiles (a promise, not awaited here);
+      // the file image stays a Blob, read as Python opens its files.
+      const images = { meta, snap: snap.arrayBuffer(), fs };
+      marks.restore = {};
+      const smoke = meta.checkedIn !== navigator.userAgent; // passed it here before: skip
+      pyodide = await snapshotLib.restoreSnapshot({ loadPyodide, options, snapshot: images, wasm: self.fetch(indexURL + "pyodide.asm.wasm"), marks: marks.restore, smoke });
       snapshot.restored = true;
     } catch (err) {
       snapshot.error = String((err && err.message) || err).slice(0, 500);
@@ -132,6 +145,10 @@ async function boot(msg) {
   }
   marks.interpreter = performance.now() - started;
   if (!snapshot.restored) {
+    // The page held the package files back for the snapshot: ask for them now.
+    const missing = (config.heldBack || []).filter((name) => !runtime[name]);
+    for (const name of missing) lazyFiles.add(name);
+    if (missing.length) post({ type: "need-files", id: currentRequest });
     pyodide = await loadPyodide(options);
     marks.interpreter = performance.now() - started;
     await pyodide.loadPackage(config.packages, { messageCallback: () => {}, checkIntegrity: false });
@@ -173,6 +190,8 @@ async function makeSnapshot(lib, config, options) {
   }
 }
 
+const restWaiters = []; // drainBackground() calls waiting for the rest of the files
+
 function addRuntime(msg) {
   Object.assign(runtime, msg.files);
   for (const name of Array.isArray(msg.failed) ? msg.failed : []) {
@@ -188,6 +207,7 @@ function addRuntime(msg) {
     lazyFiles.delete(name);
   }
   installRest();
+  if (lazyFiles.size === 0) for (const resolve of restWaiters.splice(0)) resolve();
 }
 
 // Bytecode compiled at build time (scripts/precompile.mjs): unpacked over
@@ -200,17 +220,37 @@ async function unpackBytecode(name) {
 
 function installRest() {
   if (lazyFiles.size === 0 && lazyPackages.length) {
-    // Install the rest while idle, so `pd.read_parquet` or `import scipy` finds it.
+    // Installed one package at a time while no request waits (see enqueue), so that
+    // `pd.read_parquet` or `import scipy` finds it without holding up anyone's cell.
     const names = lazyPackages;
     lazyPackages = [];
-    enqueue(() =>
-      pyodide
-        .loadPackage(names, { messageCallback: () => {}, checkIntegrity: false })
-        .then(() => unpackBytecode("pycache-rest.zip"))
-        .then(() => null),
-    );
+    for (const name of names) enqueue(() => pyodide.loadPackage([name], { messageCallback: () => {}, checkIntegrity: false }).then(() => null), { background: true });
+    enqueue(() => unpackBytecode("pycache-rest.zip").then(() => null), { background: true });
   }
 }
+
+// A cell that failed to import something while the rest of the stack was still being
+// installed: finish installing now, and say so (the model, or the person, runs it again).
+async function finishBackground(result) {
+  const type = result.error && result.error.type;
+  if (result.status !== "error" || (type !== "ModuleNotFoundError" && type !== "ImportError")) return;
+  if (await drainBackground()) result.error.message += " (The sandbox was still installing the rest of its packages in the background when this cell ran; they are installed now: run the cell again.)";
+}
+
+// Runs the queued background work now, inside the current request. True if there was any.
+async function drainBackground() {
+  if (lazyFiles.size) {
+    // The page still holds the rest back: ask for it, and wait until it is all here.
+    post({ type: "need-files", id: currentRequest });
+    await new Promise((resolve) => restWaiters.push(resolve));
+  }
+  let any = false;
+  for (let i; (i = queue.findIndex((t) => t.background)) >= 0; any = true) await queue.splice(i, 1)[0].task().catch(() => {});
+  return any;
+}
+
+// Reading these needs pyarrow, from the rest of the stack: it is installed first.
+const ARROW_FILES = /\.(parquet|pq|feather|arrow)$/i;
 
 async function run(msg) {
   // Packages a cell imports that are not installed yet (no-op once they are).
@@ -228,6 +268,7 @@ async function run(msg) {
   } finally {
     deadline = Infinity;
   }
+  await finishBackground(result);
   if (result.status === "interrupted" && interruptReason === "timeout") {
     result.status = "timeout";
     result.error.message = `The cell ran longer than ${Math.round((msg.timeoutMs || 60000) / 1000)} s and was interrupted; variables are kept. Make it faster, or run it with a larger timeoutMs.`;
@@ -294,13 +335,45 @@ const handlers = {
   deleteFile,
   reset: () => JSON.parse(host.reset()),
   listFiles: (msg) => JSON.parse(host.list_files(msg.dir || "/")),
-  inspect: (msg) => JSON.parse(host.inspect(msg.path)),
+  inspect: async (msg) => {
+    if (ARROW_FILES.test(String(msg.path))) await drainBackground();
+    return JSON.parse(host.inspect(msg.path));
+  },
 };
 
 // One request at a time, in order: a run and a file operation never interleave.
-let queue = Promise.resolve();
-function enqueue(task) {
-  queue = queue.then(task).catch(() => {});
+// Requests run one at a time, in the order sent. Background work (installing the rest
+// of the stack, one package per task) runs only when no request waits and none came in
+// for QUIET_MS: a task that has started cannot be paused, and a cell sent meanwhile
+// would wait for it (an agent's steps come in bursts, a person types).
+const QUIET_MS = 3000;
+const queue = [];
+let pumping = false;
+let lastRequest = -Infinity; // when the last request was answered
+let quietTimer = null;
+function enqueue(task, { background = false } = {}) {
+  queue.push({ task, background });
+  if (!pumping) pump();
+}
+async function pump() {
+  pumping = true;
+  clearTimeout(quietTimer);
+  while (queue.length) {
+    const first = queue.findIndex((t) => !t.background);
+    const quiet = lastRequest + QUIET_MS - performance.now();
+    if (first < 0 && quiet > 0) {
+      quietTimer = setTimeout(() => pumping || pump(), quiet);
+      break;
+    }
+    const [next] = queue.splice(first >= 0 ? first : 0, 1);
+    try {
+      await next.task();
+    } catch {
+      // a task answers for itself; the queue goes on
+    }
+    if (!next.background) lastRequest = performance.now();
+  }
+  pumping = false;
 }
 
 function onRequest(msg) {

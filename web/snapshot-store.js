@@ -1,7 +1,7 @@
-// The page's side of warm starts: where the sandbox's memory snapshot is kept between
-// visits. The sandbox frame has an opaque origin (no storage of its own), so its
-// snapshot-making worker hands the buffers to the page, which keeps them in its Cache
-// Storage and hands them back, as Blobs, with the next boot. README "Warm starts".
+// The page's side of snapshot starts: where the sandbox's memory snapshot is kept
+// between visits. The sandbox frame has an opaque origin (no storage of its own), so
+// the page keeps the snapshot (the build's, once restored, or one this browser made)
+// in its Cache Storage and hands it back, as Blobs, with the next boot. README "Fast starts".
 
 const CACHE = "reckon-snapshot";
 
@@ -38,16 +38,43 @@ export async function loadSnapshot(root, key) {
   }
 }
 
-/** Keep one snapshot: this one replaces any other (older builds, other recipes). */
+/** Keep one snapshot: this one replaces any other (older builds, other recipes). It is
+ * a cache, and the person's files and conversation share the origin's quota with it:
+ * it is kept only with room to spare (four times its size), and a write that fails
+ * (the quota ran out meanwhile) leaves nothing half-written behind. */
 export async function saveSnapshot(root, key, { meta, snap, fs }) {
   if (!available()) throw new Error("this page has no Cache Storage (it needs a secure context)");
   await dropSnapshots();
-  const cache = await caches.open(CACHE);
-  await cache.put(url(root, key, "snap"), new Response(snap));
-  await cache.put(url(root, key, "fs"), new Response(fs));
-  await cache.put(url(root, key, "meta"), new Response(JSON.stringify(meta), { headers: { "Content-Type": "application/json" } }));
+  const size = byteSize(snap) + byteSize(fs);
+  if (navigator.storage && navigator.storage.estimate) {
+    const { usage = 0, quota = Infinity } = await navigator.storage.estimate();
+    if (quota - usage < 4 * size) throw new Error(`not kept: the browser allows this site ${Math.round((quota - usage) / 1e6)} MB more, and the snapshot (${Math.round(size / 1e6)} MB) is kept only with room to spare`);
+  }
+  try {
+    const cache = await caches.open(CACHE);
+    await cache.put(url(root, key, "snap"), new Response(snap));
+    await cache.put(url(root, key, "fs"), new Response(fs));
+    await cache.put(url(root, key, "meta"), new Response(JSON.stringify(meta), { headers: { "Content-Type": "application/json" } }));
+  } catch (err) {
+    await dropSnapshots().catch(() => {});
+    throw err;
+  }
   // Read back as the cache's Blobs (kept on disk by the browser), not 180 MB in the page.
   return loadSnapshot(root, key);
+}
+
+/** Store the kept snapshot's meta again (once: after its first restore in this browser). */
+export async function markChecked(root, key, meta) {
+  if (!available()) return;
+  const cache = await caches.open(CACHE);
+  const request = url(root, key, "meta");
+  const stored = await cache.match(request);
+  if (!stored || (await stored.json()).checkedIn === meta.checkedIn) return;
+  await cache.put(request, new Response(JSON.stringify(meta), { headers: { "Content-Type": "application/json" } }));
+}
+
+function byteSize(part) {
+  return part instanceof Blob ? part.size : part.byteLength;
 }
 
 export async function dropSnapshots() {

@@ -11,6 +11,7 @@ import http.server
 import os
 import shutil
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -52,6 +53,15 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class QuietServer(http.server.ThreadingHTTPServer):
+    """A static server that does not print a traceback when a page is closed while it
+    still downloads (the sandbox fetches the rest of the stack after "ready")."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 @pytest.fixture(scope="session")
 def a_built_site() -> Path:
     if not (SITE / "build-info.json").exists():
@@ -64,7 +74,7 @@ def a_static_server(a_built_site: Path) -> Iterator[str]:
     """The site on a plain static file server, as `python -m http.server` serves it."""
     port = an_unused_port()
     handler = functools.partial(QuietHandler, directory=str(a_built_site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    server = QuietServer(("127.0.0.1", port), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     wait_for_port(port)

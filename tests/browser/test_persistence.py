@@ -240,6 +240,8 @@ def test_a_full_store_says_so_and_keeps_nothing_half_written(
 ) -> None:
     page = open_page(a_context, f"{a_static_server}/index.html")
     cdp = a_context.new_cdp_session(page)
+    # The start-up snapshot's copy is written after "ready": measure once it is there.
+    page_call(page, "return await window.reckon.sandbox.snapshotDone;", deadline_s=120)
     usage = page_call(page, "return (await navigator.storage.estimate()).usage")
     # Room for the conversation and small files, not for the big upload.
     quota = usage + 1_000_000

@@ -1,7 +1,8 @@
-"""Warm starts (README "Warm starts"): the first visit boots cold and keeps a memory
-snapshot in the page's Cache Storage; a second visit in the same browser context
-restores it. The restored sandbox must answer exactly like a cold one, keep working
-after timeouts and restarts, and a damaged snapshot must fall back to a cold boot.
+"""Fast starts (README "Fast starts"): a first visit restores the memory snapshot the
+build ships (made under Node.js) and keeps it in the page's Cache Storage; later visits
+restore the kept one. A restored sandbox must answer exactly like a cold boot
+(`snapshot: false`), keep working after timeouts and restarts, and a damaged or missing
+snapshot, shipped or kept, must end in a cold boot that answers the same.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import QuietHandler, an_unused_port, wait_for_port
+from .conftest import QuietHandler, QuietServer, an_unused_port, wait_for_port
 from .helpers import call, page_call, run, upload_bytes
 
 pytestmark = pytest.mark.browser
@@ -62,25 +63,49 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
 
 
 class SiteWithTestPage(QuietHandler):
+    """The built site plus the test page; `damage` spoils the shipped snapshot's file
+    image: "cut" serves it without its last 4 KiB, "missing" answers 404."""
+
+    damage: str | None = None
+
     def do_GET(self) -> None:
-        if self.path.split("?")[0] == "/snapshot-test.html":
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(TEST_PAGE)))
-            self.end_headers()
-            self.wfile.write(TEST_PAGE)
+        path = self.path.split("?")[0]
+        if path == "/snapshot-test.html":
+            self.reply(200, TEST_PAGE, "text/html; charset=utf-8")
+            return
+        if self.damage and path.startswith("/pyodide/snapshot-") and path.endswith(".fs"):
+            if self.damage == "missing":
+                self.reply(404, b"not here", "text/plain")
+                return
+            data = (Path(self.directory) / path.lstrip("/")).read_bytes()
+            self.reply(200, data[:-4096], "application/octet-stream")
             return
         super().do_GET()
+
+    def reply(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def serve_site(
+    site: Path, damage: str | None = None
+) -> tuple[str, http.server.ThreadingHTTPServer]:
+    port = an_unused_port()
+    handler_class = type("Handler", (SiteWithTestPage,), {"damage": damage})
+    handler = functools.partial(handler_class, directory=str(site))
+    server = QuietServer(("127.0.0.1", port), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    wait_for_port(port)
+    return f"http://127.0.0.1:{port}", server
 
 
 @pytest.fixture(scope="module")
 def a_server(a_built_site: Path) -> Iterator[str]:
-    port = an_unused_port()
-    handler = functools.partial(SiteWithTestPage, directory=str(a_built_site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    wait_for_port(port)
-    yield f"http://127.0.0.1:{port}"
+    base, server = serve_site(a_built_site)
+    yield base
     server.shutdown()
 
 
@@ -99,21 +124,30 @@ def results(page: Any) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def a_warm_context(a_browser: Any, a_server: str) -> Iterator[tuple[Any, dict[str, Any]]]:
-    """A context whose first visit made the snapshot; yields it and the cold results."""
+def cold(a_browser: Any, a_server: str) -> dict[str, Any]:
+    """What a cold boot (no snapshot at all) answers: the reference for every restore."""
+    context = a_browser.new_context()
+    try:
+        page, outcome = visit(context, a_server, snapshot=False)
+        assert outcome == {"status": "off"}
+        return results(page)
+    finally:
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def a_warm_context(a_browser: Any, a_server: str, cold: dict[str, Any]) -> Iterator[Any]:
+    """A context whose first visit restored the build's snapshot and kept it."""
     context = a_browser.new_context()
     page, outcome = visit(context, a_server)
-    assert outcome["status"] == "saved", outcome
-    cold = results(page)
+    assert outcome == {"status": "restored", "source": "build"}, outcome
+    assert results(page) == cold
     page.close()
-    yield context, cold
+    yield context
     context.close()
 
 
-def test_cold_results_are_what_the_cells_compute(
-    a_warm_context: tuple[Any, dict[str, Any]],
-) -> None:
-    _context, cold = a_warm_context
+def test_cold_results_are_what_the_cells_compute(cold: dict[str, Any]) -> None:
     assert cold["groupby"]["stdout"] == "{'east': 1, 'north': 7, 'south': 5}\n"
     assert cold["linalg"]["stdout"].startswith("10.0 ")
     assert cold["figure"]["figures"][0][2].find("Units per region") >= 0
@@ -122,24 +156,48 @@ def test_cold_results_are_what_the_cells_compute(
     assert cold["sqlite"]["stdout"] == "(42,)\n"
 
 
-def test_a_second_visit_restores_and_answers_like_a_cold_boot(
-    a_warm_context: tuple[Any, dict[str, Any]], a_server: str
+def test_a_first_visit_starts_from_the_build_snapshot_and_counts_its_bytes(
+    a_browser: Any, a_server: str, cold: dict[str, Any]
 ) -> None:
-    context, cold = a_warm_context
-    page, outcome = visit(context, a_server)
-    assert outcome == {"status": "restored"}
+    context = a_browser.new_context()
+    try:
+        page = context.new_page()
+        page.add_init_script(
+            "window.__progress = []; addEventListener('DOMContentLoaded', () => {"
+            " const poll = setInterval(() => { if (!window.reckon) return; clearInterval(poll);"
+            " window.reckon.on('progress', (p) => window.__progress.push(p)); }, 1); });"
+        )
+        page.goto(f"{a_server}/snapshot-test.html")
+        call(page, "ready", deadline_s=120)
+        reply = page_call(page, "return await window.reckon.sandbox.ready();", deadline_s=60)
+        assert reply["snapshot"] == {"restored": True, "error": None}
+        marks = reply["marks"]
+        assert "packages" not in marks  # nothing was installed or imported at start
+        progress = page.evaluate("window.__progress")
+        assert progress, "no progress event"
+        last = progress[-1]
+        # The shipped snapshot is most of what a first visit downloads, and is counted.
+        assert last["loaded"] == last["total"] > 150_000_000, last
+        assert all(p["loaded"] <= p["total"] for p in progress)
+        assert results(page) == cold
+    finally:
+        context.close()
+
+
+def test_a_second_visit_restores_the_kept_snapshot_and_answers_like_a_cold_boot(
+    a_warm_context: Any, a_server: str, cold: dict[str, Any]
+) -> None:
+    page, outcome = visit(a_warm_context, a_server)
+    assert outcome == {"status": "restored", "source": "kept"}
     assert results(page) == cold
     page.close()
 
 
-def test_two_restores_draw_different_random_numbers(
-    a_warm_context: tuple[Any, dict[str, Any]], a_server: str
-) -> None:
-    context, _cold = a_warm_context
+def test_two_restores_draw_different_random_numbers(a_warm_context: Any, a_server: str) -> None:
     draws = []
     for _ in range(2):
-        page, outcome = visit(context, a_server)
-        assert outcome == {"status": "restored"}
+        page, outcome = visit(a_warm_context, a_server)
+        assert outcome["status"] == "restored"
         code = "import random, numpy as np\nprint(random.random(), np.random.random())"
         draws.append(run(page, code)["stdout"])
         page.close()
@@ -147,11 +205,10 @@ def test_two_restores_draw_different_random_numbers(
 
 
 def test_after_a_restore_uploads_timeouts_and_restarts_still_work(
-    a_warm_context: tuple[Any, dict[str, Any]], a_server: str
+    a_warm_context: Any, a_server: str, cold: dict[str, Any]
 ) -> None:
-    context, cold = a_warm_context
-    page, outcome = visit(context, a_server)
-    assert outcome == {"status": "restored"}
+    page, outcome = visit(a_warm_context, a_server)
+    assert outcome == {"status": "restored", "source": "kept"}
     assert summary(run(page, "x = 41"))["status"] == "ok"
     timed_out = run(page, "while True:\n    pass", timeout_ms=1500, deadline_s=60)
     assert timed_out["status"] == "timeout", timed_out
@@ -160,18 +217,68 @@ def test_after_a_restore_uploads_timeouts_and_restarts_still_work(
     after = run(page, "print('x' in globals())")
     assert after["stdout"] == "False\n"
     assert results(page) == cold  # the upload is mounted again after the restart
+    # Packages outside the snapshot still install on import (scipy: fetched after ready).
+    scipy = run(
+        page, "import scipy.stats\nprint(round(scipy.stats.norm.cdf(0), 3))", deadline_s=120
+    )
+    assert scipy["stdout"] == "0.5\n", scipy
     page.close()
 
 
-def test_a_damaged_snapshot_falls_back_to_a_cold_boot(
-    a_browser: Any, a_server: str, a_warm_context: tuple[Any, dict[str, Any]]
+def test_an_indirect_import_right_after_the_start_works_or_says_run_again(
+    a_warm_context: Any, a_server: str
 ) -> None:
-    _context, cold = a_warm_context
+    """pandas imports pyarrow itself: no import line tells the sandbox to install it
+    first, and right after the start the rest of the stack is not installed yet."""
+    page = a_warm_context.new_page()
+    page.goto(f"{a_server}/snapshot-test.html")
+    call(page, "ready", deadline_s=120)
+    code = (
+        "import pandas as pd\n"
+        "pd.DataFrame({'a': [1, 2]}).to_parquet('/tmp/x.parquet')\n"
+        "print(pd.read_parquet('/tmp/x.parquet')['a'].sum())"
+    )
+    first = run(page, code, deadline_s=120)
+    if first["status"] != "ok":
+        assert first["error"]["type"] == "ImportError", first
+        assert "installed now: run the cell again" in first["error"]["message"]
+    again = run(page, code, deadline_s=120)
+    assert again["status"] == "ok" and again["stdout"] == "3\n", again
+    page.close()
+
+
+@pytest.mark.parametrize("damage", ["cut", "missing"])
+def test_a_damaged_or_missing_build_snapshot_boots_cold_and_answers_the_same(
+    a_browser: Any, a_built_site: Path, cold: dict[str, Any], damage: str
+) -> None:
+    base, server = serve_site(a_built_site, damage)
+    context = a_browser.new_context()
+    try:
+        page, outcome = visit(context, base)
+        reply = page_call(page, "return await window.reckon.sandbox.ready();")
+        assert reply["snapshot"]["restored"] is False
+        # The package files held back for the snapshot were sent when the worker asked.
+        assert "packages" in reply["marks"]
+        assert outcome["status"] == "saved", outcome  # made in this browser instead
+        assert results(page) == cold
+        page.close()
+        page, outcome = visit(context, base)
+        assert outcome == {"status": "restored", "source": "kept"}
+        assert results(page) == cold
+        page.close()
+    finally:
+        context.close()
+        server.shutdown()
+
+
+def test_a_damaged_kept_snapshot_falls_back_to_a_cold_boot(
+    a_browser: Any, a_server: str, cold: dict[str, Any]
+) -> None:
     context = a_browser.new_context()
     try:
         page, outcome = visit(context, a_server)
-        assert outcome["status"] == "saved"
-        # Cut the end off the file image, as an interrupted write would.
+        assert outcome == {"status": "restored", "source": "build"}
+        # Cut the end off the kept file image, as an interrupted write would.
         page_call(
             page,
             """
@@ -188,8 +295,10 @@ def test_a_damaged_snapshot_falls_back_to_a_cold_boot(
         assert outcome["status"] == "rejected", outcome
         assert results(page) == cold
         page.close()
-        # A snapshot of another build (another recipe) is never used.
+        # The rejected one is dropped: the next visit starts from the build's again.
         page, outcome = visit(context, a_server)
+        assert outcome == {"status": "restored", "source": "build"}
+        # A snapshot of another recipe is never used.
         page_call(
             page,
             """
@@ -217,6 +326,8 @@ def test_snapshot_false_boots_cold_and_stores_nothing(a_browser: Any, a_server: 
     try:
         page, outcome = visit(context, a_server, snapshot=False)
         assert outcome == {"status": "off"}
+        reply = page_call(page, "return await window.reckon.sandbox.ready();")
+        assert reply["snapshot"] == {"restored": False, "error": None}
         stored = page_call(page, "return (await caches.keys()).includes('reckon-snapshot');")
         assert stored is False
         page.close()

@@ -61,13 +61,15 @@ COMPLETION = {
 
 
 class Running:
-    """An ASGI app served by uvicorn in a thread on 127.0.0.1."""
+    """An ASGI app served by uvicorn in a thread on 127.0.0.1 (or on `host`)."""
 
-    def __init__(self, app: Any, *, lifespan: Literal["on", "off"] = "on") -> None:
+    def __init__(
+        self, app: Any, *, lifespan: Literal["on", "off"] = "on", host: str = "127.0.0.1"
+    ) -> None:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.bind(("127.0.0.1", 0))
+        self.sock.bind((host, 0))
         self.port: int = self.sock.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"http://{host}:{self.port}"
         config = uvicorn.Config(
             app, log_config=None, access_log=False, lifespan=lifespan, timeout_graceful_shutdown=1
         )

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import gzip
+import ipaddress
 import json
+import socket
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 import pytest
 
 from reckon import ConfigError
 from reckon.server import RelayConfig, create_app
 
-from .conftest import Relay
+from .conftest import Relay, Running
 
 
 @pytest.fixture
@@ -101,3 +105,42 @@ def test_a_malformed_headers_file_is_a_config_error(a_site: Path) -> None:
 
     with pytest.raises(ConfigError, match="entry 0 must be"):
         create_app(RelayConfig(site_dir=a_site))
+
+
+def an_address_off_loopback() -> str | None:
+    """This machine's address on its first non-loopback interface, if it has one."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # UDP: no packet is sent, a route is chosen
+        except OSError:
+            return None
+        address = str(probe.getsockname()[0])
+    return None if ipaddress.ip_address(address).is_loopback else address
+
+
+def test_a_precompressed_file_goes_gzipped_only_to_clients_off_this_machine(
+    a_relay_with: Callable[..., Relay], a_site: Path
+) -> None:
+    address = an_address_off_loopback()
+    if address is None:
+        pytest.skip("this machine has no network interface besides loopback")
+    payload = bytes(range(256)) * 4000
+    (a_site / "assets" / "big.heap").write_bytes(payload)
+    (a_site / "assets" / "big.heap.gz").write_bytes(gzip.compress(payload))
+    relay = a_relay_with(site_dir=a_site, allowed_hosts=[address])
+    with (
+        Running(create_app(relay.config), host=address) as far,
+        httpx.Client(base_url=far.url, trust_env=False, timeout=10) as client,
+    ):
+        remote = client.get("/assets/big.heap", headers={"Accept-Encoding": "gzip"})
+        plain = client.get("/assets/big.heap", headers={"Accept-Encoding": "identity"})
+    with relay.client() as client:
+        local = client.get("/assets/big.heap", headers={"Accept-Encoding": "gzip"})
+
+    assert remote.headers["content-encoding"] == "gzip"
+    assert remote.headers["vary"] == "Accept-Encoding"
+    assert int(remote.headers["content-length"]) < len(payload) // 10
+    assert remote.content == payload  # decoded by the client
+    assert "content-encoding" not in plain.headers and plain.content == payload
+    assert "content-encoding" not in local.headers
+    assert int(local.headers["content-length"]) == len(payload)

@@ -8,15 +8,23 @@ Patterns are ``fnmatch`` globs matched against the file's path relative to the
 site root, with ``/`` separators (``*`` also matches ``/``, so ``*.html`` covers
 every HTML file). Every matching rule applies, in file order; when two rules
 set the same header, the later one wins. ``_headers.json`` itself is not served.
+
+A file with a precompressed sibling (``<name>.gz``, written by the build for the
+start-up snapshot) is sent as that sibling with ``Content-Encoding: gzip`` to a
+client that accepts gzip and is not on this machine: over a network a quarter of
+the bytes wins, while on loopback the browser's inflating would cost more (about
+0.5 s of CPU for the 185 MB snapshot) than the copy saves.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.responses import FileResponse, Response
 from starlette.staticfiles import StaticFiles
@@ -93,7 +101,17 @@ class Site(StaticFiles):
         scope: Scope,
         status_code: int = 200,
     ) -> Response:
-        response = super().file_response(full_path, stat_result, scope, status_code)
+        response: Response
+        compressed = f"{os.fspath(full_path)}.gz"
+        if status_code == 200 and _wants_gzip(scope) and os.path.isfile(compressed):
+            response = FileResponse(
+                compressed, status_code=status_code, stat_result=os.stat(compressed)
+            )
+            response.headers["content-encoding"] = "gzip"
+            response.headers["vary"] = "Accept-Encoding"
+            response.headers["content-type"] = "application/octet-stream"
+        else:
+            response = super().file_response(full_path, stat_result, scope, status_code)
         self._decorate(response, full_path)
         return response
 
@@ -110,3 +128,14 @@ class Site(StaticFiles):
             if fnmatchcase(relative, pattern):
                 for name, value in headers.items():
                     response.headers[name] = value
+
+
+def _wants_gzip(scope: Scope) -> bool:
+    """A client that takes gzip and is not on this machine (see the module docstring)."""
+    if "gzip" not in Headers(scope=scope).get("accept-encoding", "").lower():
+        return False
+    client = scope.get("client")
+    try:
+        return not ipaddress.ip_address(client[0]).is_loopback if client else False
+    except ValueError:  # a Unix socket or a test transport: treat as local
+        return False

@@ -1,0 +1,47 @@
+// Makes the sandbox's start-up memory snapshot once, at build time, so that even a
+// first visit skips installing and importing pandas and matplotlib (README "Fast
+// starts"). It runs the very recipe the browser uses (web/sandbox-snapshot.js:
+// packages unpacked without loadPackage, `import pandas, matplotlib.pyplot`, side
+// modules recorded for re-linking) in the same Pyodide under Node.js, reading the
+// packages from the built site. The browser checks what it restores (table layout,
+// a smoke test) and boots cold if anything differs.
+//
+// Writes <out>/heap.bin, <out>/fs.bin and <out>/meta.json.
+//
+// Usage: node scripts/snapshot.mjs <pyodide.mjs> <site/pyodide/> <sandbox-snapshot.js> <packages,csv> <out>
+// Called by build.py (stage "snapshot"); not meant to be run by hand.
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import vm from "node:vm";
+
+const [pyodideModule, indexURL, recipe, packages, out] = process.argv.slice(2);
+// The recipe is a worker script: it hooks `self._createPyodideModule`, which Pyodide
+// calls as a global. pyodide.asm.js is loaded first so that global exists to hook.
+globalThis.self = globalThis;
+globalThis.require = createRequire(import.meta.url);
+const { loadPyodide } = await import(pathToFileURL(pyodideModule).href);
+await import(pathToFileURL(indexURL + "pyodide.asm.js").href);
+vm.runInThisContext(fs.readFileSync(recipe, "utf8"), { filename: recipe });
+const lib = globalThis.__reckonSnapshot;
+
+// The recipe fetches the lock and the package files; here they come from the disk.
+const readLocal = async (url) => {
+  const path = url.startsWith("file:") ? fileURLToPath(url) : url;
+  try {
+    return new Response(fs.readFileSync(path));
+  } catch {
+    return new Response("", { status: 404 });
+  }
+};
+const made = await lib.makeSnapshot({
+  loadPyodide,
+  indexURL,
+  packages: packages.split(","),
+  env: { HOME: "/home/pyodide", MPLBACKEND: "Agg" }, // as the sandbox worker boots
+  fetch: readLocal,
+});
+fs.writeFileSync(`${out}/heap.bin`, new Uint8Array(made.snap));
+fs.writeFileSync(`${out}/fs.bin`, new Uint8Array(made.fs));
+fs.writeFileSync(`${out}/meta.json`, JSON.stringify(made.meta));
+console.log(`snapshot: heap ${made.snap.byteLength} bytes, files ${made.fs.byteLength} bytes`);
