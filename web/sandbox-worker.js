@@ -103,6 +103,7 @@ async function boot(msg) {
   indexURL = config.indexURL;
   lazyFiles = new Set((config.lazyFiles || []).filter((name) => !runtime[name]));
   lazyPackages = config.lazyPackages || [];
+  await readRestImports();
   memoryLimit = (config.memoryLimitMB || 2048) * 1024 * 1024;
   if (config.interruptBuffer) shared = new Int32Array(config.interruptBuffer);
   // Without JSPI (stack switching), as in Node.js, Firefox and Safari: with it Pyodide
@@ -234,7 +235,22 @@ function installRest() {
 async function finishBackground(result) {
   const type = result.error && result.error.type;
   if (result.status !== "error" || (type !== "ModuleNotFoundError" && type !== "ImportError")) return;
+  // Only for a module the rest of the stack provides ("No module named 'scipy'",
+  // pandas' "Missing optional dependency 'pyarrow'"): not for one nobody ships.
+  const named = [...String(result.error.message).matchAll(/'([A-Za-z_][\w.]*)'/g)].map((m) => m[1].split(".")[0]);
+  if (!named.some((name) => restImports.has(name))) return;
   if (await drainBackground()) result.error.message += " (The sandbox was still installing the rest of its packages in the background when this cell ran; they are installed now: run the cell again.)";
+}
+
+// Top-level module names of the packages installed after the start (from the lock).
+let restImports = new Set();
+async function readRestImports() {
+  try {
+    const lock = JSON.parse(await runtime["pyodide-lock.json"].text());
+    restImports = new Set(lazyPackages.flatMap((name) => (lock.packages[name] && lock.packages[name].imports) || []));
+  } catch {
+    restImports = new Set(); // no hint then; the cell's own error still says what is missing
+  }
 }
 
 // Runs the queued background work now, inside the current request. True if there was any.
@@ -341,8 +357,8 @@ const handlers = {
   },
 };
 
-// One request at a time, in order: a run and a file operation never interleave.
-// Requests run one at a time, in the order sent. Background work (installing the rest
+// Requests run one at a time, in the order sent: a run and a file operation never
+// interleave. Background work (installing the rest
 // of the stack, one package per task) runs only when no request waits and none came in
 // for QUIET_MS: a task that has started cannot be paused, and a cell sent meanwhile
 // would wait for it (an agent's steps come in bursts, a person types).

@@ -22,6 +22,8 @@ from typing import Any, ClassVar
 # the tests call the page exactly as reckon.Session does.
 from reckon.client._session import _PRELUDE
 
+from .conftest import QuietServer
+
 
 def page_call(page: Any, body: str, arg: Any = None, *, deadline_s: float = 30.0) -> Any:
     """Evaluate `body` (statements of an async function of `arg`, with the prelude's
@@ -182,7 +184,7 @@ def a_site_with_its_headers(site: Path) -> Iterator[str]:
     rules = [(r["pattern"], r["headers"]) for r in json.loads((site / "_headers.json").read_text())]
     handler_class = type("Handler", (_HeadersHandler,), {"rules": rules})
     handler = functools.partial(handler_class, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = QuietServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

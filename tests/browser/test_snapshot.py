@@ -233,6 +233,10 @@ def test_an_indirect_import_right_after_the_start_works_or_says_run_again(
     page = a_warm_context.new_page()
     page.goto(f"{a_server}/snapshot-test.html")
     call(page, "ready", deadline_s=120)
+    # A module nobody ships gets its plain error, not a promise that a re-run helps.
+    unknown = run(page, "import nosuchmodule_anywhere", deadline_s=60)
+    assert unknown["error"]["type"] == "ModuleNotFoundError", unknown
+    assert "run the cell again" not in unknown["error"]["message"]
     code = (
         "import pandas as pd\n"
         "pd.DataFrame({'a': [1, 2]}).to_parquet('/tmp/x.parquet')\n"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import http.server
 import json
 import os
 import subprocess
@@ -25,7 +24,7 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from .conftest import ROOT, SITE, QuietHandler, an_unused_port, wait_for_port
+from .conftest import ROOT, SITE, QuietHandler, QuietServer, an_unused_port, wait_for_port
 from .helpers import page_call
 from .test_agent_e2e import SALES, ScriptedModel
 
@@ -118,7 +117,7 @@ def a_host(
     (folder / "strict.html").write_text(strict)
     (folder / "host.css").write_text((ROOT / "web" / "examples" / "host.css").read_text())
     handler = functools.partial(QuietHandler, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", a_host_port), handler)
+    server = QuietServer(("127.0.0.1", a_host_port), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     wait_for_port(a_host_port)
     yield f"http://127.0.0.1:{a_host_port}"
