@@ -92,11 +92,10 @@ def snapshot(pyodide_dir: Path, *, cache: Path, recipe: Path, core: Path, eager:
     Returns build-info's "snapshot" entry, or {} when Node.js is missing or the
     recipe fails there (the browser then boots cold and makes its own).
     """
+    bytecode = pyodide_dir / "pycache-eager.zip"
     inputs = [(pyodide_dir / "pyodide-lock.json").read_bytes(), recipe.read_bytes(),
               ",".join(eager).encode()]  # fmt: skip
-    inputs += [
-        (pyodide_dir / n).read_bytes() for n in ("pycache-eager.zip",) if (pyodide_dir / n).exists()
-    ]
+    inputs += [bytecode.read_bytes()] if bytecode.exists() else []
     log("snapshot: the interpreter with pandas + matplotlib imported (Node.js, cached)")
     try:
         cached = node_stage(

@@ -11,7 +11,6 @@
 // Usage: node scripts/snapshot.mjs <pyodide.mjs> <site/pyodide/> <sandbox-snapshot.js> <packages,csv> <out>
 // Called by build.py (stage "snapshot"); not meant to be run by hand.
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import vm from "node:vm";
 
@@ -19,7 +18,6 @@ const [pyodideModule, indexURL, recipe, packages, out] = process.argv.slice(2);
 // The recipe is a worker script: it hooks `self._createPyodideModule`, which Pyodide
 // calls as a global. pyodide.asm.js is loaded first so that global exists to hook.
 globalThis.self = globalThis;
-globalThis.require = createRequire(import.meta.url);
 const { loadPyodide } = await import(pathToFileURL(pyodideModule).href);
 await import(pathToFileURL(indexURL + "pyodide.asm.js").href);
 vm.runInThisContext(fs.readFileSync(recipe, "utf8"), { filename: recipe });
