@@ -50,7 +50,10 @@ def serve_upstream() -> int:
     """The fake model server, run as its own process (``--serve-upstream``)."""
     import uvicorn
 
-    sock = socket.socket()
+    # IPPROTO_TCP, not socket()'s default 0: asyncio sets TCP_NODELAY only on
+    # sockets that say they are TCP, and without it Nagle's algorithm holds each
+    # stream's first chunk for the relay's delayed ACK (~40 ms on a reused connection).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(streaming_upstream, log_config=None, access_log=False, lifespan="off")

@@ -20,6 +20,7 @@ from starlette.types import Receive, Scope, Send
 
 from reckon.server import _anthropic
 from reckon.server._errors import RelayError, Scrubber
+from reckon.server._pump import pump
 from reckon.server._upstream import Target, Upstreams, chat_call, describe_failure
 
 __all__ = ["ChatCompletions"]
@@ -284,15 +285,18 @@ class ChatCompletions:
             await untranslatable.response()(scope, receive, send)
             return str(untranslatable.status)
         await send({"type": "http.response.start", "status": status, "headers": headers})
-        tail = scrub.chunk(first)
-        await send({"type": "http.response.body", "body": tail, "more_body": True})
+        sent = [scrub.chunk(first)]
+        await send({"type": "http.response.body", "body": sent[0], "more_body": True})
+
+        async def forward(chunk: bytes) -> None:
+            data = scrub.chunk(chunk)
+            if data:
+                sent[0] = data
+                await send({"type": "http.response.body", "body": data, "more_body": True})
+
         outcome = str(status)
         try:
-            async for chunk in chunks:
-                data = scrub.chunk(chunk)
-                if data:
-                    tail = data
-                    await send({"type": "http.response.body", "body": data, "more_body": True})
+            await pump(chunks, forward)
             ending = scrub.flush()
         except httpx.HTTPError as exc:
             outcome = f"{status}, then failed mid-answer ({type(exc).__name__})"
@@ -300,6 +304,6 @@ class ChatCompletions:
             ending = scrub.flush()
             if is_sse:
                 error = describe_failure(exc, profile, self.config)
-                ending += _error_event(error, ending or tail)
+                ending += _error_event(error, ending or sent[0])
         await send({"type": "http.response.body", "body": ending, "more_body": False})
         return outcome
