@@ -13,6 +13,7 @@ export class Agent extends EventTarget {
     this.token = token;
     this.settings = settings;
     this.nextAsk = 1;
+    this.stops = 0;
     this.asks = new Map();
     this.calls = new Map(); // id -> resolve, for export/import replies
     this.info = null;
@@ -112,8 +113,10 @@ export class Agent extends EventTarget {
   }
 
   /** Ask a question; resolves to {status, answer, steps, message?} when the agent is done. */
-  async ask(question, { model, tokenBudget, verify } = {}) {
+  async ask(question, { model, tokenBudget, verify } = {}, { stops = this.stops } = {}) {
     if (typeof question !== "string" || !question.trim()) throw new TypeError("ask(question): question must be a non-empty string");
+    // `stops` as of the call (the caller's, if it awaited first): a stop() after it,
+    // even before this ask reaches the worker, stops it too.
     const { default: fallback } = await this.models();
     await Promise.all([this.ready(), this.sandbox.ready()]);
     const id = this.nextAsk++;
@@ -121,11 +124,14 @@ export class Agent extends EventTarget {
     return new Promise((resolve) => {
       this.asks.set(id, { resolve, steps: [], model: chosen });
       this.emit("ask", { askId: id, question, model: chosen });
-      this.worker.postMessage({ type: "ask", id, question, model: chosen === DEMO_MODEL ? "" : chosen, options: { tokenBudget, verify } });
+      if (stops !== this.stops) this.onMessage({ type: "done", askId: id, status: "stopped", message: "Stopped by the user before it started." });
+      else this.worker.postMessage({ type: "ask", id, question, model: chosen === DEMO_MODEL ? "" : chosen, options: { tokenBudget, verify } });
     });
   }
 
+  /** Stop the running ask and every ask waiting for its turn (PROTOCOL.md §4). */
   stop() {
+    this.stops += 1;
     if (this.worker) this.worker.postMessage({ type: "stop" });
   }
 

@@ -54,8 +54,9 @@ export function createReckon(options = {}) {
     restart: () => sandbox.restart(),
     /** Ask in plain words: resolves to {status, answer, steps, message?}. */
     async ask(question, opts = {}) {
+      const stops = agent.stops; // ask() then stop() at once: this ask is stopped
       if (persist) await persist.agentRestored;
-      const outcome = await agent.ask(question, opts);
+      const outcome = await agent.ask(question, opts, { stops });
       if (persist) await persist.saveAsk(question);
       return outcome;
     },

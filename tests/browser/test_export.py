@@ -158,6 +158,83 @@ def test_a_notebook_and_a_script_import_as_starting_cells(page: Any) -> None:
     assert "## Imported sales.ipynb" in again and "doubled: 4113.0" in again
 
 
+def test_an_ask_sent_during_an_import_waits_for_it_then_sees_its_variables(page: Any) -> None:
+    body = """
+      // Two cells: what the ask first asks the sandbox (its files) runs between them.
+      const script = "# %%\\nprint('import started', flush=True)\\nimport time\\n" +
+        "time.sleep(1)\\n# %%\\ntime.sleep(1)\\nimported_total = 41 + 1\\n";
+      const order = [];
+      const started = new Promise((resolve) => window.reckon.on("stream", (ev) => {
+        if (String(ev.text).includes("import started")) resolve();
+      }));
+      const importing = window.reckon.importNotebook(script, { name: "slow.py" })
+        .then((reply) => (order.push("import"), reply));
+      await withDeadline(started, deadlineMs, "the import's first cell");
+      const asked = window.reckon.ask("what is 17*23+4").then((o) => (order.push("ask"), o));
+      const [imported, answer] = await withDeadline(
+        Promise.all([importing, asked]), deadlineMs, "import and ask");
+      return { imported, answer, order };
+    """
+    got = page_call(page, body, deadline_s=120)
+    assert got["imported"]["status"] == "ok", got["imported"]
+    assert got["answer"]["status"] == "ok", got["answer"]
+    assert "395" in got["answer"]["answer"]
+    assert got["order"] == ["import", "ask"]
+    transcript = call(page, "transcript")
+    assert [a["question"] for a in transcript["asks"]] == ["Imported slow.py", "what is 17*23+4"]
+    assert run(page, "imported_total")["result"]["text"] == "42"
+
+
+def test_asks_sent_together_are_answered_in_turn(page: Any) -> None:
+    body = """
+      const steps = {};
+      window.reckon.on("step", (ev) => {
+        (steps[ev.askId] = steps[ev.askId] || []).push(ev.step.index);
+      });
+      const both = await withDeadline(Promise.all([
+        window.reckon.ask("what is 17*23+4"), window.reckon.ask("average price by region"),
+      ]), deadlineMs, "two asks");
+      return { both, steps };
+    """
+    got = page_call(page, body, deadline_s=150)
+    first, second = got["both"]
+    assert (first["status"], second["status"]) == ("ok", "ok"), got["both"]
+    assert "395" in first["answer"] and "East" in second["answer"]
+    # Each ask's events carry its own id, each in its own order.
+    assert len(got["steps"]) == 2 and all(v == sorted(v) for v in got["steps"].values())
+    questions = [a["question"] for a in call(page, "transcript")["asks"]]
+    assert questions == ["what is 17*23+4", "average price by region"]
+
+
+def test_stop_ends_an_ask_still_waiting_for_its_turn(page: Any) -> None:
+    body = """
+      const script = "# %%\\nprint('import started', flush=True)\\nimport time\\n" +
+        "time.sleep(3)\\n";
+      const started = new Promise((resolve) => window.reckon.on("stream", (ev) => {
+        if (String(ev.text).includes("import started")) resolve();
+      }));
+      const importing = window.reckon.importNotebook(script, { name: "slow.py" });
+      await withDeadline(started, deadlineMs, "the import's first cell");
+      const sent = new Promise((resolve) => window.reckon.on("ask", resolve));
+      const waiting = window.reckon.ask("what is 2+2");
+      await withDeadline(sent, deadlineMs, "the ask sent to the agent");
+      const unsent = window.reckon.ask("what is 3+3"); // stopped before it is even sent
+      await window.reckon.stop();
+      const stopped = await withDeadline(Promise.all([waiting, unsent]), deadlineMs, "stop");
+      const stillRunning = await Promise.race([importing.then(() => false), true]);
+      const imported = await withDeadline(importing, deadlineMs, "import");
+      return { stopped, stillRunning, imported };
+    """
+    got = page_call(page, body, deadline_s=120)
+    waiting, unsent = got["stopped"]
+    assert waiting["status"] == "stopped", waiting
+    assert "waiting for the ask before it" in waiting["message"]
+    assert unsent["status"] == "stopped" and "before it started" in unsent["message"]
+    assert got["stillRunning"] is True  # the ask ended without waiting for the import
+    assert got["imported"]["status"] == "ok"
+    assert [a["question"] for a in call(page, "transcript")["asks"]] == ["Imported slow.py"]
+
+
 @pytest.mark.parametrize(
     ("data", "says"),
     [

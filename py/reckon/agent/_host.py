@@ -19,11 +19,12 @@ from reckon.agent._approval import APPROVAL_MODES, parse_decision
 from reckon.agent._demo import DemoModel
 from reckon.agent._export import export_notebook as _notebook
 from reckon.agent._export import export_script as _script
-from reckon.agent._import import import_into
+from reckon.agent._import import import_into, refused_while_busy
 from reckon.agent._loop import Agent
 from reckon.agent._openai import OpenAIModel
 from reckon.agent._privacy import Privacy
 from reckon.agent._transcript import Transcript
+from reckon.agent._turns import Turns
 from reckon.agent._types import JSONDict, Model
 
 __all__ = [
@@ -159,6 +160,7 @@ class _State:
             decide=self._decide,
         )
         self.ask_id = 0
+        self.turns = Turns()
         self.task: asyncio.Task[JSONDict] | None = None
         self.proposals: dict[str, asyncio.Future[JSONDict]] = {}
         # A bad setting fails each ask with its message instead of breaking the worker.
@@ -239,9 +241,18 @@ def _flag(value: Any, name: str) -> bool:
     return value
 
 
-async def ask(ask_id: int, question: str, model: str, options_json: str = "{}") -> None:
+def ask(ask_id: int, question: str, model: str, options_json: str = "{}") -> asyncio.Task[None]:
+    """Start answering; the page gets ``step``/``delta`` events, then ``done``."""
     state = _require()
-    state.ask_id = ask_id
+    # The place in line is taken now, as the message arrives: a stop() handled
+    # after this call (even before the task first runs) stops this ask too.
+    ticket = state.turns.ticket()
+    return asyncio.ensure_future(_ask(state, ticket, ask_id, question, model, options_json))
+
+
+async def _ask(
+    state: _State, ticket: int, ask_id: int, question: str, model: str, options_json: str
+) -> None:
     try:
         if state.settings_error:
             raise ProtocolError(state.settings_error)
@@ -253,6 +264,23 @@ async def ask(ask_id: int, question: str, model: str, options_json: str = "{}") 
         refused: JSONDict = {"status": "error", "answer": "", "steps": [], "message": str(exc)}
         state._post({"type": "done", "askId": ask_id, **refused})
         return
+    # Behind the ask or notebook import already under way, if any (see _turns).
+    async with state.turns.take(ticket) as go_on:
+        if not go_on:
+            stopped = {"status": "stopped", "answer": "", "steps": [], "message": _STOPPED_EARLY}
+            state._post({"type": "done", "askId": ask_id, **stopped})
+            return
+        state.ask_id = ask_id
+        outcome = await _answer(state, question, model, budget, verify)
+    state._post({"type": "done", "askId": ask_id, **outcome})
+
+
+_STOPPED_EARLY = "Stopped by the user before it started (it was waiting for the ask before it)."
+
+
+async def _answer(
+    state: _State, question: str, model: str, budget: int | None, verify: bool | None
+) -> JSONDict:
     if state.agent.model.name != (model or DEMO):
         state.agent.model = state.model_for(model)
     env = await state.executor.environment(
@@ -272,7 +300,7 @@ async def ask(ask_id: int, question: str, model: str, options_json: str = "{}") 
             "steps": [],
             "message": f"internal error: {exc!r}",
         }
-    state._post({"type": "done", "askId": ask_id, **outcome})
+    return outcome
 
 
 def configure(settings_json: str) -> str:
@@ -319,6 +347,8 @@ def stop() -> None:
     # wants the event loop, so schedule it there.
     if _state is not None:
         agent = _state.agent
+
+        _state.turns.stop()
 
         async def _stop() -> None:
             agent.stop()
@@ -373,8 +403,14 @@ def export_session(kind: str) -> str:
 
 
 async def import_notebook(text: str, name: str) -> str:
-    """Run a notebook's or script's cells as the session's starting cells (PROTOCOL §4)."""
-    return json.dumps(await import_into(_require().agent, text, name=name or "notebook"))
+    """Run a notebook's or script's cells as the session's starting cells (PROTOCOL §4).
+
+    Refused while an ask runs or waits; an ask sent during the import waits for it."""
+    state = _require()
+    if state.turns.busy:
+        return json.dumps(refused_while_busy())
+    async with state.turns.take():
+        return json.dumps(await import_into(state.agent, text, name=name or "notebook"))
 
 
 def _parse_state(state_json: str) -> tuple[list[JSONDict], Transcript]:

@@ -18,7 +18,7 @@ from reckon.agent._loop import Agent
 from reckon.agent._observe import format_observation
 from reckon.agent._types import JSONDict
 
-__all__ = ["check_source", "import_into"]
+__all__ = ["check_source", "import_into", "refused_while_busy"]
 
 _WHAT_TO_DO = "Import a Jupyter notebook (.ipynb, nbformat 4) or a Python script (.py)."
 _CONTEXT_LIMIT = 12_000  # characters of imported code and output shown to the model
@@ -73,7 +73,7 @@ async def import_into(agent: Agent, text: str, *, name: str) -> JSONDict:
     """Run the cells of ``text`` and record them; returns
     ``{status, question, cells, ok, failed, message?}`` (an error changes nothing)."""
     if agent._busy:
-        return _error("the agent is answering a question; import when it is done")
+        return refused_while_busy()
     try:
         cells = check_source(text, name=name)
     except ValueError as exc:
@@ -136,6 +136,10 @@ def _context(name: str, steps: list[JSONDict], summary: str, *, outputs: bool) -
         {"role": "user", "content": "\n\n".join(parts)},
         {"role": "assistant", "content": summary},
     ]
+
+
+def refused_while_busy() -> JSONDict:
+    return _error("the agent is answering a question; import when it is done")
 
 
 def _error(message: str) -> JSONDict:
