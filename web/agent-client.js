@@ -2,6 +2,7 @@
 // agent and the sandbox, and it forwards only these requests from the agent.
 const AGENT_ALLOWED = new Set(["run", "listFiles", "inspect", "interrupt"]);
 export const DEMO_MODEL = "reckon-demo";
+const CLOSED = "this Reckon was closed (close()); create a new one to ask";
 
 export class Agent extends EventTarget {
   /** @param {import("./sandbox-client.js").Sandbox} sandbox */
@@ -39,12 +40,29 @@ export class Agent extends EventTarget {
   }
 
   ready() {
+    if (this.closed) return Promise.reject(new Error(CLOSED));
     if (!this.readyPromise) this.readyPromise = this.start();
     return this.readyPromise;
   }
 
+  /** End the worker (and a model call under way); pending asks and calls end with an error. */
+  close() {
+    if (this.closed) return;
+    this.closed = true;
+    this.stops += 1;
+    if (this.worker) this.worker.terminate();
+    for (const ask of this.asks.values()) {
+      if (ask.resolve) ask.resolve({ status: "error", answer: "", steps: ask.steps, message: CLOSED });
+      if (ask.resolveTranscript) ask.resolveTranscript({ version: 1, asks: [] });
+    }
+    this.asks.clear();
+    for (const pending of this.calls.values()) pending({ status: "error", message: CLOSED });
+    this.calls.clear();
+  }
+
   async start() {
     const build = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
+    if (this.closed) throw new Error(CLOSED);
     this.worker = startWorker(new URL("agent-worker.js", this.root), "reckon-agent");
     const ready = new Promise((resolve, reject) => {
       this.worker.onmessage = (ev) => {
@@ -115,12 +133,14 @@ export class Agent extends EventTarget {
   /** Ask a question; resolves to {status, answer, steps, message?} when the agent is done. */
   async ask(question, { model, tokenBudget, verify } = {}, { stops = this.stops } = {}) {
     if (typeof question !== "string" || !question.trim()) throw new TypeError("ask(question): question must be a non-empty string");
+    if (this.closed) return { status: "error", answer: "", steps: [], message: CLOSED };
     // `stops` as of the call (the caller's, if it awaited first): a stop() after it,
     // even before this ask reaches the worker, stops it too.
     const { default: fallback } = await this.models();
     await Promise.all([this.ready(), this.sandbox.ready()]);
     const id = this.nextAsk++;
     const chosen = model || fallback;
+    if (this.closed) return { status: "error", answer: "", steps: [], message: CLOSED };
     return new Promise((resolve) => {
       this.asks.set(id, { resolve, steps: [], model: chosen });
       this.emit("ask", { askId: id, question, model: chosen });

@@ -67,6 +67,26 @@ export class ReckonChat extends HTMLElement {
     this.#start();
   }
 
+  // Taken off the page: shut its sandbox and agent down (hundreds of MB). A move within
+  // the page (removed and put back in the same task) keeps them.
+  disconnectedCallback() {
+    queueMicrotask(() => {
+      if (!this.isConnected) this.close();
+    });
+  }
+
+  /** Shut this element's Reckon down now (as removing it does); put back on a page, it
+   * starts a new one. What its `session` saved stays saved. Resolves {status: "ok"}. */
+  async close() {
+    if (!this.#api) return { status: "ok" };
+    const api = this.#api;
+    this.#api = null;
+    this.#ui = null;
+    this.#box.remove();
+    this.#box = null;
+    return api.close();
+  }
+
   attributeChangedCallback() {
     this.#applyLook();
   }

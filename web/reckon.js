@@ -174,15 +174,23 @@ export function createReckon(options = {}) {
     on(type, fn) {
       events.addEventListener(type, (ev) => fn(ev.detail));
     },
+    /** Shut down: the sandbox frame and both workers end (their memory is freed), pending
+     * calls end with an error, and so does every later call. What is saved stays saved. */
+    close() {
+      agent.close();
+      sandbox.close();
+      if (persist) persist.store.close();
+      return { status: "ok" };
+    },
     events,
     agent,
   };
   const sandboxReady = sandbox.ready();
-  sandboxReady.catch((err) => emit("error", { message: String(err.message || err) }));
+  sandboxReady.catch((err) => sandbox.closed || emit("error", { message: String(err.message || err) }));
   // The agent's interpreter starts once the sandbox is up (or as soon as someone asks):
   // booting both at once would slow the start the person is waiting for.
   if (options.agent !== false) {
-    const settle = () => agent.ready().catch((err) => emit("error", { message: `agent: ${err.message || err}` }));
+    const settle = () => agent.ready().catch((err) => agent.closed || emit("error", { message: `agent: ${err.message || err}` }));
     sandboxReady.then(settle, settle);
   }
   return api;

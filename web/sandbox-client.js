@@ -7,6 +7,7 @@ import { dropSnapshots, loadSnapshot, markChecked, saveSnapshot, snapshotKey } f
 const DEFAULT_TIMEOUT_MS = 60_000;
 const GRACE_MS = 3_000; // after the deadline's KeyboardInterrupt, before the worker is ended
 const BACKSTOP_MS = 15_000; // beyond the queue's own limits, for a cell that never starts
+const CLOSED = "this Reckon was closed (close()); create a new one to run code";
 
 /** @typedef {{status: string, stdout: string, stderr: string, [k: string]: unknown}} RunResult */
 
@@ -33,6 +34,9 @@ export class Sandbox extends EventTarget {
     this.port = null;
     this.info = null;
     this.bootPromise = null;
+    this.closed = false;
+    this.whenClosed = new Promise((_, reject) => (this.rejectClosed = reject));
+    this.whenClosed.catch(() => {});
     this.readyPromise = null;
     this.crossOriginIsolated = false;
     this.startMs = 0;
@@ -56,8 +60,28 @@ export class Sandbox extends EventTarget {
 
   /** Resolves when the sandbox can run code. Starts it on first call. */
   ready() {
+    if (this.closed) return Promise.reject(new Error(CLOSED));
     if (!this.readyPromise) this.readyPromise = this.start();
     return this.readyPromise;
+  }
+
+  /** Shut down for good: the frame and its worker go (their memory with them), what
+   * was pending ends with a "closed" error, and later requests get the same answer. */
+  close() {
+    if (this.closed) return;
+    this.closed = true;
+    this.rejectClosed(new Error(CLOSED));
+    for (const [id, entry] of this.pending) {
+      if (id === 0) entry.resolve({ status: "error", message: CLOSED });
+      else if (entry.msg.type === "run") entry.resolve({ status: "error", error: { type: "SandboxClosed", message: CLOSED, traceback: "", line: null } });
+      else entry.resolve({ status: "error", message: CLOSED });
+    }
+    this.pending.clear();
+    this.order = [];
+    if (this.workerPort) this.workerPort.close();
+    if (this.port) this.port.close();
+    if (this.frame) this.frame.remove();
+    this.heldRest = [];
   }
 
   async start() {
@@ -81,10 +105,9 @@ export class Sandbox extends EventTarget {
     this.heldBack = plan ? [...eager] : [];
     this.lazy = plan ? lazy : [...eager, ...lazy];
     this.progress.total += size(plan === "build" ? Object.values(this.shippedFiles()) : plan ? [] : eager);
-    const [runtime, [port, workerSource], snapshot] = await Promise.all([
-      coreFetched,
-      framing,
-      plan === "build" ? this.fetchShippedSnapshot() : this.config.snapshot,
+    const [runtime, [port, workerSource], snapshot] = await Promise.race([
+      Promise.all([coreFetched, framing, plan === "build" ? this.fetchShippedSnapshot() : this.config.snapshot]),
+      this.whenClosed, // a frame removed before it loaded never says so
     ]);
     this.config.snapshot = snapshot;
     this.port = port;
@@ -98,7 +121,7 @@ export class Sandbox extends EventTarget {
     // been idle a moment (the worker installs it as soon as it arrives, and a cell sent
     // meanwhile would wait for that), or at once when a cell needs one of its files.
     this.heldRest = [...lazy];
-    this.whenIdle(1500).then(() => this.heldRest.length && this.handOver(this.heldRest.splice(0)));
+    this.whenIdle(1500).then((idle) => idle && this.heldRest.length && this.handOver(this.heldRest.splice(0)));
     this.startMs = performance.now() - t0;
     this.bootMarks = { fetched: this.fetchedMs, ...reply.marks };
     this.dispatchEvent(new CustomEvent("ready", { detail: { ms: this.startMs, versions: reply.versions } }));
@@ -158,7 +181,7 @@ export class Sandbox extends EventTarget {
     if (outcome && outcome.restored) {
       // Kept in Cache Storage for the next visit: the HTTP cache may not hold 185 MB.
       // Writing it is heavy: not while the person's first cells run.
-      await this.whenIdle();
+      if (!(await this.whenIdle())) return done({ status: "restored", source: "build", message: CLOSED });
       try {
         this.config.snapshot = await saveSnapshot(this.root, this.snapshotKey, this.config.snapshot);
       } catch (err) {
@@ -173,7 +196,8 @@ export class Sandbox extends EventTarget {
       if (plan === "kept") return done({ status: "rejected", message: String(outcome.error) }); // made again next visit
     }
     try {
-      await this.whenIdle(); // making one costs seconds of CPU: not under the first cells
+      // Making one costs seconds of CPU: not under the first cells.
+      if (!(await this.whenIdle())) return done({ status: "failed", message: CLOSED });
       const made = await this.makeSnapshot();
       // Restarts (frame-restart) restore from it too, from now on.
       this.config.snapshot = await saveSnapshot(this.root, this.snapshotKey, made);
@@ -183,12 +207,13 @@ export class Sandbox extends EventTarget {
     }
   }
 
-  /** Resolves once no request has been sent or answered for `ms`. */
+  /** Resolves true once no request has been sent or answered for `ms`; false if closed. */
   async whenIdle(ms = 2000) {
     for (;;) {
       const sent = this.nextId;
       await new Promise((resolve) => setTimeout(resolve, ms));
-      if (this.order.length === 0 && this.nextId === sent) return;
+      if (this.closed) return false;
+      if (this.order.length === 0 && this.nextId === sent) return true;
     }
   }
 
@@ -371,6 +396,7 @@ export class Sandbox extends EventTarget {
    * restore or rebuild: only the hooks that do that work use it.
    */
   async request(msg, transfer = [], { onStream, direct = false } = {}) {
+    if (this.closed) return { status: "error", message: CLOSED };
     if (!direct) await this.settled();
     const id = this.nextId++;
     return new Promise((resolve) => {
@@ -388,6 +414,7 @@ export class Sandbox extends EventTarget {
    */
   async run(code, { timeoutMs = DEFAULT_TIMEOUT_MS, onStream, direct = false, record = true } = {}) {
     if (typeof code !== "string") throw new TypeError("run(code): code must be a string");
+    if (this.closed) return toRunResult({ status: "error", error: { type: "SandboxClosed", message: CLOSED, traceback: "", line: null } }, { collected: { stdout: "", stderr: "" } }, performance.now());
     if (!direct) await this.settled();
     const id = this.nextId++;
     const started = performance.now();

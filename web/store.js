@@ -213,6 +213,15 @@ export class Store {
     if (this.channel) this.channel.postMessage(message);
   }
 
+  /** Let go of the database and the channel (close() of the JS API). */
+  close() {
+    if (this.channel) this.channel.close();
+    this.channel = null;
+    if (this.dbPromise) this.dbPromise.then((db) => db.close(), () => {});
+    this.dbPromise = Promise.reject(new StoreError("this Reckon was closed (close())"));
+    this.dbPromise.catch(() => {});
+  }
+
   /** @param {(message: ChangeMessage) => void} fn called for changes made in other tabs */
   onChange(fn) {
     if (this.channel) this.channel.onmessage = (ev) => ev.data && typeof ev.data === "object" && fn(ev.data);

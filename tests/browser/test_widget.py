@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -432,3 +433,49 @@ def test_a_host_policy_that_blocks_the_agent_worker_is_an_error_event(
         context.close()
     assert {e["id"] for e in errors} == {"one", "two"}
     assert all("worker-src blob:" in e["detail"]["message"] for e in errors)
+
+
+# --- shutting down -------------------------------------------------------------------
+
+
+def test_a_widget_taken_off_the_page_shuts_down_and_starts_again_when_put_back(
+    a_browser: Any, a_relay: str
+) -> None:
+    context, page = open_host_page(a_browser, f"{a_relay}/examples/embed.html")
+    try:
+        wait_ready(page, "chat")
+        frames = "() => document.querySelectorAll('iframe[title=\"Reckon sandbox\"]').length"
+        assert page.evaluate(frames) == 1
+        widget_call(page, "chat", "await withDeadline(chat.reckon.agent.ready(), deadlineMs, 'a');")
+        assert len(page.workers) >= 2  # the sandbox's (in its frame) and the agent's
+
+        # A move within the page keeps the same sandbox: its variable is still there.
+        widget_call(page, "chat", "await chat.run('kept = 7');")
+        moved = """
+          const box = document.createElement("div");
+          document.body.appendChild(box);
+          box.appendChild(chat);
+          await new Promise((resolve) => setTimeout(resolve, 0));
+          return await withDeadline(chat.run("kept"), deadlineMs, "run after the move");
+        """
+        assert widget_call(page, "chat", moved)["result"]["text"] == "7"
+        assert page.evaluate(frames) == 1
+
+        widget_call(page, "chat", "window.__removed = chat; chat.remove();")
+        page.wait_for_function(f"() => ({frames[6:]}) === 0")
+        deadline = time.monotonic() + 10
+        while page.workers and time.monotonic() < deadline:
+            page.wait_for_timeout(50)  # Playwright drops a worker once it has ended
+        assert page.workers == []
+
+        again = """
+          const chat = window.__removed;
+          document.body.appendChild(chat);
+          await withDeadline(chat.ready(), deadlineMs, "ready again");
+          return await withDeadline(chat.run("kept if 'kept' in dir() else 'fresh'"),
+                                    deadlineMs, "run");
+        """
+        assert page_call(page, again, deadline_s=180)["result"]["text"] == "'fresh'"
+        assert page.evaluate(frames) == 1
+    finally:
+        context.close()
