@@ -38,14 +38,14 @@ def an_unused_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_for_port(port: int, *, timeout: float = 20.0) -> None:
+def wait_for_port(port: int, *, host: str = "127.0.0.1", timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
+            if sock.connect_ex((host, port)) == 0:
                 return
         time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")
+    raise TimeoutError(f"nothing listens on {host}:{port}")
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 import http.server
+import ipaddress
+import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,9 +69,11 @@ class SiteWithTestPage(QuietHandler):
     image: "cut" serves it without its last 4 KiB, "missing" answers 404."""
 
     damage: str | None = None
+    seen: list[str] = []  # noqa: RUF012 (each server gets its own list, see serve_site)
 
     def do_GET(self) -> None:
         path = self.path.split("?")[0]
+        self.seen.append(path)
         if path == "/snapshot-test.html":
             self.reply(200, TEST_PAGE, "text/html; charset=utf-8")
             return
@@ -91,15 +95,16 @@ class SiteWithTestPage(QuietHandler):
 
 
 def serve_site(
-    site: Path, damage: str | None = None
+    site: Path, damage: str | None = None, *, host: str = "127.0.0.1", seen: list[str] | None = None
 ) -> tuple[str, http.server.ThreadingHTTPServer]:
     port = an_unused_port()
-    handler_class = type("Handler", (SiteWithTestPage,), {"damage": damage})
+    extra = {"damage": damage, "seen": [] if seen is None else seen}
+    handler_class = type("Handler", (SiteWithTestPage,), extra)
     handler = functools.partial(handler_class, directory=str(site))
-    server = QuietServer(("127.0.0.1", port), handler)
+    server = QuietServer((host, port), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    wait_for_port(port)
-    return f"http://127.0.0.1:{port}", server
+    wait_for_port(port, host=host)
+    return f"http://{host}:{port}", server
 
 
 @pytest.fixture(scope="module")
@@ -182,6 +187,44 @@ def test_a_first_visit_starts_from_the_build_snapshot_and_counts_its_bytes(
         assert results(page) == cold
     finally:
         context.close()
+
+
+def test_over_a_network_the_snapshot_comes_gzipped_and_answers_the_same(
+    a_browser: Any, a_built_site: Path, cold: dict[str, Any]
+) -> None:
+    from .conftest import CHROMIUM, CHROMIUM_ARGS
+
+    address = an_address_off_loopback()
+    if address is None:
+        pytest.skip("this machine has no network interface besides loopback")
+    seen: list[str] = []
+    base, server = serve_site(a_built_site, host=address, seen=seen)
+    # Plain http off loopback is not a secure context (no Cache Storage, no digest):
+    # a real site would be https; the flag makes this origin count as one.
+    args = [*CHROMIUM_ARGS, f"--unsafely-treat-insecure-origin-as-secure={base}"]
+    try:
+        browser = a_browser.browser_type.launch(executable_path=CHROMIUM, args=args)
+        try:
+            page, outcome = visit(browser.new_context(), base)
+            assert outcome == {"status": "restored", "source": "build"}, outcome
+            assert results(page) == cold
+        finally:
+            browser.close()
+    finally:
+        server.shutdown()
+    shipped = [p for p in seen if "/pyodide/snapshot-" in p]
+    assert sorted(p.rsplit(".", 2)[-2:][-1] for p in shipped) == ["gz", "gz", "json"], shipped
+
+
+def an_address_off_loopback() -> str | None:
+    """This machine's address on its first non-loopback interface, if it has one."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # UDP: no packet is sent, a route is chosen
+        except OSError:
+            return None
+        address = str(probe.getsockname()[0])
+    return None if ipaddress.ip_address(address).is_loopback else address
 
 
 def test_a_second_visit_restores_the_kept_snapshot_and_answers_like_a_cold_boot(
