@@ -92,6 +92,8 @@ export class Sandbox extends EventTarget {
     // The frame and the worker's script do not depend on the build info: under way first.
     const framing = Promise.all([this.openFrame(), fetch(new URL("sandbox-worker.js", this.root)).then((r) => r.blob())]);
     framing.catch(() => {});
+    const recipe = this.snapshotEnabled ? fetch(new URL("sandbox-snapshot.js", this.root)).then((r) => (r.ok ? r.blob() : null)) : null;
+    if (recipe) recipe.catch(() => {});
     this.info = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
     const core = [...this.info.core, "pyodide-lock.json"];
     const eager = this.info.sandbox.eager_files;
@@ -104,7 +106,7 @@ export class Sandbox extends EventTarget {
     // kept, the snapshot the build ships, a cold boot (README "Fast starts"). With a
     // snapshot the package files are not needed to start: they are held back, and sent
     // only if the worker cannot restore it and boots cold after all.
-    const plan = await this.findSnapshot();
+    const plan = await this.findSnapshot(recipe);
     this.heldBack = plan ? [...eager] : [];
     this.lazy = plan ? lazy : [...eager, ...lazy];
     this.progress.total += size(plan === "build" ? Object.values(this.shippedFiles()) : plan ? [] : eager);
@@ -134,10 +136,10 @@ export class Sandbox extends EventTarget {
 
   /** Which snapshot to start from: "kept" (Cache Storage, from an earlier visit),
    * "build" (shipped with the site) or null (boot cold). Sets config.snapshotSource. */
-  async findSnapshot() {
-    if (!this.snapshotEnabled) return null;
+  async findSnapshot(recipe) {
+    if (!this.snapshotEnabled || !recipe) return null;
     try {
-      const source = await fetch(new URL("sandbox-snapshot.js", this.root)).then((r) => (r.ok ? r.blob() : null));
+      const source = await recipe;
       if (!source) return null;
       this.snapshotKey = await snapshotKey(this.info, source);
       this.config.snapshotSource = source;
