@@ -2,7 +2,7 @@
 // Message shapes: PROTOCOL.md §3. Everything that comes back from the worker is
 // untrusted (the model's code runs there): it is only ever treated as data.
 
-import { dropSnapshots, loadSnapshot, markChecked, saveSnapshot, snapshotKey } from "./snapshot-store.js";
+import { canKeep, dropSnapshots, loadSnapshot, markChecked, saveSnapshot, snapshotKey } from "./snapshot-store.js";
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const GRACE_MS = 3_000; // after the deadline's KeyboardInterrupt, before the worker is ended
@@ -203,6 +203,8 @@ export class Sandbox extends EventTarget {
       await dropSnapshots().catch(() => {});
       if (plan === "kept") return done({ status: "rejected", message: String(outcome.error) }); // made again next visit
     }
+    // Nowhere to keep one (no Cache Storage outside a secure context): do not make it.
+    if (!canKeep()) return done({ status: "failed", message: "not made: this page has no Cache Storage (it needs https or localhost)" });
     try {
       // Making one costs seconds of CPU: not under the first cells.
       if (!(await this.whenIdle())) return done({ status: "failed", message: CLOSED });

@@ -10,15 +10,30 @@ async function sha256(text) {
   return [...new Uint8Array(digest).slice(0, 12)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+// Outside a secure context (plain http off this machine: a laptop's demo on a LAN) there
+// is no crypto.subtle, and no Cache Storage either, so the key names nothing kept: any
+// stable digest will do, and the build's snapshot can still be restored on each visit.
+function fnv1a(text) {
+  let hash = 0xcbf29ce484222325n;
+  for (const byte of new TextEncoder().encode(text)) hash = BigInt.asUintN(64, (hash ^ BigInt(byte)) * 0x100000001b3n);
+  return hash.toString(16).padStart(16, "0");
+}
+
 /** The key: this build (its build-info), the snapshot code (the recipe) and the browser.
  * Anything else changes it, so a stale snapshot is never even looked at. */
 export async function snapshotKey(info, recipeSource) {
   const recipe = await recipeSource.text();
-  return sha256(JSON.stringify([info, info.pyodide, recipe, navigator.userAgent]));
+  const text = JSON.stringify([info, info.pyodide, recipe, navigator.userAgent]);
+  return typeof crypto !== "undefined" && crypto.subtle ? sha256(text) : fnv1a(text);
 }
 
 function url(root, key, part) {
   return new URL(`reckon-snapshot/${key}/${part}`, root).href;
+}
+
+/** Whether this page can keep a snapshot at all (Cache Storage needs a secure context). */
+export function canKeep() {
+  return available();
 }
 
 function available() {

@@ -216,6 +216,27 @@ def test_over_a_network_the_snapshot_comes_gzipped_and_answers_the_same(
     assert sorted(p.rsplit(".", 2)[-2:][-1] for p in shipped) == ["gz", "gz", "json"], shipped
 
 
+def test_plain_http_off_this_machine_still_restores_the_build_snapshot(
+    a_browser: Any, a_built_site: Path, cold: dict[str, Any]
+) -> None:
+    """No secure context (a laptop's demo opened from another machine over http): no
+    Cache Storage to keep it in, but each visit restores the build's snapshot."""
+    address = an_address_off_loopback()
+    if address is None:
+        pytest.skip("this machine has no network interface besides loopback")
+    base, server = serve_site(a_built_site, host=address)
+    context = a_browser.new_context()
+    try:
+        page, outcome = visit(context, base)
+        assert page.evaluate("window.isSecureContext") is False
+        assert (outcome["status"], outcome["source"]) == ("restored", "build"), outcome
+        assert "Cache Storage" in outcome["message"]
+        assert results(page) == cold
+    finally:
+        context.close()
+        server.shutdown()
+
+
 def an_address_off_loopback() -> str | None:
     """This machine's address on its first non-loopback interface, if it has one."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
