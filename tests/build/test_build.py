@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -131,3 +132,15 @@ def test_a_cached_build_downloads_nothing(tmp_path: Path) -> None:
     assert info["pyodide"] == "0.27.7"
     assert "pandas" in info["sandbox"]["all_packages"]
     assert info["agent"]["packages"] == ["reckon"]
+
+
+def test_each_page_preloads_its_whole_module_graph() -> None:
+    if not (SITE / "build-info.json").exists():
+        pytest.fail(f"{SITE} is not built: run `python build.py` first")
+    for page, deepest in [("index.html", "store.js"), ("console.html", "snapshot-store.js")]:
+        html = (SITE / page).read_text()
+        assert "<!--MODULEPRELOAD-->" not in html
+        # Two imports deep (reckon.js -> persist.js -> store.js), and no module twice.
+        links = re.findall(r'<link rel="modulepreload" href="([\w.-]+)">', html)
+        assert deepest in links and "reckon.js" in links, links
+        assert len(links) == len(set(links))
