@@ -2,7 +2,7 @@
 // Message shapes: PROTOCOL.md §3. Everything that comes back from the worker is
 // untrusted (the model's code runs there): it is only ever treated as data.
 
-import { canKeep, dropSnapshots, loadSnapshot, markChecked, saveSnapshot, snapshotKey } from "./snapshot-store.js";
+import { canKeep, dropSnapshots, keepRuntime, loadRuntime, loadSnapshot, markChecked, saveSnapshot, snapshotKey } from "./snapshot-store.js";
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const GRACE_MS = 3_000; // after the deadline's KeyboardInterrupt, before the worker is ended
@@ -100,13 +100,17 @@ export class Sandbox extends EventTarget {
     const lazy = [...this.info.sandbox.files, ...(this.info.sandbox.rest_files || [])].filter((name) => !eager.includes(name));
     const size = (names) => names.reduce((sum, n) => sum + (this.info.sizes[n] || 0), 0);
     this.progress = { loaded: 0, total: size(core) }; // grows once the plan is known
-    const coreFetched = this.fetchRuntime(core, { report: true });
-    coreFetched.catch(() => {});
     // Three ways to a ready interpreter, fastest first: the snapshot an earlier visit
     // kept, the snapshot the build ships, a cold boot (README "Fast starts"). With a
     // snapshot the package files are not needed to start: they are held back, and sent
     // only if the worker cannot restore it and boots cold after all.
     const plan = await this.findSnapshot(recipe);
+    // A kept snapshot has Pyodide's own files kept beside it: no fetch at all.
+    const kept = plan === "kept" ? await loadRuntime(this.root, this.snapshotKey, Object.fromEntries(core.map((name) => [name, this.info.sizes[name]]))) : null;
+    if (kept) this.progress.loaded += size(core);
+    this.runtimeKept = Boolean(kept);
+    const coreFetched = kept ? Promise.resolve(kept) : this.fetchRuntime(core, { report: true });
+    coreFetched.catch(() => {});
     this.heldBack = plan ? [...eager] : [];
     this.lazy = plan ? lazy : [...eager, ...lazy];
     this.progress.total += size(plan === "build" ? Object.values(this.shippedFiles()) : plan ? [] : eager);
@@ -118,9 +122,14 @@ export class Sandbox extends EventTarget {
     this.port = port;
     this.runtime = runtime;
     this.workerSource = workerSource;
+    const bootAt = performance.now();
     const booted = this.boot("frame-start");
     if (!plan) this.handOver(eager, { report: true, stream: true });
-    const reply = await booted;
+    const reply = await booted.catch((err) => {
+      if (!kept) throw err;
+      return this.bootFromSite(core, eager); // the kept copies would not start
+    });
+    const repliedAt = performance.now();
     if (this.afterStart) await this.afterStart(this);
     // The rest of the stack (scipy, scikit-learn, pyarrow, sympy…) once the sandbox has
     // been idle a moment (the worker installs it as soon as it arrives, and a cell sent
@@ -128,10 +137,32 @@ export class Sandbox extends EventTarget {
     this.heldRest = [...lazy];
     this.whenIdle(1500).then((idle) => idle && this.heldRest.length && this.handOver(this.heldRest.splice(0)));
     this.startMs = performance.now() - t0;
-    this.bootMarks = { fetched: this.fetchedMs, ...reply.marks };
+    // Page-clock ms (fetched, boot, workerStart, replied) and worker-clock ms since its start.
+    const workerStart = reply.marks.workerStart - performance.timeOrigin;
+    this.bootMarks = { fetched: this.fetchedMs, boot: bootAt, ...reply.marks, workerStart, replied: repliedAt };
     this.dispatchEvent(new CustomEvent("ready", { detail: { ms: this.startMs, versions: reply.versions } }));
     this.snapshotDone = this.afterBoot(reply.snapshot, plan);
     return reply;
+  }
+
+  /** Start again as on a first visit without a snapshot: Pyodide's files from the site,
+   * the packages handed over, and nothing kept (a new snapshot is made once idle). */
+  async bootFromSite(core, eager) {
+    await dropSnapshots().catch(() => {});
+    this.runtime = await this.fetchRuntime(core);
+    this.runtimeKept = false;
+    this.config.snapshot = null;
+    this.heldBack = [];
+    this.lazy = [...eager, ...this.lazy];
+    const booted = this.boot("frame-start");
+    this.handOver(eager);
+    return booted;
+  }
+
+  /** Pyodide's own files among what the worker was given, to keep with a snapshot. */
+  coreRuntime() {
+    const names = [...this.info.core, "pyodide-lock.json"];
+    return Object.fromEntries(names.filter((name) => this.runtime[name] instanceof Blob).map((name) => [name, this.runtime[name]]));
   }
 
   /** Which snapshot to start from: "kept" (Cache Storage, from an earlier visit),
@@ -184,6 +215,7 @@ export class Sandbox extends EventTarget {
     if (outcome && outcome.restored) this.config.snapshot.meta = { ...this.config.snapshot.meta, checkedIn: navigator.userAgent };
     if (outcome && outcome.restored && plan === "kept") {
       await markChecked(this.root, this.snapshotKey, this.config.snapshot.meta).catch(() => {});
+      if (!this.runtimeKept) await keepRuntime(this.root, this.snapshotKey, this.coreRuntime()).catch(() => {});
       return done({ status: "restored", source: "kept" });
     }
     if (outcome && outcome.restored) {
@@ -191,7 +223,7 @@ export class Sandbox extends EventTarget {
       // Writing it is heavy: not while the person's first cells run.
       if (!(await this.whenIdle())) return done({ status: "restored", source: "build", message: CLOSED });
       try {
-        this.config.snapshot = await saveSnapshot(this.root, this.snapshotKey, this.config.snapshot);
+        this.config.snapshot = await saveSnapshot(this.root, this.snapshotKey, this.config.snapshot, this.coreRuntime());
       } catch (err) {
         // Not kept (no Cache Storage, little quota left): the next visit downloads it again.
         return done({ status: "restored", source: "build", message: String((err && err.message) || err) });
@@ -210,7 +242,7 @@ export class Sandbox extends EventTarget {
       if (!(await this.whenIdle())) return done({ status: "failed", message: CLOSED });
       const made = await this.makeSnapshot();
       // Restarts (frame-restart) restore from it too, from now on.
-      this.config.snapshot = await saveSnapshot(this.root, this.snapshotKey, made);
+      this.config.snapshot = await saveSnapshot(this.root, this.snapshotKey, made, this.coreRuntime());
       return done({ status: "saved", bytes: made.snap.byteLength + made.fs.byteLength });
     } catch (err) {
       return done({ status: "failed", message: String((err && err.message) || err) });

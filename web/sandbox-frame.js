@@ -31,6 +31,7 @@
     if (!msg || typeof msg !== "object") return;
     if ((msg.type === "frame-start" || msg.type === "frame-restart" || msg.type === "frame-snapshot") && !(ev.ports && ev.ports[0])) return;
     if (msg.type === "frame-start") {
+      if (worker) worker.terminate(); // a start again, with other files (the page's fallback)
       boot = { workerSource: msg.workerSource, runtime: msg.runtime, config: msg.config };
       start(ev.ports[0]);
     } else if (msg.type === "frame-restart") {

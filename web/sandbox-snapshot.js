@@ -376,7 +376,10 @@ async function restoreSnapshot({ loadPyodide, options, snapshot, wasm = null, ma
     const files = await openImage(source);
     mark("filesRead");
     for (const lib of meta.libs) if (!(files.get(lib.names[0]) instanceof Uint8Array)) throw new SnapshotError(`${lib.names[0]} is not among the image's native modules`);
-    const compiled = await Promise.all(meta.libs.map(async (l) => [l.names[0], await WebAssembly.compile(files.get(l.names[0]))]));
+    // A module of the image that does not compile is the image's fault (a cold boot
+    // follows); only Pyodide's own module failing is the runtime's (see the worker).
+    const compile = (name) => WebAssembly.compile(files.get(name)).catch((err) => Promise.reject(new SnapshotError(`${name} does not compile: ${err.message}`)));
+    const compiled = await Promise.all(meta.libs.map(async (l) => [l.names[0], await compile(l.names[0])]));
     mark("libsCompiled");
     return { files, compiled: new Map(compiled) };
   });

@@ -116,7 +116,8 @@ async function boot(msg) {
     importScripts(url); // pyodide.asm.js first, so loadPyodide skips its own script load
     URL.revokeObjectURL(url);
   }
-  const marks = { scripts: performance.now() - started };
+  // workerStart is in epoch ms here: the page turns it into its own clock (bootMarks).
+  const marks = { scripts: performance.now() - started, workerStart: performance.timeOrigin + started };
   const options = {
     indexURL,
     lockFileURL: indexURL + "pyodide-lock.json",
@@ -140,6 +141,8 @@ async function boot(msg) {
       pyodide = await snapshotLib.restoreSnapshot({ loadPyodide, options, snapshot: images, wasm: self.fetch(indexURL + "pyodide.asm.wasm"), marks: marks.restore, smoke });
       snapshot.restored = true;
     } catch (err) {
+      // Pyodide's own module is bad (a spoiled copy): a cold boot would only hang on it.
+      if (err instanceof WebAssembly.CompileError) throw err;
       snapshot.error = String((err && err.message) || err).slice(0, 500);
       pyodide = null; // boot cold below, with the same results
     }

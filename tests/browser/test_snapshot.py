@@ -389,6 +389,127 @@ def test_a_damaged_kept_snapshot_falls_back_to_a_cold_boot(
         context.close()
 
 
+PYODIDE_FILES = {
+    "/pyodide/pyodide.js",
+    "/pyodide/pyodide.asm.js",
+    "/pyodide/pyodide.asm.wasm",
+    "/pyodide/python_stdlib.zip",
+    "/pyodide/pyodide-lock.json",
+}
+
+
+def spoil_kept_runtime(page: Any, name: str, how: str) -> None:
+    """Replace the kept copy of one of Pyodide's files: "cut" (4 KiB short) or "zeros"
+    (its full size, every byte 0)."""
+    page_call(
+        page,
+        """
+        const cache = await caches.open("reckon-snapshot");
+        let found = 0;
+        for (const request of await cache.keys()) {
+          if (!request.url.endsWith(`/runtime/${arg.name}`)) continue;
+          const bytes = await (await cache.match(request)).arrayBuffer();
+          const size = bytes.byteLength;
+          const spoiled = arg.how === "cut" ? bytes.slice(0, size - 4096) : new ArrayBuffer(size);
+          await cache.put(request, new Response(spoiled));
+          found += 1;
+        }
+        if (found !== 1) throw new Error(`kept copies of ${arg.name}: ${found}`);
+        """,
+        {"name": name, "how": how},
+    )
+
+
+def test_a_warm_start_takes_pyodide_from_the_kept_copy_and_survives_a_spoiled_one(
+    a_browser: Any, a_built_site: Path, cold: dict[str, Any]
+) -> None:
+    seen: list[str] = []
+    base, server = serve_site(a_built_site, seen=seen)
+    context = a_browser.new_context()
+    try:
+        page, outcome = visit(context, base)
+        assert outcome == {"status": "restored", "source": "build"}
+        page.close()
+        # Pyodide's own files were kept beside the snapshot: none is fetched again.
+        seen.clear()
+        page, outcome = visit(context, base)
+        assert outcome == {"status": "restored", "source": "kept"}
+        assert not PYODIDE_FILES & set(seen), seen
+        assert page.evaluate("window.reckon.sandbox.runtimeKept") is True
+        assert results(page) == cold
+        # A kept copy of the wrong size is not used: fetched from the site (the kept
+        # snapshot still restores), and kept again.
+        spoil_kept_runtime(page, "pyodide.asm.js", "cut")
+        page.close()
+        seen.clear()
+        page, outcome = visit(context, base)
+        assert outcome == {"status": "restored", "source": "kept"}
+        assert page.evaluate("window.reckon.sandbox.runtimeKept") is False
+        assert results(page) == cold
+        page.close()
+        seen.clear()
+        page, outcome = visit(context, base)
+        assert outcome == {"status": "restored", "source": "kept"}
+        assert page.evaluate("window.reckon.sandbox.runtimeKept") is True
+        assert not PYODIDE_FILES & set(seen), seen
+        # One spoiled at its full size cannot start at all: the page starts again from
+        # the site's files, cold, answers the same, and keeps a new snapshot.
+        spoil_kept_runtime(page, "pyodide.asm.wasm", "zeros")
+        page.close()
+        page, outcome = visit(context, base)
+        assert outcome["status"] == "saved", outcome
+        assert results(page) == cold
+        page.close()
+        page, outcome = visit(context, base)
+        assert outcome == {"status": "restored", "source": "kept"}
+        assert results(page) == cold
+        page.close()
+    finally:
+        context.close()
+        server.shutdown()
+
+
+def test_a_kept_native_module_that_does_not_compile_means_a_cold_boot(
+    a_browser: Any, a_server: str, cold: dict[str, Any]
+) -> None:
+    context = a_browser.new_context()
+    try:
+        page, outcome = visit(context, a_server)
+        assert outcome == {"status": "restored", "source": "build"}
+        # Zero one native module inside the kept file image, keeping every size.
+        spoiled = page_call(
+            page,
+            """
+            const cache = await caches.open("reckon-snapshot");
+            for (const request of await cache.keys()) {
+              if (!request.url.endsWith("/fs")) continue;
+              const bytes = new Uint8Array(await (await cache.match(request)).arrayBuffer());
+              const hlen = new DataView(bytes.buffer).getUint32(0, true);
+              const entries = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + hlen)));
+              let offset = 4 + hlen;
+              for (const [path, size] of entries) {
+                if (path.endsWith(".so")) {
+                  bytes.fill(0, offset, offset + size);
+                  await cache.put(request, new Response(bytes));
+                  return path;
+                }
+                offset += size;
+              }
+            }
+            return null;
+            """,
+        )
+        assert spoiled
+        page.close()
+        page, outcome = visit(context, a_server)
+        assert outcome["status"] == "rejected", outcome
+        assert "does not compile" in outcome["message"], outcome
+        assert results(page) == cold
+        page.close()
+    finally:
+        context.close()
+
+
 def test_snapshot_false_boots_cold_and_stores_nothing(a_browser: Any, a_server: str) -> None:
     context = a_browser.new_context()
     try:
