@@ -95,7 +95,7 @@ export class Sandbox extends EventTarget {
     const recipe = this.snapshotEnabled ? fetch(new URL("sandbox-snapshot.js", this.root)).then((r) => (r.ok ? r.blob() : null)) : null;
     if (recipe) recipe.catch(() => {});
     this.info = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
-    const core = [...this.info.core, "pyodide-lock.json"];
+    const core = this.coreNames();
     const eager = this.info.sandbox.eager_files;
     const lazy = [...this.info.sandbox.files, ...(this.info.sandbox.rest_files || [])].filter((name) => !eager.includes(name));
     const size = (names) => names.reduce((sum, n) => sum + (this.info.sizes[n] || 0), 0);
@@ -159,10 +159,14 @@ export class Sandbox extends EventTarget {
     return booted;
   }
 
+  /** Pyodide's own files: what every start needs, whatever the build put beside them. */
+  coreNames() {
+    return [...this.info.core, "pyodide-lock.json"];
+  }
+
   /** Pyodide's own files among what the worker was given, to keep with a snapshot. */
   coreRuntime() {
-    const names = [...this.info.core, "pyodide-lock.json"];
-    return Object.fromEntries(names.filter((name) => this.runtime[name] instanceof Blob).map((name) => [name, this.runtime[name]]));
+    return Object.fromEntries(this.coreNames().filter((name) => this.runtime[name] instanceof Blob).map((name) => [name, this.runtime[name]]));
   }
 
   /** Which snapshot to start from: "kept" (Cache Storage, from an earlier visit),

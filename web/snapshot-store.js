@@ -79,7 +79,7 @@ export async function loadRuntime(root, key, sizes) {
 export async function saveSnapshot(root, key, { meta, snap, fs }, runtime = {}) {
   if (!available()) throw new Error("this page has no Cache Storage (it needs a secure context)");
   await dropSnapshots();
-  const size = byteSize(snap) + byteSize(fs) + Object.values(runtime).reduce((sum, blob) => sum + blob.size, 0);
+  const size = [snap, fs, ...Object.values(runtime)].reduce((sum, part) => sum + byteSize(part), 0);
   if (navigator.storage && navigator.storage.estimate) {
     const { usage = 0, quota = Infinity } = await navigator.storage.estimate();
     if (quota - usage < 4 * size) throw new Error(`not kept: the browser allows this site ${Math.round((quota - usage) / 1e6)} MB more, and the snapshot (${Math.round(size / 1e6)} MB) is kept only with room to spare`);
