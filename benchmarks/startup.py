@@ -6,15 +6,17 @@ Each run is a fresh browser context: the first visit is cold (empty HTTP cache, 
 Cache Storage; Reckon restores the snapshot the build ships), then two warm visits in
 the same context (HTTP cache; for Reckon the snapshot its first visit kept, README
 "Fast starts"): one in the same tab (the page opened again, as a reload or a link
-does), one in a new tab. A new tab in this headless Chromium also loads the browser's
-own omnibox pop-up page (a WebUI renderer, about 0.4 s of CPU) while the visited page
-starts, so on two cores the new-tab row carries that too. "reckon, no snapshot" is the
+does), one in a new tab. Chromium runs with the product's own flags
+(`reckon.client._browser.CHROMIUM_ARGS`), which keep a headless window from starting
+its location bar's WebUI pop-ups; `--browser-ui` leaves them on (Playwright's
+defaults): then every new tab, a window of its own here, also starts two more
+renderers (about 0.4 s of CPU) while the visited page starts. "reckon, no snapshot" is the
 same page with `snapshot: false`: what a site built without Node.js, or a browser that
 rejects the snapshot, gets. The time is read with one plain `evaluate` (a wait through
 Playwright's injected script would cost the page's main thread ~25 ms at its start).
 Prints medians and ratios.
 
-    python benchmarks/startup.py [--runs 5] [--site dist/site]
+    python benchmarks/startup.py [--runs 5] [--site dist/site] [--browser-ui]
 """
 
 from __future__ import annotations
@@ -96,6 +98,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--site", type=Path, default=ROOT / "dist" / "site")
+    parser.add_argument(
+        "--browser-ui",
+        action="store_true",
+        help="leave headless Chromium's omnibox pop-ups on (Playwright's own flags)",
+    )
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -120,7 +127,8 @@ def main() -> int:
         }
         outcomes = []
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            flags = [a for a in CHROMIUM_ARGS if not args.browser_ui or "-features=" not in a]
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=flags)
             for _ in range(args.runs):  # interleaved, so drift hits all alike
                 for name, (url, ready_js, settle_js) in pages.items():
                     times, settled = time_visits(browser, url, ready_js, settle_js)
@@ -134,7 +142,8 @@ def main() -> int:
         site_server.shutdown()
         naive_server.shutdown()
     med = {name: statistics.median(values) for name, values in results.items()}
-    print(f"start to 'pandas + matplotlib imported', {args.runs} runs each, medians")
+    ui = ", browser UI on" if args.browser_ui else ""
+    print(f"start to 'pandas + matplotlib imported', {args.runs} runs each, medians{ui}")
     print("| page | median s | min s | max s | vs naive (same visit) | vs naive cold |")
     print("|---|---|---|---|---|---|")
     for name, values in results.items():

@@ -132,3 +132,31 @@ def test_a_missing_chromium_says_how_to_install_it(tmp_path: Path) -> None:
 def test_a_model_without_an_upstream_is_refused() -> None:
     with pytest.raises(reckon.ConfigError, match="needs upstream=URL"):
         Session(site=SITE, model="gpt-4o-mini")
+
+
+def test_the_headless_browser_keeps_playwrights_choices_and_starts_no_browser_ui(
+    a_browser: Any,
+) -> None:
+    """Chromium keeps only the last --disable-features: ours must repeat Playwright's,
+    and a page must not bring the location bar's WebUI pop-ups (renderers of their own)."""
+    context = a_browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto("chrome://version")
+        line = page.locator("#command_line").inner_text()
+        lists = [
+            set(arg.split("=", 1)[1].split(","))
+            for arg in line.split()
+            if arg.startswith("--disable-features=")
+        ]
+        assert len(lists) >= 2, line  # Playwright's, then ours
+        edge_only = {name for name in set().union(*lists) if name.startswith("ms")}
+        missing = set().union(*lists[:-1]) - lists[-1] - edge_only
+        assert not missing, f"add {sorted(missing)} to _PLAYWRIGHT_DISABLED_FEATURES"
+        assert {"WebUIOmniboxPopup", "WebUIOmniboxAimPopup"} <= lists[-1]
+        cdp = a_browser.new_browser_cdp_session()
+        targets = cdp.send("Target.getTargets")["targetInfos"]
+        cdp.detach()
+        assert [t["url"] for t in targets if t["type"] == "browser_ui"] == []
+    finally:
+        context.close()

@@ -1,21 +1,20 @@
-"""The agent worker's Python entry: the only agent module that touches ``js``.
+"""The agent worker's Python entry: what its JavaScript calls (PROTOCOL.md §4).
 
-It binds the plain-Python loop to the browser: a ``Transport`` over ``fetch`` to
-the relay, and an ``Executor`` that asks the page to run code in the sandbox.
-The worker's JavaScript passes in a ``bridge`` with two functions:
-``post(json_text)`` (an event for the page) and ``sandbox(json_text)`` (a request
-for the sandbox, answered with JSON text). Message shapes: PROTOCOL.md §4.
+It binds the plain-Python loop to the browser through ``_bridge`` (the only agent
+module that touches ``js``). The worker's JavaScript passes in a ``bridge`` with two
+functions: ``post(json_text)`` (an event for the page) and ``sandbox(json_text)`` (a
+request for the sandbox, answered with JSON text).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
-from reckon._exceptions import ModelError, ProtocolError
+from reckon._exceptions import ProtocolError
 from reckon.agent._approval import APPROVAL_MODES, parse_decision
+from reckon.agent._bridge import FetchTransport, PageExecutor
 from reckon.agent._demo import DemoModel
 from reckon.agent._export import export_notebook as _notebook
 from reckon.agent._export import export_script as _script
@@ -23,7 +22,7 @@ from reckon.agent._import import import_into, refused_while_busy
 from reckon.agent._loop import Agent
 from reckon.agent._openai import OpenAIModel
 from reckon.agent._privacy import Privacy
-from reckon.agent._transcript import Transcript
+from reckon.agent._transcript import dump_state, load_state
 from reckon.agent._turns import Turns
 from reckon.agent._types import JSONDict, Model
 
@@ -44,103 +43,6 @@ __all__ = [
 DEMO = "reckon-demo"
 # The settings ``configure`` may change while the worker runs.
 CONTROL_SETTINGS = ("approval", "privacy", "allowColumns", "tokenBudget", "verify")
-_STATE_VERSION = 1
-_ROLES = frozenset({"system", "user", "assistant", "tool"})
-
-
-class FetchTransport:
-    """POSTs to the relay with the browser's fetch; streams the body as bytes."""
-
-    def __init__(self, base_url: str, *, token: str | None) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.token = token
-
-    def _init(self, payload: JSONDict, signal: Any) -> Any:
-        from js import Object
-        from pyodide.ffi import to_js
-
-        headers = {"Content-Type": "application/json"}
-        if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
-        init = {"method": "POST", "headers": headers, "body": json.dumps(payload), "signal": signal}
-        return to_js(init, dict_converter=Object.fromEntries)
-
-    async def _fetch(self, path: str, payload: JSONDict) -> tuple[Any, Any]:
-        from js import AbortController, fetch
-
-        controller = AbortController.new()
-        try:
-            response = await fetch(self.base_url + path, self._init(payload, controller.signal))
-        except Exception as exc:  # a JS TypeError: the relay is unreachable
-            raise ModelError(
-                f"could not reach the relay at {self.base_url}: {exc}", status=None
-            ) from exc
-        if not response.ok:
-            text = await response.text()
-            raise ModelError(_error_message(text, response.status), status=int(response.status))
-        return response, controller
-
-    async def post(self, path: str, payload: JSONDict) -> JSONDict:
-        response, _ = await self._fetch(path, payload)
-        data: JSONDict = json.loads(await response.text())
-        return data
-
-    async def stream(self, path: str, payload: JSONDict) -> AsyncIterator[bytes]:
-        response, controller = await self._fetch(path, payload)
-        reader = response.body.getReader()
-        try:
-            while True:
-                chunk = await reader.read()
-                if chunk.done:
-                    return
-                yield bytes(chunk.value.to_py())
-        finally:
-            # Stopping mid-stream (or finishing early) closes the request, so the
-            # relay cancels the upstream call too.
-            controller.abort()
-
-
-def _error_message(text: str, status: int) -> str:
-    try:
-        error = json.loads(text)["error"]
-        return f"{error.get('message', text)} (HTTP {status})"
-    except (ValueError, KeyError, TypeError):
-        return f"the relay answered HTTP {status}: {text[:300]}"
-
-
-class PageExecutor:
-    """Runs code in the sandbox by asking the page (the agent never sees the sandbox)."""
-
-    def __init__(self, bridge: Any, *, timeout_ms: int) -> None:
-        self.bridge = bridge
-        self.timeout_ms = timeout_ms
-
-    async def run(self, code: str) -> JSONDict:
-        request = {"type": "run", "code": code, "timeoutMs": self.timeout_ms}
-        reply: JSONDict = json.loads(await self.bridge.sandbox(json.dumps(request)))
-        return reply
-
-    async def run_hidden(self, code: str) -> JSONDict:
-        """A run the page neither shows, streams nor logs (privacy's value scan)."""
-        request = {"type": "run", "code": code, "timeoutMs": self.timeout_ms, "hidden": True}
-        reply: JSONDict = json.loads(await self.bridge.sandbox(json.dumps(request)))
-        return reply
-
-    async def interrupt(self) -> None:
-        await self.bridge.sandbox(json.dumps({"type": "interrupt"}))
-
-    async def environment(self, *, python: str, packages: list[str]) -> JSONDict:
-        listing = json.loads(
-            await self.bridge.sandbox(json.dumps({"type": "listFiles", "dir": "/data"}))
-        )
-        files = []
-        for entry in listing.get("files", []):
-            if entry.get("is_dir"):
-                continue
-            request = {"type": "inspect", "path": entry["path"]}
-            files.append(json.loads(await self.bridge.sandbox(json.dumps(request))))
-        return {"python": python, "packages": packages, "files": files,
-                "data_dir": "/data", "output_dir": "/output"}  # fmt: skip
 
 
 class _State:
@@ -372,10 +274,7 @@ def export_state() -> str:
     """The agent's memory as JSON text, for the page to store: the model's message
     history (so a follow-up after a reload has the context) and the transcript."""
     agent = _require().agent
-    # Request bodies as deltas (see _transcript_sent): the page saves this after every ask.
-    transcript = agent.transcript.to_data(compact=True)
-    state = {"version": _STATE_VERSION, "messages": agent.messages, "transcript": transcript}
-    return json.dumps(state, ensure_ascii=False)
+    return dump_state(agent.messages, agent.transcript)
 
 
 def import_state(state_json: str) -> str:
@@ -388,7 +287,7 @@ def import_state(state_json: str) -> str:
     try:
         if agent._busy:
             raise ProtocolError("the agent is answering a question; import the state before asking")
-        messages, transcript = _parse_state(state_json)
+        messages, transcript = load_state(state_json)
     except ProtocolError as exc:
         return json.dumps({"status": "error", "message": str(exc)})
     agent.messages = messages
@@ -411,24 +310,6 @@ async def import_notebook(text: str, name: str) -> str:
         return json.dumps(refused_while_busy())
     async with state.turns.take():
         return json.dumps(await import_into(state.agent, text, name=name or "notebook"))
-
-
-def _parse_state(state_json: str) -> tuple[list[JSONDict], Transcript]:
-    try:
-        state = json.loads(state_json)
-    except json.JSONDecodeError as exc:
-        raise ProtocolError(f"a saved agent state is not JSON: {exc}") from exc
-    if not isinstance(state, dict):
-        raise ProtocolError("a saved agent state must be an object")
-    if state.get("version", _STATE_VERSION) != _STATE_VERSION:
-        raise ProtocolError(f"unsupported agent state version {state.get('version')!r}")
-    messages = state.get("messages", [])
-    if not isinstance(messages, list) or not all(
-        isinstance(m, dict) and m.get("role") in _ROLES for m in messages
-    ):
-        raise ProtocolError("saved messages must be a list of chat messages with a known role")
-    transcript = Transcript.from_json(json.dumps(state.get("transcript", {"asks": []})))
-    return messages, transcript
 
 
 def _require() -> _State:

@@ -11,9 +11,11 @@ from reckon._exceptions import ProtocolError
 from reckon.agent._transcript_sent import compact_asks, expand_asks
 from reckon.agent._types import JSONDict
 
-__all__ = ["Transcript", "replay_cells"]
+__all__ = ["Transcript", "dump_state", "load_state", "replay_cells"]
 
 _VERSION = 1
+_STATE_VERSION = 1
+_ROLES = frozenset({"system", "user", "assistant", "tool"})
 
 
 @dataclass
@@ -74,3 +76,35 @@ def replay_cells(transcript: Transcript | Iterable[JSONDict]) -> list[str]:
         if isinstance(result, dict) and result.get("status") == "ok" and step.get("code"):
             cells.append(str(step["code"]))
     return cells
+
+
+def dump_state(messages: list[JSONDict], transcript: Transcript) -> str:
+    """The agent's memory as JSON text: the model's message history (a follow-up after
+    a reload has the context) and the transcript, its request bodies as deltas (the
+    page saves this after every ask)."""
+    state = {
+        "version": _STATE_VERSION,
+        "messages": messages,
+        "transcript": transcript.to_data(compact=True),
+    }
+    return json.dumps(state, ensure_ascii=False)
+
+
+def load_state(state_json: str) -> tuple[list[JSONDict], Transcript]:
+    """The model's messages and the transcript from ``dump_state``'s text; a malformed
+    state raises ``ProtocolError`` (and changes nothing)."""
+    try:
+        state = json.loads(state_json)
+    except json.JSONDecodeError as exc:
+        raise ProtocolError(f"a saved agent state is not JSON: {exc}") from exc
+    if not isinstance(state, dict):
+        raise ProtocolError("a saved agent state must be an object")
+    if state.get("version", _STATE_VERSION) != _STATE_VERSION:
+        raise ProtocolError(f"unsupported agent state version {state.get('version')!r}")
+    messages = state.get("messages", [])
+    if not isinstance(messages, list) or not all(
+        isinstance(m, dict) and m.get("role") in _ROLES for m in messages
+    ):
+        raise ProtocolError("saved messages must be a list of chat messages with a known role")
+    transcript = Transcript.from_json(json.dumps(state.get("transcript", {"asks": []})))
+    return messages, transcript

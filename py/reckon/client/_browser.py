@@ -25,6 +25,30 @@ __all__ = ["CHROMIUM_ARGS", "HeadlessChromium", "find_chromium"]
 
 T = TypeVar("T")
 
+# Headless Chromium opens every page in a window of its own, and each window starts
+# its location bar's pop-ups (WebUI pages, each a renderer: about 0.4 s of CPU on a
+# 2-core machine while our page starts), though nothing can ever show them here.
+_NO_BROWSER_UI = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup")
+# Chromium keeps only the last --disable-features, and Playwright passes its own list
+# before ours: ours repeats it (Playwright 1.65's chromiumSwitches.ts). With another
+# Playwright some of its choices may be lost; tests/browser/test_client.py checks it.
+_PLAYWRIGHT_DISABLED_FEATURES = (
+    "AvoidUnnecessaryBeforeUnloadCheckSync",
+    "DestroyProfileOnBrowserClose",
+    "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable",
+    "LensOverlay",
+    "MediaRouter",
+    "PaintHolding",
+    "ThirdPartyStoragePartitioning",
+    "AvoidCorsURLLoaderRestartOnRedirect",
+    "TcpPortRandomizationWin",
+    "OptimizationHints",
+    "NetworkTimeServiceQuerying",
+    "AimEnabled",
+    "PreconnectToSearch",
+)
+
 # Also used by the browser tests: no OS sandbox (containers), no GPU, and none of
 # Chromium's own background traffic (the machines here have no internet).
 CHROMIUM_ARGS = [
@@ -36,6 +60,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
     "--disable-dev-shm-usage",
+    "--disable-features=" + ",".join(_PLAYWRIGHT_DISABLED_FEATURES + _NO_BROWSER_UI),
 ]
 
 

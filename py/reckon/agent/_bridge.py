@@ -1,0 +1,109 @@
+"""The agent worker's two ties to the browser: ``fetch`` to the relay, and the page's
+sandbox. The only agent module that touches ``js``; everything else runs on CPython.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from reckon._exceptions import ModelError
+from reckon.agent._types import JSONDict
+
+__all__ = ["FetchTransport", "PageExecutor"]
+
+
+class FetchTransport:
+    """POSTs to the relay with the browser's fetch; streams the body as bytes."""
+
+    def __init__(self, base_url: str, *, token: str | None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+
+    def _init(self, payload: JSONDict, signal: Any) -> Any:
+        from js import Object
+        from pyodide.ffi import to_js
+
+        headers = {"Content-Type": "application/json"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        init = {"method": "POST", "headers": headers, "body": json.dumps(payload), "signal": signal}
+        return to_js(init, dict_converter=Object.fromEntries)
+
+    async def _fetch(self, path: str, payload: JSONDict) -> tuple[Any, Any]:
+        from js import AbortController, fetch
+
+        controller = AbortController.new()
+        try:
+            response = await fetch(self.base_url + path, self._init(payload, controller.signal))
+        except Exception as exc:  # a JS TypeError: the relay is unreachable
+            raise ModelError(
+                f"could not reach the relay at {self.base_url}: {exc}", status=None
+            ) from exc
+        if not response.ok:
+            text = await response.text()
+            raise ModelError(_error_message(text, response.status), status=int(response.status))
+        return response, controller
+
+    async def post(self, path: str, payload: JSONDict) -> JSONDict:
+        response, _ = await self._fetch(path, payload)
+        data: JSONDict = json.loads(await response.text())
+        return data
+
+    async def stream(self, path: str, payload: JSONDict) -> AsyncIterator[bytes]:
+        response, controller = await self._fetch(path, payload)
+        reader = response.body.getReader()
+        try:
+            while True:
+                chunk = await reader.read()
+                if chunk.done:
+                    return
+                yield bytes(chunk.value.to_py())
+        finally:
+            # Stopping mid-stream (or finishing early) closes the request, so the
+            # relay cancels the upstream call too.
+            controller.abort()
+
+
+def _error_message(text: str, status: int) -> str:
+    try:
+        error = json.loads(text)["error"]
+        return f"{error.get('message', text)} (HTTP {status})"
+    except (ValueError, KeyError, TypeError):
+        return f"the relay answered HTTP {status}: {text[:300]}"
+
+
+class PageExecutor:
+    """Runs code in the sandbox by asking the page (the agent never sees the sandbox)."""
+
+    def __init__(self, bridge: Any, *, timeout_ms: int) -> None:
+        self.bridge = bridge
+        self.timeout_ms = timeout_ms
+
+    async def run(self, code: str) -> JSONDict:
+        request = {"type": "run", "code": code, "timeoutMs": self.timeout_ms}
+        reply: JSONDict = json.loads(await self.bridge.sandbox(json.dumps(request)))
+        return reply
+
+    async def run_hidden(self, code: str) -> JSONDict:
+        """A run the page neither shows, streams nor logs (privacy's value scan)."""
+        request = {"type": "run", "code": code, "timeoutMs": self.timeout_ms, "hidden": True}
+        reply: JSONDict = json.loads(await self.bridge.sandbox(json.dumps(request)))
+        return reply
+
+    async def interrupt(self) -> None:
+        await self.bridge.sandbox(json.dumps({"type": "interrupt"}))
+
+    async def environment(self, *, python: str, packages: list[str]) -> JSONDict:
+        listing = json.loads(
+            await self.bridge.sandbox(json.dumps({"type": "listFiles", "dir": "/data"}))
+        )
+        files = []
+        for entry in listing.get("files", []):
+            if entry.get("is_dir"):
+                continue
+            request = {"type": "inspect", "path": entry["path"]}
+            files.append(json.loads(await self.bridge.sandbox(json.dumps(request))))
+        return {"python": python, "packages": packages, "files": files,
+                "data_dir": "/data", "output_dir": "/output"}  # fmt: skip
