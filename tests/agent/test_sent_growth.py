@@ -14,7 +14,7 @@ import pytest
 from reckon import ProtocolError
 from reckon.agent import Agent, OpenAIModel
 from reckon.agent._sent import file_parts
-from reckon.agent._transcript import Transcript
+from reckon.agent._transcript import Transcript, dump_state, load_state
 from reckon.agent._usage import estimate_tokens
 
 from .helpers import KernelExecutor, run
@@ -149,3 +149,24 @@ def test_old_saves_load_and_a_broken_delta_says_what_is_wrong() -> None:
         broken = {"version": 1, "asks": [{"question": "q", "sent": sent}]}
         with pytest.raises(ProtocolError, match="delta"):
             Transcript.from_json(json.dumps(broken))
+
+
+def test_the_saved_agent_state_comes_back_whole_and_bad_ones_say_what_is_wrong(
+    executor: KernelExecutor,
+) -> None:
+    agent, _ = session(executor, 2, StepTransport())
+    messages, transcript = load_state(dump_state(agent.messages, agent.transcript))
+    assert messages == agent.messages and len(messages) > 2 * STEPS
+    assert json.loads(transcript.to_json()) == json.loads(agent.transcript.to_json())
+    nothing, empty = load_state("{}")
+    assert nothing == [] and empty.asks == []
+    bad = {
+        "not json": "a saved agent state is not JSON",
+        "[]": "must be an object",
+        '{"version": 2}': "unsupported agent state version 2",
+        '{"messages": [{"role": "robot"}]}': "known role",
+        '{"transcript": {"asks": 3}}': "'asks' list",
+    }
+    for text, message in bad.items():
+        with pytest.raises(ProtocolError, match=message):
+            load_state(text)
