@@ -92,6 +92,8 @@ export class Sandbox extends EventTarget {
     // The frame and the worker's script do not depend on the build info: under way first.
     const framing = Promise.all([this.openFrame(), fetch(new URL("sandbox-worker.js", this.root)).then((r) => r.blob())]);
     framing.catch(() => {});
+    // The worker's installer for the rest of the stack; without it, Pyodide's loadPackage.
+    const installer = fetch(new URL("sandbox-install.js", this.root)).then((r) => (r.ok ? r.blob() : null), () => null);
     const recipe = this.snapshotEnabled ? fetch(new URL("sandbox-snapshot.js", this.root)).then((r) => (r.ok ? r.blob() : null)) : null;
     if (recipe) recipe.catch(() => {});
     this.info = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
@@ -119,6 +121,7 @@ export class Sandbox extends EventTarget {
       this.whenClosed, // a frame removed before it loaded never says so
     ]);
     this.config.snapshot = snapshot;
+    this.config.installSource = await installer;
     this.port = port;
     this.runtime = runtime;
     this.workerSource = workerSource;

@@ -20,6 +20,7 @@ let interruptReason = null;
 let shared = null; // Int32Array over a SharedArrayBuffer, when the page could make one
 let memoryLimit = 2048 * 1024 * 1024;
 let lazyPackages = [];
+let installer = null; // web/sandbox-install.js, when the page handed it over
 
 const MIME = { wasm: "application/wasm", json: "application/json", js: "text/javascript" };
 
@@ -125,8 +126,9 @@ async function boot(msg) {
     stderr: (text) => post({ type: "stream", id: currentRun, name: "stderr", text: text + "\n" }),
     env: { HOME: "/home/pyodide", MPLBACKEND: "Agg" },
   };
+  installer = loadScript(config.installSource, "__reckonInstall");
   // Warm start (web/sandbox-snapshot.js): a snapshot the page kept from an earlier visit.
-  const snapshotLib = await loadSnapshotLib(config.snapshotSource);
+  const snapshotLib = loadScript(config.snapshotSource, "__reckonSnapshot");
   if (config.makeSnapshot) return makeSnapshot(snapshotLib, config, options);
   const snapshot = { restored: false, error: null };
   if (snapshotLib && config.snapshot) {
@@ -172,13 +174,20 @@ async function boot(msg) {
   return { status: "ok", versions, ms: performance.now() - started, marks, snapshot };
 }
 
-async function loadSnapshotLib(source) {
+// A helper script the page handed over as a Blob (web/sandbox-snapshot.js,
+// web/sandbox-install.js): it leaves one object on `self`, taken from there at once.
+function loadScript(source, name) {
   if (!(source instanceof Blob)) return null;
   const url = URL.createObjectURL(source);
-  importScripts(url);
-  URL.revokeObjectURL(url);
-  const lib = self.__reckonSnapshot;
-  delete self.__reckonSnapshot; // before any cell runs: only this closure keeps it
+  try {
+    importScripts(url);
+  } catch {
+    return null; // a broken helper: the worker goes on without it
+  } finally {
+    URL.revokeObjectURL(url);
+  }
+  const lib = self[name];
+  delete self[name]; // before any cell runs: only this closure keeps it
   return lib || null;
 }
 
@@ -228,9 +237,23 @@ function installRest() {
     // `pd.read_parquet` or `import scipy` finds it without holding up anyone's cell.
     const names = lazyPackages;
     lazyPackages = [];
-    for (const name of names) enqueue(() => pyodide.loadPackage([name], { messageCallback: () => {}, checkIntegrity: false }).then(() => null), { background: true });
+    for (const name of names) enqueue(() => installPackage(name).then(() => null), { background: true });
     enqueue(() => unpackBytecode("pycache-rest.zip").then(() => null), { background: true });
   }
+}
+
+// web/sandbox-install.js when the page handed it over (it skips loadPackage's clearing
+// of every import cache); else, or if it fails, Pyodide's loadPackage, which installs
+// over whatever it left.
+async function installPackage(name) {
+  if (installer && lock) {
+    try {
+      return await installer.installPackage(pyodide, lock, runtime, name);
+    } catch {
+      // fall through
+    }
+  }
+  await pyodide.loadPackage([name], { messageCallback: () => {}, checkIntegrity: false });
 }
 
 // A cell that failed to import something while the rest of the stack was still being
@@ -247,9 +270,10 @@ async function finishBackground(result) {
 
 // Top-level module names of the packages installed after the start (from the lock).
 let restImports = new Set();
+let lock = null; // pyodide-lock.json, parsed
 async function readRestImports() {
   try {
-    const lock = JSON.parse(await runtime["pyodide-lock.json"].text());
+    lock = JSON.parse(await runtime["pyodide-lock.json"].text());
     restImports = new Set(lazyPackages.flatMap((name) => (lock.packages[name] && lock.packages[name].imports) || []));
   } catch {
     restImports = new Set(); // no hint then; the cell's own error still says what is missing
