@@ -128,6 +128,14 @@ def results(page: Any) -> dict[str, Any]:
     return {name: summary(run(page, code)) for name, code in CELLS.items()}
 
 
+def restores_the_kept_copy(context: Any, base: str, cold: dict[str, Any]) -> None:
+    """The next visit restores the snapshot this browser kept and answers as a cold boot."""
+    page, outcome = visit(context, base)
+    assert outcome == {"status": "restored", "source": "kept"}
+    assert results(page) == cold
+    page.close()
+
+
 @pytest.fixture(scope="module")
 def cold(a_browser: Any, a_server: str) -> dict[str, Any]:
     """What a cold boot (no snapshot at all) answers: the reference for every restore."""
@@ -251,10 +259,7 @@ def an_address_off_loopback() -> str | None:
 def test_a_second_visit_restores_the_kept_snapshot_and_answers_like_a_cold_boot(
     a_warm_context: Any, a_server: str, cold: dict[str, Any]
 ) -> None:
-    page, outcome = visit(a_warm_context, a_server)
-    assert outcome == {"status": "restored", "source": "kept"}
-    assert results(page) == cold
-    page.close()
+    restores_the_kept_copy(a_warm_context, a_server, cold)
 
 
 def test_two_restores_draw_different_random_numbers(a_warm_context: Any, a_server: str) -> None:
@@ -330,10 +335,7 @@ def test_a_damaged_or_missing_build_snapshot_boots_cold_and_answers_the_same(
         assert outcome["status"] == "saved", outcome  # made in this browser instead
         assert results(page) == cold
         page.close()
-        page, outcome = visit(context, base)
-        assert outcome == {"status": "restored", "source": "kept"}
-        assert results(page) == cold
-        page.close()
+        restores_the_kept_copy(context, base, cold)
     finally:
         context.close()
         server.shutdown()
@@ -460,10 +462,7 @@ def test_a_warm_start_takes_pyodide_from_the_kept_copy_and_survives_a_spoiled_on
         assert outcome["status"] == "saved", outcome
         assert results(page) == cold
         page.close()
-        page, outcome = visit(context, base)
-        assert outcome == {"status": "restored", "source": "kept"}
-        assert results(page) == cold
-        page.close()
+        restores_the_kept_copy(context, base, cold)
     finally:
         context.close()
         server.shutdown()

@@ -51,6 +51,11 @@ class Transcript:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ProtocolError(f"a saved transcript is not JSON: {exc}") from exc
+        return cls.from_data(data)
+
+    @classmethod
+    def from_data(cls, data: Any) -> Transcript:
+        """``to_data``'s value, as parsed from JSON; ``ProtocolError`` if malformed."""
         if not isinstance(data, dict) or not isinstance(data.get("asks"), list):
             raise ProtocolError("a saved transcript must be an object with an 'asks' list")
         if data.get("version", _VERSION) != _VERSION:
@@ -106,5 +111,5 @@ def load_state(state_json: str) -> tuple[list[JSONDict], Transcript]:
         isinstance(m, dict) and m.get("role") in _ROLES for m in messages
     ):
         raise ProtocolError("saved messages must be a list of chat messages with a known role")
-    transcript = Transcript.from_json(json.dumps(state.get("transcript", {"asks": []})))
+    transcript = Transcript.from_data(state.get("transcript", {"asks": []}))
     return messages, transcript
