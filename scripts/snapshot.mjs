@@ -24,14 +24,27 @@ vm.runInThisContext(fs.readFileSync(recipe, "utf8"), { filename: recipe });
 const lib = globalThis.__reckonSnapshot;
 
 // The recipe fetches the lock and the package files; here they come from the disk.
+// What it fetches says how far it is (lines starting "progress: " are shown by build.py).
+const names = packages.split(",");
+let unpacked = 0;
+const progress = (what) => console.log(`progress: ${what}`);
 const readLocal = async (url) => {
   const path = url.startsWith("file:") ? fileURLToPath(url) : url;
+  const file = path.split("/").pop();
+  if (file === "pycache-eager.zip") progress("importing pandas and matplotlib");
+  else if (file.endsWith(".whl") || file.endsWith(".zip")) {
+    unpacked += 1;
+    if (unpacked === 1 || unpacked % 5 === 0 || unpacked === names.length) {
+      progress(`unpacking packages: ${unpacked}/${names.length} (${file.split("-")[0]})`);
+    }
+  }
   try {
     return new Response(fs.readFileSync(path));
   } catch {
     return new Response("", { status: 404 });
   }
 };
+progress("starting Pyodide");
 const made = await lib.makeSnapshot({
   loadPyodide,
   indexURL,
@@ -39,7 +52,8 @@ const made = await lib.makeSnapshot({
   env: { HOME: "/home/pyodide", MPLBACKEND: "Agg" }, // as the sandbox worker boots
   fetch: readLocal,
 });
+progress("writing the snapshot");
 fs.writeFileSync(`${out}/heap.bin`, new Uint8Array(made.snap));
 fs.writeFileSync(`${out}/fs.bin`, new Uint8Array(made.fs));
 fs.writeFileSync(`${out}/meta.json`, JSON.stringify(made.meta));
-console.log(`snapshot: heap ${made.snap.byteLength} bytes, files ${made.fs.byteLength} bytes`);
+progress(`heap ${(made.snap.byteLength / 1e6).toFixed(0)} MB, files ${(made.fs.byteLength / 1e6).toFixed(0)} MB`);

@@ -39,6 +39,12 @@ export class Agent extends EventTarget {
     return { models, default: this.info.default_model || DEMO_MODEL, demo: !this.info.models.length, authRequired: this.authRequired === true };
   }
 
+  /** How to talk to a model, from the relay's profile: {tools, context_window} (PROTOCOL.md §5). */
+  modelOptions(model) {
+    const options = this.info && this.info.model_options;
+    return (options && typeof options === "object" && options[model]) || {};
+  }
+
   ready() {
     if (this.closed) return Promise.reject(new Error(CLOSED));
     if (!this.readyPromise) this.readyPromise = this.start();
@@ -114,13 +120,13 @@ export class Agent extends EventTarget {
       this.emit("step", { askId: msg.askId, step: msg.step });
     } else if (msg.type === "delta") {
       this.emit("delta", { askId: msg.askId, text: String(msg.text) });
-    } else if (msg.type === "usage" || msg.type === "proposal") {
+    } else if (msg.type === "usage" || msg.type === "proposal" || msg.type === "waiting") {
       const { type, ...detail } = msg;
       this.emit(type, detail);
     } else if (msg.type === "done") {
       if (!ask) return;
       this.asks.delete(msg.askId);
-      const outcome = { status: msg.status, answer: msg.answer || "", steps: msg.steps || ask.steps, message: msg.message, model: ask.model, usage: msg.usage, sessionUsage: msg.sessionUsage, privacy: msg.privacy, verification: msg.verification };
+      const outcome = { status: msg.status, answer: msg.answer || "", steps: msg.steps || ask.steps, message: msg.message, model: ask.model, usage: msg.usage, sessionUsage: msg.sessionUsage, privacy: msg.privacy, verification: msg.verification, grounding: msg.grounding };
       this.emit(msg.status === "ok" ? "answer" : "error", { askId: msg.askId, ...outcome });
       ask.resolve(outcome);
     }
@@ -145,7 +151,7 @@ export class Agent extends EventTarget {
       this.asks.set(id, { resolve, steps: [], model: chosen });
       this.emit("ask", { askId: id, question, model: chosen });
       if (stops !== this.stops) this.onMessage({ type: "done", askId: id, status: "stopped", message: "Stopped by the user before it started." });
-      else this.worker.postMessage({ type: "ask", id, question, model: chosen === DEMO_MODEL ? "" : chosen, options: { tokenBudget, verify } });
+      else this.worker.postMessage({ type: "ask", id, question, model: chosen === DEMO_MODEL ? "" : chosen, options: { tokenBudget, verify, modelOptions: this.modelOptions(chosen) } });
     });
   }
 

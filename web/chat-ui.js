@@ -1,70 +1,16 @@
 // The chat UI, mountable into any root: the page (document) or a <reckon-chat>
 // widget's shadow root. Elements are found by id within that root only, so several
 // widgets on one page never touch each other's elements.
-import { el, renderResult, formatBytes, download } from "./render.js";
-import { renderMarkdown } from "./markdown.js";
+import { el, download } from "./render.js";
 import { attachControl } from "./control-ui.js";
+import { Turn, modelLabel, zoomFigure } from "./chat-turn.js";
+import { renderWelcome, exampleQuestions, questionButtons } from "./chat-welcome.js";
+import { modelPicker } from "./chat-models.js";
+import { fileLists } from "./chat-files.js";
+import { chatMarkup } from "./chat-markup.js";
+import { wireTools, submitOnEnter } from "./chat-tools.js";
 
-// Static markup, no data in it: everything from files, runs and models goes in as text.
-const MARKUP = `
-<header class="bar">
-  <strong>Reckon</strong>
-  <label>Model <select id="model" aria-label="Model"></select></label>
-  <span id="demo-note" class="demo-note" hidden>Demo model: a built-in planner for common data questions, no network. Configure a real model with <code>reckon serve --upstream …</code>.</span>
-  <form id="token-form" class="token-form" hidden>
-    <label>This relay needs a token <input id="token" type="password" autocomplete="off"></label>
-    <button type="submit">Use it</button>
-  </form>
-  <a href="console.html" data-page-only>console</a>
-  <span id="status" class="status" role="status">loading…</span>
-  <progress id="progress" max="1" value="0"></progress>
-</header>
-<div id="notice" class="notice" role="alert" hidden><span id="notice-text"></span> <button id="notice-close" class="link" type="button" aria-label="Dismiss">×</button></div>
-<main>
-  <aside class="files" id="drop">
-    <label class="button">Add files<input id="upload" type="file" multiple hidden></label>
-    <p class="muted small">or drop them here. They are kept in this browser until you delete them.</p>
-    <ul id="file-list" aria-label="Your files"></ul>
-    <h3 class="small">Results</h3>
-    <ul id="output-list" aria-label="Files the analysis wrote"></ul>
-    <button id="new-session" type="button">New conversation</button>
-    <button id="rebuild" type="button" hidden>Rebuild variables</button>
-    <button id="delete-all" class="danger" type="button" title="Delete every saved file and the conversation from this browser">Delete everything</button>
-    <h3 class="small">Notebook</h3>
-    <div class="actions">
-      <button id="export-notebook" type="button" title="Download this session as a Jupyter notebook (.ipynb)">Export notebook</button>
-      <button id="export-script" type="button" title="Download this session as a Python script (.py)">Export script</button>
-    </div>
-    <label class="button">Import notebook or .py<input id="import" type="file" accept=".ipynb,.py,application/x-ipynb+json,text/x-python" hidden></label>
-    <details class="sql-box">
-      <summary class="small">SQL over your tables</summary>
-      <form id="sql-form" class="sql">
-        <textarea id="sql" rows="3" spellcheck="false" placeholder="SELECT * FROM sales LIMIT 10" aria-label="SQL query"></textarea>
-        <button id="run-sql" type="submit">Run SQL</button>
-      </form>
-    </details>
-  </aside>
-  <section class="conversation">
-    <div id="messages" aria-live="polite"></div>
-    <form id="ask-form" class="ask">
-      <textarea id="question" rows="2" placeholder="Ask about your data, e.g. “average price by region” or “plot a histogram of age”" aria-label="Question"></textarea>
-      <button id="ask" class="primary" type="submit">Ask</button>
-      <button id="stop" type="button" disabled>Stop</button>
-    </form>
-  </section>
-</main>`;
-
-/**
- * The chat's elements as a fragment. `page: false` leaves out what only makes sense
- * on Reckon's own page (the link to the console).
- * @param {{page?: boolean}} [options]
- */
-export function chatMarkup({ page = true } = {}) {
-  const template = document.createElement("template");
-  template.innerHTML = MARKUP;
-  if (!page) for (const node of template.content.querySelectorAll("[data-page-only]")) node.remove();
-  return template.content;
-}
+export { chatMarkup };
 
 /**
  * Wire the chat UI in `root` to a createReckon() object. The markup is added when the
@@ -85,7 +31,8 @@ export function mountChat(root, reckon, options = {}) {
     container.appendChild(chatMarkup({ page: options.page !== false }));
   }
   const $ = (id) => root.getElementById(id);
-  const dropZone = isDocument ? root.body : options.container || $("messages").closest(".reckon-chat") || $("drop");
+  const box = isDocument ? root.body : options.container || $("messages").closest(".reckon-chat") || $("drop");
+  const dropZone = box;
   const onToken =
     options.onToken ||
     ((token) => {
@@ -94,27 +41,49 @@ export function mountChat(root, reckon, options = {}) {
     });
   const status = $("status");
   const progress = $("progress");
+  const messages = $("messages");
   let busy = false;
+  const setStatus = (text) => {
+    status.textContent = text;
+    status.title = text;
+  };
+
+  // The page scrolls as a whole; the widget scrolls its <main>.
+  const scroller = () => (isDocument ? root.scrollingElement : root.querySelector("main"));
+  const nearEnd = () => {
+    const s = scroller();
+    return s.scrollHeight - s.scrollTop - s.clientHeight < 160;
+  };
+  const toEnd = () => {
+    const s = scroller();
+    s.scrollTop = s.scrollHeight;
+  };
+  /** The newest answer in view: its start when it is taller than the window, else all of it. */
+  const reveal = (node) => {
+    const s = scroller();
+    if (node.offsetHeight > s.clientHeight * 0.7) node.scrollIntoView({ block: "start" });
+    else toEnd();
+  };
 
   reckon.on("progress", ({ loaded, total }) => {
     progress.max = total;
     progress.value = loaded;
-    status.textContent = `loading Python and packages… ${Math.round((100 * loaded) / total)}%`;
+    setStatus(`loading Python and packages… ${Math.round((100 * loaded) / total)}%`);
   });
   reckon.on("ready", ({ ms }) => {
     progress.hidden = true;
-    status.textContent = `ready in ${(ms / 1000).toFixed(1)} s`;
-    refreshFiles();
+    setStatus(`ready in ${(ms / 1000).toFixed(1)} s`);
+    files.refresh();
   });
-  reckon.on("error", ({ message }) => (status.textContent = `could not start: ${message}`));
-  reckon.on("restarted", ({ reason }) => (status.textContent = `sandbox restarted (${reason}); your files are kept`));
+  reckon.on("error", ({ message }) => setStatus(`could not start: ${message}`));
+  reckon.on("restarted", ({ reason }) => setStatus(`sandbox restarted (${reason}); your files are kept`));
   reckon.on("recovered", ({ message }) => {
-    status.textContent = message;
-    refreshFiles();
+    setStatus(message);
+    files.refresh();
   });
   // Storage problems stay on screen until dismissed: the status line changes too often.
   reckon.on("storage-error", ({ message }) => showNotice(message));
-  reckon.on("storage-changed", () => refreshFiles());
+  reckon.on("storage-changed", () => files.refresh());
 
   function showNotice(message) {
     $("notice-text").textContent = message;
@@ -122,99 +91,40 @@ export function mountChat(root, reckon, options = {}) {
   }
   $("notice-close").addEventListener("click", () => ($("notice").hidden = true));
 
-  // A reload: show the saved conversation, and offer to rebuild the variables (a
-  // fresh interpreter has none; the saved cells can make them again).
-  reckon.on("restored", ({ asks, cells }) => {
-    asks.forEach((saved, index) => {
-      startTurn(saved.question);
-      for (const step of saved.steps || []) showStep(step);
-      showOutcome(saved, index);
-    });
-    if (cells > 0) {
-      const button = $("rebuild");
-      button.textContent = `Rebuild variables (${cells} cell${cells === 1 ? "" : "s"})`;
-      button.hidden = false;
-    }
-  });
-  $("rebuild").addEventListener("click", async () => {
-    const button = $("rebuild");
-    button.disabled = true;
-    status.textContent = "re-running the saved cells…";
-    const { replayed, failed } = await reckon.replay();
-    status.textContent = `${replayed} cell${replayed === 1 ? "" : "s"} replayed${failed ? `, ${failed} failed` : ""}: your variables are back`;
-    button.hidden = true;
-    button.disabled = false;
-    refreshFiles();
-  });
-
-  reckon.models().then(({ models, default: fallback, authRequired }) => {
-    if (authRequired) {
-      $("token-form").hidden = false;
-      $("token-form").addEventListener("submit", (ev) => {
-        ev.preventDefault();
-        onToken($("token").value.trim());
-      });
-    }
-    const wanted = options.model || "";
-    const match = wanted ? models.find((m) => m === wanted) || models.find((m) => m.startsWith(`${wanted}/`)) : undefined;
-    if (wanted && !match) showNotice(`The model “${wanted}” is not offered here; using ${fallback}.`);
-    const chosen = match || fallback;
-    for (const name of models) {
-      const option = el("option", "", name === "reckon-demo" ? "reckon-demo (built-in demo)" : name);
-      option.value = name;
-      option.selected = name === chosen;
-      $("model").appendChild(option);
-    }
-    const update = () => ($("demo-note").hidden = $("model").value !== "reckon-demo");
-    $("model").addEventListener("change", update);
-    update();
-  });
-
   async function save(path) {
     download(path.split("/").pop(), await reckon.readFile(path));
   }
 
-  async function refreshFiles() {
-    for (const [dir, id] of [["/data", "file-list"], ["/output", "output-list"]]) {
-      const list = $(id);
-      const items = [];
-      for (const f of await reckon.listFiles(dir)) {
-        if (f.is_dir) continue;
-        const li = el("li");
-        const b = el("button", "link", `${f.name} `);
-        b.type = "button";
-        b.title = `Download ${f.path}`;
-        b.addEventListener("click", () => save(f.path));
-        const remove = el("button", "link delete", "×");
-        remove.type = "button";
-        remove.title = `Delete ${f.name} (from this browser too)`;
-        remove.setAttribute("aria-label", `Delete ${f.name}`);
-        remove.addEventListener("click", async () => {
-          await reckon.deleteFile(f.path);
-          shapes.delete(f.path);
-          refreshFiles();
-        });
-        li.append(b, el("span", "muted", formatBytes(f.size)), remove);
-        if (shapes.has(f.path)) li.append(el("div", "muted small", shapes.get(f.path)));
-        items.push(li);
+  // The first screen while the conversation is empty; example questions after an upload.
+  const welcome = renderWelcome({ onAsk: (q) => ask(q), onPick: () => $("upload").click() });
+  messages.before(welcome);
+  const conversationEmpty = () => !messages.firstElementChild;
+  new MutationObserver(() => (welcome.hidden = !conversationEmpty())).observe(messages, { childList: true });
+  function suggest(info) {
+    const questions = exampleQuestions(info);
+    const strip = $("suggestions");
+    strip.replaceChildren(el("span", "muted small", `Try, about ${info.name}:`), questionButtons(questions, (q) => ask(q)));
+    strip.hidden = false;
+  }
+  const files = fileLists(reckon, {
+    lists: [["/data", $("file-list")], ["/output", $("output-list")]],
+    save,
+    setStatus,
+    onUpload: suggest,
+    // After a reload into an empty conversation: questions about the newest saved table.
+    onFound: (info) => {
+      if (!conversationEmpty() || info.kind !== "table") return;
+      const shown = $("suggestions").dataset.mtime;
+      if (!shown || Number(info.mtime) > Number(shown)) {
+        suggest(info);
+        $("suggestions").dataset.mtime = String(info.mtime || 0);
       }
-      list.replaceChildren(...items);
-    }
-  }
-
-  const shapes = new Map();
-  async function upload(files) {
-    for (const file of files) {
-      status.textContent = `adding ${file.name}…`;
-      const info = await reckon.upload(file);
-      const summary = info.status !== "ok" ? info.message : info.kind === "table" ? `${info.rows} rows × ${info.columns.length} columns` : info.kind;
-      shapes.set(info.path, summary);
-      status.textContent = `${file.name}: ${summary}`;
-    }
-    refreshFiles();
-  }
-
-  $("upload").addEventListener("change", (ev) => upload([...ev.target.files]));
+    },
+  });
+  $("upload").addEventListener("change", (ev) => {
+    files.upload([...ev.target.files]);
+    ev.target.value = "";
+  });
   dropZone.addEventListener("dragover", (ev) => {
     ev.preventDefault();
     dropZone.classList.add("dragging");
@@ -223,88 +133,204 @@ export function mountChat(root, reckon, options = {}) {
   dropZone.addEventListener("drop", (ev) => {
     ev.preventDefault();
     dropZone.classList.remove("dragging");
-    upload([...ev.dataTransfer.files]);
+    files.upload([...ev.dataTransfer.files]);
+  });
+
+  // On a phone the side panel shows the files; the rest opens with this toggle.
+  const toggleTools = (open) => {
+    const aside = $("drop");
+    const next = open ?? !aside.classList.contains("open");
+    aside.classList.toggle("open", next);
+    $("tools-toggle").setAttribute("aria-expanded", String(next));
+  };
+  $("tools-toggle").addEventListener("click", () => toggleTools());
+
+  // A reload: show the saved conversation, and offer to rebuild the variables (a
+  // fresh interpreter has none; the saved cells can make them again).
+  reckon.on("restored", ({ asks, cells, interrupted }) => {
+    asks.forEach((saved, index) => {
+      startTurn(saved.question, saved.model, { restoring: true });
+      for (const step of saved.steps || []) turn.addStep(step);
+      showOutcome(saved, index);
+    });
+    if (cells > 0) {
+      const button = $("rebuild");
+      button.textContent = `Rebuild variables (${cells} cell${cells === 1 ? "" : "s"})`;
+      button.hidden = false;
+    }
+    if (interrupted && interrupted.question) showInterrupted(interrupted);
+    const last = messages.lastElementChild;
+    if (last) requestAnimationFrame(() => reveal(last.querySelector(".answer") || last));
+  });
+  /** A question that a reload cut off: say so, and offer to ask it again. */
+  function showInterrupted({ question }) {
+    const note = el("div", "note interrupted");
+    note.appendChild(el("p", "", "This question was still being answered when the page was reloaded:"));
+    note.appendChild(el("blockquote", "", question));
+    const again = el("button", "primary", "Ask it again");
+    again.type = "button";
+    const forget = el("button", "", "Forget it");
+    forget.type = "button";
+    const done = () => {
+      note.remove();
+      if (reckon.persist && reckon.persist.clearPending) reckon.persist.clearPending();
+    };
+    again.addEventListener("click", () => {
+      done();
+      ask(question);
+    });
+    forget.addEventListener("click", done);
+    note.appendChild(el("div", "actions")).append(again, forget);
+    messages.appendChild(note);
+  }
+  $("rebuild").addEventListener("click", async () => {
+    const button = $("rebuild");
+    button.disabled = true;
+    setStatus("re-running the saved cells…");
+    const { replayed, failed } = await reckon.replay();
+    setStatus(`${replayed} cell${replayed === 1 ? "" : "s"} replayed${failed ? `, ${failed} failed` : ""}: your variables are back`);
+    button.hidden = true;
+    button.disabled = false;
+    files.refresh();
+  });
+
+  // The model: chosen in Settings, named in the header and under each answer.
+  const models = modelPicker(reckon, {
+    select: $("model"),
+    list: $("model-list"),
+    note: $("model-note"),
+    wanted: options.model || "",
+    showNotice,
+    onChange: (name) => {
+      $("model-name").textContent = name;
+      $("demo-note").hidden = name !== "reckon-demo";
+    },
+  });
+  models.ready.then(({ authRequired }) => {
+    if (!authRequired) return;
+    $("token-form").hidden = false;
+    $("token-form").addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      onToken($("token").value.trim());
+    });
+  });
+  $("model-chip").addEventListener("click", () => {
+    toggleTools(true);
+    $("settings").open = true;
+    $("model").scrollIntoView({ block: "nearest" });
+    $("model").focus();
   });
 
   // The turn being shown: question, then steps as they finish, then the answer.
   let turn = null;
   // Approval cards go where the steps go; answers get a usage line, the
   // verification badge and "What was sent".
-  const control = attachControl(reckon, { onCard: (card) => (turn ? turn.steps : $("messages")).appendChild(card) });
-  const settings = el("details", "settings");
-  settings.appendChild(el("summary", "", "Settings"));
-  settings.appendChild(control.settingsPanel());
-  $("drop").appendChild(settings);
-  reckon.on("ask", ({ question }) => startTurn(question));
-  function startTurn(question) {
-    turn = el("div", "turn");
-    turn.appendChild(el("div", "question", question));
-    turn.steps = el("div", "steps");
-    turn.live = el("div", "answer streaming");
-    turn.append(turn.steps, turn.live);
-    $("messages").appendChild(turn);
+  const control = attachControl(reckon, {
+    onCard: (card) => {
+      if (turn) turn.stopWaiting();
+      (turn ? turn.steps : messages).appendChild(card);
+      card.scrollIntoView({ block: "nearest" });
+    },
+  });
+  $("settings").appendChild(control.settingsPanel());
+  // A question typed here shows at once (the agent may still be starting); the
+  // agent's `ask` event then adopts that turn. Asks made through the JS API get
+  // their turn from the event.
+  let typed = null;
+  reckon.on("ask", ({ question, model }) => {
+    if (typed && turn === typed && typed.question === question) {
+      typed.model = model || typed.model;
+      typed.waitFor("reading the prompt");
+    } else startTurn(question, model);
+    typed = null;
+    $("suggestions").hidden = true;
+    toEnd();
+  });
+  function startTurn(question, model, { restoring = false } = {}) {
+    if (turn) turn.stopWaiting();
+    turn = new Turn({ question, model, save });
+    messages.appendChild(turn.element);
+    if (!restoring) turn.waitFor("reading the prompt");
+    return turn;
+  }
+  // Before each model call the agent says how big the prompt is (agent-client's
+  // `waiting` event; reckon.on() does not forward it, so it is taken from the agent).
+  if (reckon.agent && typeof reckon.agent.addEventListener === "function") {
+    reckon.agent.addEventListener("waiting", (ev) => turn && turn.calling(ev.detail || {}));
   }
   reckon.on("delta", ({ text }) => {
     if (!turn) return;
-    turn.live.textContent += text;
+    const stick = nearEnd();
+    turn.delta(text);
+    if (stick) toEnd();
   });
   reckon.on("step", ({ step }) => {
-    showStep(step);
-    refreshFiles();
-  });
-  function showStep(step) {
     if (!turn) return;
-    turn.live.textContent = "";
-    // The verification exchange shows in the answer's footer, not as steps.
-    if (step.kind === "answer" || step.phase === "verify") return;
-    const box = el("details", `step step-${step.kind}`);
-    box.open = step.result ? step.result.status !== "ok" || (step.result.figures || []).length > 0 || !!step.result.result : true;
-    const summary = el("summary", "", step.kind === "code" ? `Step ${step.index + 1}: ran code (${step.result ? step.result.status : "…"})` : `Step ${step.index + 1}: ${step.kind}`);
-    box.appendChild(summary);
-    if (step.text) box.appendChild(renderMarkdown(step.text));
-    if (step.code) box.appendChild(el("pre", "code", step.code));
-    if (step.result) box.appendChild(renderResult(step.result, save));
-    if (step.message) box.appendChild(el("p", "error", step.message));
-    turn.steps.appendChild(box);
-  }
+    const stick = nearEnd();
+    turn.addStep(step);
+    if (stick) toEnd();
+    files.refresh();
+  });
 
   // Answers are shown from events, so asks made through the JS API show up too.
   function showOutcome(outcome, index) {
-    if (!turn) return;
-    turn.live.remove();
-    const answer = el("div", `answer status-${outcome.status}`);
-    answer.appendChild(renderMarkdown(outcome.answer || outcome.message || "(no answer)"));
-    if (outcome.status !== "ok" && outcome.message && outcome.answer) answer.appendChild(el("p", "error", outcome.message));
-    answer.appendChild(control.answerFooter(outcome, index));
-    turn.appendChild(answer);
+    if (!turn) return null;
+    const answer = turn.finish(outcome, control.answerFooter(outcome, index));
     turn = null;
+    return answer;
   }
-  reckon.on("answer", (outcome) => {
-    showOutcome(outcome);
-    refreshFiles();
+  for (const type of ["answer", "ask-error"]) {
+    reckon.on(type, (outcome) => {
+      const answer = showOutcome(outcome);
+      if (outcome.status === "ok") models.ok(outcome.model);
+      else if (!(outcome.steps || []).some((s) => s.kind === "code")) models.failed(outcome.model, outcome.message);
+      if (answer) reveal(answer);
+      files.refresh();
+    });
+  }
+
+  // Click (or Enter on) a chart: see it large.
+  messages.addEventListener("click", (ev) => {
+    const img = ev.target instanceof Element && ev.target.closest("img.figure");
+    if (img) zoomFigure(img, box);
   });
-  reckon.on("ask-error", (outcome) => {
-    showOutcome(outcome);
-    refreshFiles();
+  messages.addEventListener("keydown", (ev) => {
+    const img = ev.target instanceof Element && ev.target.closest("img.figure");
+    if (img && (ev.key === "Enter" || ev.key === " ")) {
+      ev.preventDefault();
+      zoomFigure(img, box);
+    }
   });
 
   async function ask(question) {
+    if (busy) return;
     busy = true;
     $("ask").disabled = true;
     $("stop").disabled = false;
-    status.textContent = "working…";
+    const model = $("model").value;
+    setStatus(`asking ${modelLabel(model)}…`);
+    typed = startTurn(question, model);
+    typed.waitFor("Starting the agent", { model: false });
+    $("suggestions").hidden = true;
+    toEnd();
+    const started = performance.now();
     try {
-      const outcome = await reckon.ask(question, { model: $("model").value });
-      status.textContent = outcome.status === "ok" ? "done" : outcome.status;
+      const outcome = await reckon.ask(question, { model: model || undefined });
+      // Ended before the agent took it (e.g. closed): no events came, so answer here.
+      if (turn && turn === typed) showOutcome(outcome);
+      const took = ((performance.now() - started) / 1000).toFixed(1);
+      setStatus(outcome.status === "ok" ? `answered by ${outcome.model || model} in ${took} s` : `${outcome.status}${outcome.message ? `: ${outcome.message}` : ""}`);
     } catch (err) {
       // Not an answer that failed (those are outcomes): the agent itself is not there.
-      status.textContent = "could not ask";
+      setStatus("could not ask");
       showNotice(`Could not ask: ${err.message || err}`);
+      if (turn && turn === typed) showOutcome({ status: "error", answer: "", message: `Could not ask: ${err.message || err}`, steps: [] });
     }
+    typed = null;
     busy = false;
     $("ask").disabled = false;
     $("stop").disabled = true;
-    refreshFiles();
+    files.refresh();
   }
 
   $("ask-form").addEventListener("submit", (ev) => {
@@ -316,91 +342,38 @@ export function mountChat(root, reckon, options = {}) {
   });
   submitOnEnter($("question"), $("ask-form"));
   $("stop").addEventListener("click", () => reckon.stop());
-  $("new-session").addEventListener("click", () => {
-    reckon.newConversation();
-    $("messages").replaceChildren();
+  // Esc stops the ask under way (not while a chart is open large: Esc closes that).
+  box.addEventListener("keydown", (ev) => {
+    if (ev.key !== "Escape" || !busy || root.querySelector("dialog[open]")) return;
+    ev.preventDefault();
+    reckon.stop();
+    setStatus("stopping…");
+  });
+  $("new-session").addEventListener("click", async () => {
+    if (turn) turn.stopWaiting();
+    turn = null;
+    messages.replaceChildren();
     $("rebuild").hidden = true;
+    await reckon.newConversation();
+    setStatus("new conversation: your files and variables are kept");
+    const newest = [...files.infos.values()].filter((i) => i.kind === "table").pop();
+    if (newest) suggest(newest);
   });
   $("delete-all").addEventListener("click", async () => {
     if (!confirm("Delete every file and the conversation from this browser, and restart Python?")) return;
-    status.textContent = "deleting…";
+    setStatus("deleting…");
     await reckon.clearAll();
-    shapes.clear();
-    $("messages").replaceChildren();
+    files.forget();
+    messages.replaceChildren();
+    $("suggestions").hidden = true;
     $("rebuild").hidden = true;
-    status.textContent = "everything was deleted";
-    refreshFiles();
+    setStatus("everything was deleted");
+    files.refresh();
   });
 
   // Export, import and SQL: the same JS API calls a script would make.
   const stem = options.fileName || "reckon-session";
-  async function exportAs(method, extension, type) {
-    status.textContent = "exporting…";
-    try {
-      const text = await reckon[method]();
-      download(`${stem}.${extension}`, new Blob([text], { type }));
-      status.textContent = `exported ${stem}.${extension}`;
-    } catch (err) {
-      status.textContent = "export failed";
-      showNotice(`The export failed: ${err.message || err}`);
-    }
-  }
-  $("export-notebook").addEventListener("click", () => exportAs("exportNotebook", "ipynb", "application/x-ipynb+json"));
-  $("export-script").addEventListener("click", () => exportAs("exportScript", "py", "text/x-python"));
+  wireTools(reckon, { $, messages, save, setStatus, showNotice, reveal, refresh: () => files.refresh(), stem });
 
-  $("import").addEventListener("change", async (ev) => {
-    const input = ev.target;
-    const file = input.files[0];
-    input.value = "";
-    if (!file) return;
-    status.textContent = `importing ${file.name}…`;
-    let reply;
-    try {
-      reply = await reckon.importNotebook(file, { name: file.name });
-    } catch (err) {
-      reply = { status: "error", cells: 0, ok: 0, failed: 0, message: String(err.message || err) };
-    }
-    showImport(file.name, reply);
-    refreshFiles();
-  });
-  function showImport(name, reply) {
-    const cells = `${reply.cells} cell${reply.cells === 1 ? "" : "s"}`;
-    const text =
-      reply.status === "ok"
-        ? `Imported ${name}: ${cells} run as the starting cells, ${reply.ok} ok${reply.failed ? `, ${reply.failed} failed` : ""}.`
-        : `${name} was not imported: ${reply.message || reply.status}`;
-    const note = el("div", `note import status-${reply.status}`);
-    note.appendChild(el("p", reply.status === "ok" ? "" : "error", text));
-    if (reply.status === "ok" && reply.message) note.appendChild(el("p", "muted small", reply.message));
-    $("messages").appendChild(note);
-    status.textContent = reply.status === "ok" ? `imported ${cells}` : "import failed";
-  }
-
-  $("sql-form").addEventListener("submit", async (ev) => {
-    ev.preventDefault();
-    const query = $("sql").value.trim();
-    if (!query) return;
-    $("run-sql").disabled = true;
-    status.textContent = "running SQL…";
-    const entry = el("div", "turn sql");
-    entry.appendChild(el("pre", "question code", query));
-    $("messages").appendChild(entry);
-    const result = await reckon.runSql(query);
-    entry.appendChild(renderResult(result, save));
-    status.textContent = `SQL: ${result.status}`;
-    $("run-sql").disabled = false;
-    refreshFiles();
-  });
-  submitOnEnter($("sql"), $("sql-form"), { ctrl: true });
-
-  return { root, refreshFiles, showNotice };
-}
-
-/** Enter submits (Shift+Enter is a new line); with `ctrl`, Ctrl/Cmd+Enter does. */
-function submitOnEnter(textarea, form, { ctrl = false } = {}) {
-  textarea.addEventListener("keydown", (ev) => {
-    if (ev.key !== "Enter" || ev.shiftKey || (ctrl && !(ev.ctrlKey || ev.metaKey))) return;
-    ev.preventDefault();
-    form.requestSubmit();
-  });
+  return { root, refreshFiles: () => files.refresh(), showNotice };
 }

@@ -40,13 +40,30 @@ export class Persistence {
     this.restored = emptySession(session);
     /** Resolves once the agent has the stored history (ask() waits for it). */
     this.agentRestored = Promise.resolve();
-    /** What restore() found: {asks, cells (count), files}. */
-    this.restoredInfo = { asks: [], cells: 0, files: [] };
+    /** What restore() found: {asks, cells (count), files, interrupted ({question, model, at} or null)}. */
+    this.restoredInfo = { asks: [], cells: 0, files: [], interrupted: null };
     sandbox.rebuildsState = true;
     sandbox.afterStart = () => this.restore();
     sandbox.afterRestart = (reason, { nested }) => this.rebuild(reason, nested);
     sandbox.afterRun = (code, result) => this.recordRun(code, result);
     store.onChange((message) => this.onOtherTab(message));
+    // The ask under way is kept until it ends, so a reload in the middle can say
+    // which question it cut off (restoredInfo.interrupted) and offer it again.
+    if (withAgent) {
+      agent.addEventListener("ask", (ev) => this.setPending({ question: String(ev.detail.question), model: ev.detail.model || null, at: Date.now() / 1000 }));
+      for (const type of ["answer", "error"]) agent.addEventListener(type, () => this.clearPending());
+    }
+  }
+
+  /** @param {{question: string, model: string | null, at: number} | null} pending */
+  async setPending(pending) {
+    await this.updateSession((s) => ({ ...s, pending }), "the question under way was not noted");
+  }
+
+  /** Forget the interrupted question (it was asked again, answered or dismissed). */
+  async clearPending() {
+    this.restoredInfo = { ...this.restoredInfo, interrupted: null };
+    await this.updateSession((s) => (s.pending ? { ...s, pending: null } : s), "the question under way was not noted");
   }
 
   /** On start (before ready() resolves): put the stored files back into the sandbox. */
@@ -66,10 +83,12 @@ export class Persistence {
         .then(() => this.agent.importState(state))
         .catch((err) => this.emit("storage-error", { message: `The saved conversation could not be given back to the agent: ${err.message || err}`, quota: false }));
     }
+    const pending = this.withAgent ? this.restored.pending : null;
     this.restoredInfo = {
       asks: this.restored.transcript.asks,
       cells: this.restored.cells.length,
       files: files.map((f) => ({ path: f.path, size: f.size, kind: f.kind })),
+      interrupted: pending && typeof pending.question === "string" ? { question: pending.question, model: pending.model || null, at: pending.at || null } : null,
     };
     this.emit("restored", this.restoredInfo);
   }
@@ -192,7 +211,7 @@ export class Persistence {
 
   /** Forget the conversation and the cell log; files stay. */
   async newConversation() {
-    await this.updateSession((s) => ({ ...s, transcript: { version: 1, asks: [] }, agentMessages: [], cells: [] }));
+    await this.updateSession((s) => ({ ...s, transcript: { version: 1, asks: [] }, agentMessages: [], cells: [], pending: null }));
   }
 
   async forgetCells() {

@@ -23,7 +23,7 @@ export function createReckon(options = {}) {
   const forward = (type, ev) => emit(type, ev.detail);
   for (const type of ["progress", "ready", "stream", "restarted"]) sandbox.addEventListener(type, (ev) => forward(type, ev));
   sandbox.addEventListener("error", (ev) => forward("error", ev));
-  for (const type of ["ask", "step", "delta", "answer", "usage", "proposal"]) agent.addEventListener(type, (ev) => forward(type, ev));
+  for (const type of ["ask", "step", "delta", "answer", "usage", "proposal", "waiting"]) agent.addEventListener(type, (ev) => forward(type, ev));
   agent.addEventListener("error", (ev) => forward("ask-error", ev));
   const persist = options.persist === false ? null : new Persistence({ sandbox, agent, emit, session: options.session, withAgent: options.agent !== false, store: options.store });
   const api = {

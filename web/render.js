@@ -12,9 +12,23 @@ export function el(tag, cls, text) {
 
 const TABLE_TAGS = new Set(["TABLE", "THEAD", "TBODY", "TFOOT", "TR", "TH", "TD", "CAPTION"]);
 
+// A cell that shows a number (pandas' repr: 1,234.5, -3e-05, 12%, NaN, inf) is right-aligned.
+const NUMERIC = /^[-+−]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?\s?%?$|^(?:NaN|nan|-?inf|<NA>|NaT|None)$/;
+
+/** Tags without their style attributes. Parsing alone applies a style attribute (and
+ * the page's CSP reports each one: pandas' to_html writes `style="text-align: right;"`),
+ * so they go before the parser sees them (and so do <style> blocks, as a Styler
+ * writes them). Inside a tag only: pandas escapes < and >
+ * in cell text, so a cell that says style="…" is left as it is. */
+export function withoutStyles(html) {
+  return String(html)
+    .replace(/<style[\s\S]*?<\/style\s*>/gi, "")
+    .replace(/<[^>]*>/g, (tag) => tag.replace(/\sstyle\s*=\s*("[^"]*"|'[^']*'|[^\s>]*)/gi, ""));
+}
+
 /** Rebuild a DataFrame's HTML table from text nodes and table elements only. */
 export function safeTable(html) {
-  const doc = new DOMParser().parseFromString(html, "text/html");
+  const doc = new DOMParser().parseFromString(withoutStyles(html), "text/html");
   const table = doc.querySelector("table");
   if (!table) return null;
   const copy = (src) => {
@@ -30,6 +44,7 @@ export function safeTable(html) {
       const c = copy(child);
       if (c) out.appendChild(c);
     }
+    if (src.tagName === "TD" && NUMERIC.test(out.textContent.trim())) out.className = "num";
     return out;
   };
   const out = copy(table);

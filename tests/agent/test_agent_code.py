@@ -117,7 +117,8 @@ def test_system_prompt_states_the_environment() -> None:
             "output_dir": "/output",
             "files": [
                 {"status": "ok", "path": "/data/x.csv", "kind": "table", "format": "csv",
-                 "rows": 100, "columns": [{"name": "price", "dtype": "float64"}],
+                 "rows": 100, "columns": [{"name": "price", "dtype": "float64"},
+                                          {"name": " WINDSPEED", "dtype": "float64"}],
                  "read_with": "pd.read_csv('/data/x.csv', sep=';')", "notes": ["delimiter ';'"]},
                 {"status": "error", "path": "/data/y.xls", "message": "encrypted"},
                 {"status": "ok", "path": "/data/n.txt", "kind": "text", "size": 5, "preview": "hi"},
@@ -125,12 +126,18 @@ def test_system_prompt_states_the_environment() -> None:
         }
     )  # fmt: skip
     for needle in [
-        "Python 3.12.7", "pandas, sympy", "/data/x.csv", "100 rows", "price (float64)",
-        "pd.read_csv('/data/x.csv', sep=';')", "delimiter ';'", "encrypted", "/data/n.txt",
-        "read_table(path)", "/output", "plt.show()", "no network", "Compute, don't guess",
-        "print what you need to see",
+        "Python 3.12.7", "pandas, sympy", "/data/x.csv", "100 rows", "'price' (float64)",
+        # A leading space in a column name must be visible to the model.
+        "' WINDSPEED' (float64)",
+        "df = pd.read_csv('/data/x.csv', sep=';')", "delimiter ';'", "encrypted", "/data/n.txt",
+        "read_table(path)", "/output", "plt.show()", "No network", "Never guess",
+        "Print the values you need", "run_python tool", "@name[value]",
     ]:  # fmt: skip
         assert needle in prompt, needle
+    # Small models called a function `read_with(...)` when the prompt named it.
+    assert "read_with" not in prompt
+    blocks = build_system_prompt({"files": []}, tools=False)
+    assert "```python" in blocks and "run_python tool" not in blocks
 
 
 def test_history_without_tools_restates_calls_as_code() -> None:

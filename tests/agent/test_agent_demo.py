@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -15,10 +14,7 @@ from reckon.agent import Agent, DemoModel, parse_intent
 
 from .helpers import KernelExecutor, mentions, run
 
-SHARED_DATA = Path(
-    os.environ.get("RECKON_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data")
-)
-SIMPLE = SHARED_DATA / "messy" / "simple.csv"
+SIMPLE = Path(__file__).resolve().parents[1] / "data" / "messy" / "simple.csv"
 
 ROWS = [
     (i, ["East", "West", "North"][i % 3], ["Apple", "Pear", "Fig", "Kiwi", "Plum"][i % 5],
@@ -215,3 +211,124 @@ def test_follow_up_in_one_agent_and_streaming(
     assert first["status"] == second["status"] == "ok"
     assert "42" in second["answer"]
     assert second["answer"] in "".join(texts)
+
+
+FORCES = [f"Force {chr(65 + i)}" for i in range(14)]
+
+
+@pytest.fixture
+def offences(executor: KernelExecutor) -> pd.DataFrame:
+    """Police-style data: every force has the same number of rows (3), different totals."""
+    executor.data_dir.mkdir(parents=True, exist_ok=True)
+    rows = [
+        (force, code, (i + 1) * 10 + j)
+        for i, force in enumerate(FORCES)
+        for j, code in enumerate(["104", "105A", "8L"])
+    ]
+    frame = pd.DataFrame(rows, columns=["Force Name", "Offence Code", "Number of Offences"])
+    frame.to_csv(executor.data_dir / "offences.csv", index=False)
+    return frame
+
+
+def test_total_number_of_x_by_y_sums_the_column(
+    executor: KernelExecutor, offences: pd.DataFrame
+) -> None:
+    outcome = ask(executor, "total number of offences by force name")
+    assert ".sum()" in outcome["steps"][0]["code"] and ".size()" not in outcome["steps"][0]["code"]
+    totals = offences.groupby("Force Name")["Number of Offences"].sum()
+    answer = outcome["answer"]
+    for force in totals.sort_values(ascending=False).index[:10]:
+        assert f"{force} {totals[force]}" in answer, answer
+    assert "and 4 more" in answer  # 14 groups, 10 listed
+    assert f"The highest is Force N ({totals['Force N']})" in answer
+
+
+def test_counts_that_all_tie_are_reported_as_ties(
+    executor: KernelExecutor, offences: pd.DataFrame
+) -> None:
+    outcome = ask(executor, "count by force name")
+    assert "All 14 groups have the same value, 3." in outcome["answer"]
+    assert "The highest is" not in outcome["answer"]
+    outcome = ask(executor, "which force name has the fewest rows")
+    answer = outcome["answer"]
+    assert answer.startswith("All 14 Force Name values tie for the lowest number of rows, at 3")
+    assert "and 4 more" in answer
+
+
+def test_which_group_has_the_most_names_the_group(
+    executor: KernelExecutor, sales: pd.DataFrame
+) -> None:
+    units = pd.DataFrame(
+        {"region": ["East", "West", "East", "North", "West", "West"], "units": [5, 4, 6, 9, 1, 2]}
+    )
+    units.to_csv(executor.data_dir / "units.csv", index=False)
+    outcome = ask(executor, "which region sold the most units in total?")
+    assert outcome["answer"] == "The region with the highest total units is East (11)."
+    outcome = ask(executor, "which region has the fewest units")
+    assert outcome["answer"] == "The region with the lowest total units is West (7)."
+    outcome = ask(executor, "which region appears most often")
+    assert "highest number of rows is West (3)" in outcome["answer"]
+    means = sales.groupby("product")["Unit Price"].mean()
+    outcome = ask(executor, "what product has the lowest average unit price")
+    assert f"is {means.idxmin()} ({round(means.min(), 4)})" in outcome["answer"]
+
+
+def test_which_names_the_column_asked_about_even_when_numbers_are_text(
+    executor: KernelExecutor,
+) -> None:
+    executor.data_dir.mkdir(parents=True, exist_ok=True)
+    (executor.data_dir / "anomalies.csv").write_text(
+        "Year,J-D\n2008,44\n2009,57\n2010,63\n2011,****\n2012,58\n"
+    )
+    outcome = ask(executor, "Which year has the highest J-D value?")
+    assert outcome["answer"] == "The Year with the highest total J-D is 2010 (63.0)."
+
+
+def test_ties_for_the_top_in_a_ranking(executor: KernelExecutor) -> None:
+    executor.data_dir.mkdir(parents=True, exist_ok=True)
+    frame = pd.DataFrame({"city": ["A", "B", "C", "D"], "score": [3, 3, 3, 1]})
+    frame.to_csv(executor.data_dir / "scores.csv", index=False)
+    outcome = ask(executor, "which city has the highest score")
+    assert "3 city values tie for the highest total score, at 3 (A, B, C)" in outcome["answer"]
+    outcome = ask(executor, "average score by city")
+    assert "3 groups tie for the highest at 3" in outcome["answer"]
+
+
+def test_padded_labels_are_stripped_and_printed_whole(executor: KernelExecutor) -> None:
+    executor.data_dir.mkdir(parents=True, exist_ok=True)
+    long_name = "Avon and Somerset Constabulary Headquarters Division"
+    frame = pd.DataFrame({"force": [long_name + " " * 30, long_name, "Kent   "], "n": [1, 2, 5]})
+    frame.to_csv(executor.data_dir / "padded.csv", index=False)
+    outcome = ask(executor, "total n by force")
+    assert "2 groups" in outcome["answer"]
+    assert f"{long_name} 3" in outcome["answer"] and "Kent 5" in outcome["answer"]
+    assert "..." not in outcome["answer"] and "  " not in outcome["answer"]
+
+
+def test_an_hourly_line_chart_has_a_date_axis_with_few_labels(executor: KernelExecutor) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    executor.data_dir.mkdir(parents=True, exist_ok=True)
+    hours = pd.date_range("2012-06-22", periods=140, freq="h")
+    frame = pd.DataFrame({"hour": hours.strftime("%Y-%m-%d %H:%M:%S"), "visits": range(140)})
+    frame.to_csv(executor.data_dir / "hourly.csv", index=False)
+    outcome = ask(executor, "line chart of visits over hour")
+    step = outcome["steps"][0]
+    code = step["code"]
+    assert "AutoDateLocator" in code and "ConciseDateFormatter" in code
+    # The answer says a chart was made; the figure's description stays with the model.
+    assert "line chart 'Total visits by hour'" in outcome["answer"]
+    assert step["result"]["figures"][0]["description"] not in outcome["answer"]
+    assert "Figure 1" not in outcome["answer"]
+    # Run the cell's own code again and count the tick labels matplotlib draws.
+    namespace: dict[str, Any] = {}
+    exec(code, namespace)
+    figure = plt.gcf()
+    figure.canvas.draw()
+    labels = [t.get_text() for t in figure.axes[0].get_xticklabels() if t.get_text()]
+    plt.close("all")
+    assert 3 <= len(labels) <= 10, labels
+    assert all(len(label) <= 10 for label in labels), labels

@@ -142,6 +142,6 @@ def test_agent_end_to_end_over_http(upstream: Upstream, executor: KernelExecutor
     assert outcome["status"] == "ok" and outcome["answer"] == "10! is 3628800."
     assert outcome["steps"][0]["result"]["stdout"] == "3628800\n"
     second = upstream.payloads[1]["messages"]
-    assert second[0]["role"] == "system" and "Compute, don't guess" in second[0]["content"]
+    assert second[0]["role"] == "system" and "Never guess" in second[0]["content"]
     assert second[-1]["role"] == "tool" and "3628800" in second[-1]["content"]
     assert "".join(texts) == "10! is 3628800."

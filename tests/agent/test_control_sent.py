@@ -56,7 +56,7 @@ def test_every_body_is_kept_exactly_as_the_upstream_got_it(
     assert not any(r["offline"] for r in sent)
     last = sent[-1]
     schema = marked(last, "schema")
-    assert len(schema) == 1 and "sales.csv: table" in schema[0] and "region (" in schema[0]
+    assert len(schema) == 1 and "sales.csv: table" in schema[0] and "'region' (" in schema[0]
     preview = marked(last, "preview")
     assert len(preview) == 1 and "Secret first line" in preview[0]
     observations = marked(last, "observation")

@@ -44,8 +44,8 @@ def test_the_demo_confirms_its_answers_on_the_shipped_set_by_another_route(
 def test_a_wrong_answer_is_caught_and_the_history_stays_clean(executor: KernelExecutor) -> None:
     model = ScriptedModel(
         [
-            code_reply("print(sum([10, 20, 30, 5]) / 4)"),
-            answer("The mean price is 17.5."),  # wrong: 16.25
+            code_reply("print(sum([10, 20, 30, 10]) / 4)"),  # a wrong price list
+            answer("The mean price is 17.5."),  # computed, but wrong: 16.25
             code_reply("import statistics\nprint(statistics.mean([10, 20, 30, 5]))"),
             answer("@mean_price[16.25]"),
             answer("It is still what I said."),
@@ -57,7 +57,7 @@ def test_a_wrong_answer_is_caught_and_the_history_stays_clean(executor: KernelEx
     verification = outcome["verification"]
     assert verification["status"] == "disagrees" and verification["mismatches"] == ["mean_price"]
     assert verification["recomputed"] == {"mean_price": 16.25}
-    assert verification["original"]["code"] == ["print(sum([10, 20, 30, 5]) / 4)"]
+    assert verification["original"]["code"] == ["print(sum([10, 20, 30, 10]) / 4)"]
     assert "statistics.mean" in verification["check"]["code"][0]
     # The model was asked with the answer in the request; the request is in what was sent.
     ask = model.requests[2].messages[-1]["content"]

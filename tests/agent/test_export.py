@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -337,3 +340,67 @@ def test_in_schema_privacy_the_model_is_told_the_imported_code_but_not_its_outpu
     told = agent.messages[0]["content"]
     assert "print(secret)" in told and "output not shown: schema privacy" in told
     assert "Alice Smith'\nprint" in told and "stdout" not in told
+
+
+# Plain CPython: the exported script and notebook run where only pandas is installed.
+
+PLAIN_SCRIPT = """\
+import runpy, sys
+sys.modules["reckon"] = None  # plain CPython: \"import reckon\" fails
+names = runpy.run_path("session.py", run_name="__main__")
+print("read_table from", names["read_table"].__module__)
+"""
+PLAIN_NOTEBOOK = """\
+import json, sys
+sys.modules["reckon"] = None
+names = {"__name__": "__main__"}
+for cell in json.load(open("session.ipynb"))["cells"]:
+    if cell["cell_type"] == "code":
+        exec("".join(cell["source"]), names)
+print("read_table from", names["read_table"].__module__)
+"""
+
+
+def test_the_export_runs_on_plain_cpython_without_reckon(
+    executor: KernelExecutor, tmp_path: Path
+) -> None:
+    executor.data_dir.mkdir(parents=True, exist_ok=True)
+    sales = pd.DataFrame({"region": ["East", "West", "East"], "price": [2.5, 4.0, 1.5],
+                          "qty": [1, 2, 3]})  # fmt: skip
+    sales.to_csv(executor.data_dir / "sales.csv", sep=";", index=False)
+    with pd.ExcelWriter(executor.data_dir / "book.xlsx") as writer:
+        sales.head(2).to_excel(writer, sheet_name="North", index=False)
+        sales.tail(1).to_excel(writer, sheet_name="South", index=False)
+    agent = Agent(DemoModel(), executor)
+    for question in ("sql: average price by region", "summarize sales.csv"):
+        outcome = run(agent.ask(question, environment=executor.environment()))
+        assert outcome["status"] == "ok", outcome
+    data = str(executor.data_dir)  # the browser's /data
+    cells = (
+        f"book = read_table('{data}/book.xlsx', sheet=None)\n"
+        "print('sheets:', book.groupby('sheet').size().to_dict())\n"
+        "# %%\n"
+        "print('qty:', run_sql('SELECT region, SUM(qty) AS n FROM sales GROUP BY region')"
+        ".set_index('region')['n'].to_dict())\n"
+        f"print('rows:', len(read_table('{data}/sales.csv')))\n"
+    )
+    reply = run(import_into(agent, cells, name="cells.py"))
+    assert reply["status"] == "ok", reply
+    codes = "\n".join(replay_cells(agent.transcript))
+    assert "run_sql(" in codes and "read_table(" in codes
+    plain = tmp_path / "plain"
+    shutil.copytree(executor.data_dir, plain / "data")
+    shutil.rmtree(executor.data_dir)  # only the copy next to the export is there to read
+    # The browser's cells read /data/..., which the export writes as data/...
+    (plain / "session.py").write_text(export_script(agent.transcript).replace(data, "data"))
+    (plain / "session.ipynb").write_text(export_notebook(agent.transcript).replace(data, "data"))
+    for runner in (PLAIN_SCRIPT, PLAIN_NOTEBOOK):
+        done = subprocess.run(
+            [sys.executable, "-c", runner], cwd=plain, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        assert "sheets: {'North': 2, 'South': 1}" in done.stdout
+        assert "qty: {'East': 4, 'West': 2}" in done.stdout and "rows: 3" in done.stdout
+        assert "read_table from __main__" in done.stdout  # the stand-in, not reckon's
+    assert sorted(p.name for p in plain.iterdir()) == ["data", "output", "session.ipynb",
+                                                      "session.py"]  # fmt: skip

@@ -24,7 +24,7 @@ from reckon.client._browser import CHROMIUM_ARGS as _PRODUCT_CHROMIUM_ARGS
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("RECKON_SITE", ROOT / "dist" / "site"))
-SHARED_DATA = Path(os.environ.get("RECKON_SHARED_DATA", ROOT.parent / "shared" / "data"))
+TEST_DATA = ROOT / "tests" / "data"  # real uploads from public projects (see its README)
 CHROMIUM = os.environ.get("RECKON_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 # One set of Chromium flags for the product's headless sessions and the tests.
 CHROMIUM_ARGS = list(_PRODUCT_CHROMIUM_ARGS)

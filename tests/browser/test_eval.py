@@ -210,7 +210,10 @@ class EvalModel(StreamingModel):
         self.requests.append({"payload": payload})
         messages = payload["messages"]
         results = [m["content"] for m in messages if m.get("role") == "tool"]
-        question = [m for m in messages if m.get("role") == "user"][-1]["content"]
+        # The agent's rechecks ("These numbers … appear in no output") are not questions:
+        # this model stands by its answer, so a wrong one stays wrong.
+        asked = [m for m in messages if m.get("role") == "user" and not is_recheck(m)]
+        question = asked[-1]["content"]
         read = "import pandas as pd\ndf = pd.read_csv('/data/sales.csv')\n"
         if not results:
             self.first_calls[question] = self.first_calls.get(question, 0) + 1
@@ -237,6 +240,11 @@ class EvalModel(StreamingModel):
         if not results:
             return self.tool_call(read + "print('min', df['price'].min())", "c1")
         return self.text(f"@min_price[{printed(results[-1], 'min') if run == 1 else 10}]")
+
+
+def is_recheck(message: dict[str, Any]) -> bool:
+    text = str(message.get("content"))
+    return "appear in no output" in text or "without running any code" in text
 
 
 def printed(observation: str, label: str) -> str:

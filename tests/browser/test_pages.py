@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import SHARED_DATA
+from .conftest import TEST_DATA
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def run_cell(page: Any, code: str) -> Any:
 
 def test_a_person_uploads_a_csv_computes_charts_and_downloads(a_console: Any) -> None:
     page = a_console
-    page.locator("#upload").set_input_files(str(SHARED_DATA / "messy" / "simple.csv"))
+    page.locator("#upload").set_input_files(str(TEST_DATA / "messy" / "simple.csv"))
     page.locator("#file-list").get_by_text("/data/simple.csv").wait_for()
 
     cell = run_cell(page, "df = read_table('/data/simple.csv')\ndf.head()")
@@ -53,7 +53,7 @@ def test_a_person_uploads_a_csv_computes_charts_and_downloads(a_console: Any) ->
     with page.expect_download() as download_info:
         cell.get_by_role("button", name="copy.csv").click()
     saved = Path(download_info.value.path())
-    original = (SHARED_DATA / "messy" / "simple.csv").read_text(errors="replace")
+    original = (TEST_DATA / "messy" / "simple.csv").read_text(errors="replace")
     assert saved.read_text().splitlines()[1:3] != []
     assert len(saved.read_text().splitlines()) == len(
         [line for line in original.splitlines() if line.strip()]

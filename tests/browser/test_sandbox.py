@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import SHARED_DATA
+from .conftest import TEST_DATA
 from .helpers import (
     Canary,
     a_canary,
@@ -327,7 +327,9 @@ def test_upload_keeps_only_the_base_name(reckon: Any) -> None:
 # 8. Real messy uploads -------------------------------------------------------------------
 
 MESSY_FILES = sorted(
-    [*(SHARED_DATA / "csv-spectrum" / "csvs").iterdir(), *(SHARED_DATA / "messy").iterdir()]
+    p
+    for p in [*(TEST_DATA / "csv-spectrum" / "csvs").iterdir(), *(TEST_DATA / "messy").iterdir()]
+    if p.name != "LICENSE"
 )
 
 
@@ -345,7 +347,7 @@ def _column_count(info: dict[str, Any]) -> int:
 
 
 @pytest.mark.parametrize(
-    "source", MESSY_FILES, ids=[p.relative_to(SHARED_DATA).as_posix() for p in MESSY_FILES]
+    "source", MESSY_FILES, ids=[p.relative_to(TEST_DATA).as_posix() for p in MESSY_FILES]
 )
 def test_messy_upload_is_inspected_or_explained(reckon: Any, source: Path) -> None:
     name = _upload_name(source)
@@ -393,7 +395,7 @@ KNOWN_SHAPES = {
 def test_read_table_gives_the_known_shape(
     reckon: Any, relative: str, shape: tuple[int, int]
 ) -> None:
-    source = SHARED_DATA / relative
+    source = TEST_DATA / relative
     name = f"known-{source.parent.name}-{source.name}"
     info = upload_bytes(reckon, name, source.read_bytes())
     assert info["status"] == "ok", info
@@ -402,7 +404,7 @@ def test_read_table_gives_the_known_shape(
     assert result["result"]["text"] == repr(shape)
 
 
-CSV_SPECTRUM = sorted((SHARED_DATA / "csv-spectrum" / "csvs").glob("*.csv"))
+CSV_SPECTRUM = sorted((TEST_DATA / "csv-spectrum" / "csvs").glob("*.csv"))
 
 
 @pytest.mark.parametrize("source", CSV_SPECTRUM, ids=[p.name for p in CSV_SPECTRUM])

@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from types import ModuleType
 
@@ -119,15 +120,23 @@ def test_every_pin_matches_the_cached_file(build: ModuleType) -> None:
 
 
 def test_a_cached_build_downloads_nothing(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "build.py"), "--out", str(tmp_path / "site")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "fetch:" not in proc.stdout  # every "fetch:" line is a download
-    assert "check:" in proc.stdout
+    def build_once() -> str:
+        proc = subprocess.run(
+            [sys.executable, str(ROOT / "build.py"), "--out", str(tmp_path / "site")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    build_once()  # brings the cache up to date with py/ and web/, if they changed
+    stdout = build_once()
+    assert "fetch:" not in stdout  # every "fetch:" line is a download
+    assert "check:" in stdout
+    # Nor is anything made again: no wheel, no precompile, no snapshot.
+    assert "done: nothing was rebuilt or downloaded" in stdout, stdout
+    assert "precompile: cached" in stdout and "snapshot: cached" in stdout, stdout
     info = json.loads((tmp_path / "site" / "build-info.json").read_text())
     assert info["pyodide"] == "0.27.7"
     assert "pandas" in info["sandbox"]["all_packages"]
@@ -144,3 +153,84 @@ def test_each_page_preloads_its_whole_module_graph() -> None:
         links = re.findall(r'<link rel="modulepreload" href="([\w.-]+)">', html)
         assert deepest in links and "reckon.js" in links, links
         assert len(links) == len(set(links))
+
+
+@pytest.fixture
+def a_small_project(build: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A checkout with this pyproject.toml and a two-module `reckon`, built by the real
+    build_reckon_wheel (real pip) into its own wheels/ and cache."""
+    root = tmp_path / "checkout"
+    package = root / "py" / "reckon"
+    package.mkdir(parents=True)
+    shutil.copy(ROOT / "pyproject.toml", root / "pyproject.toml")
+    (root / "README.md").write_text("# reckon\n")
+    (package / "__init__.py").write_text("VERSION = 1\n")
+    (package / "extra.py").write_text("EXTRA = 1\n")
+    (package / "py.typed").write_text("")
+    monkeypatch.setattr(build, "ROOT", root)
+    monkeypatch.setattr(build, "WHEELS", root / "wheels")
+    monkeypatch.setattr(build, "CACHE", root / ".cache")
+    return root
+
+
+def _wheel(build: ModuleType) -> tuple[Path, list[str], bool]:
+    """Build (or reuse) the wheel: its path, its file names, and whether it was built."""
+    lines: list[str] = []
+    wheel = build.build_reckon_wheel(lines.append)
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+    return wheel, names, any("building the reckon wheel" in line for line in lines)
+
+
+def test_pip_rewriting_egg_info_does_not_rebuild_the_wheel(
+    build: ModuleType, a_small_project: Path
+) -> None:
+    first, _, built = _wheel(build)
+    assert built
+    digest = hashlib.sha256(first.read_bytes()).hexdigest()
+    # What `pip install -e .` and the wheel build itself leave in py/: neither is a source.
+    egg_info = a_small_project / "py" / "reckon.egg-info"
+    egg_info.mkdir(exist_ok=True)
+    (egg_info / "PKG-INFO").write_text("Metadata-Version: 2.4\nName: reckon\nrewritten by pip\n")
+    (egg_info / "SOURCES.txt").write_text("a different order\n")
+    cache = a_small_project / "py" / "reckon" / "__pycache__"
+    cache.mkdir(exist_ok=True)
+    (cache / "extra.cpython-311.pyc").write_bytes(b"bytecode")
+    (a_small_project / "py" / "reckon" / "stray.pyc").write_bytes(b"bytecode")
+    again, _, built = _wheel(build)
+    assert not built, "the wheel was rebuilt though no source changed"
+    assert again == first and hashlib.sha256(again.read_bytes()).hexdigest() == digest
+
+
+def test_a_changed_source_rebuilds_the_same_bytes_for_the_same_sources(
+    build: ModuleType, a_small_project: Path
+) -> None:
+    first, _, _ = _wheel(build)
+    original = first.read_bytes()
+    module = a_small_project / "py" / "reckon" / "__init__.py"
+    module.write_text("VERSION = 2\n")
+    changed, _, built = _wheel(build)
+    assert built and changed.read_bytes() != original
+    # Back to the first sources: a rebuild, byte for byte the first wheel, so the
+    # served lock (and the precompile and snapshot caches keyed on it) stay the same.
+    module.write_text("VERSION = 1\n")
+    restored, _, built = _wheel(build)
+    assert built and restored.read_bytes() == original
+
+
+def test_a_deleted_module_leaves_the_wheel(build: ModuleType, a_small_project: Path) -> None:
+    _, names, _ = _wheel(build)
+    assert "reckon/extra.py" in names
+    (a_small_project / "py" / "reckon" / "extra.py").unlink()
+    _, names, built = _wheel(build)
+    assert built and "reckon/extra.py" not in names, names  # not kept from build/lib
+
+
+def test_a_wheel_the_stamp_does_not_name_is_rebuilt(
+    build: ModuleType, a_small_project: Path
+) -> None:
+    first, _, _ = _wheel(build)
+    original = first.read_bytes()
+    first.write_bytes(b"a wheel from another checkout")  # the cache is shared, wheels/ is not
+    again, _, built = _wheel(build)
+    assert built and again.read_bytes() == original

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 from typing import Any
 
 from reckon.kernel import Session
 
-# The real uploads live beside the checkout (../shared/data), in CI too.
-SHARED_DATA = Path(
-    os.environ.get("RECKON_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data")
-)
+# Real uploads from public projects, carried by the repository (tests/data/README.md).
+TEST_DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 class Runner:

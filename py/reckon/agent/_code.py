@@ -6,6 +6,8 @@ import json
 import re
 from dataclasses import dataclass
 
+from reckon.agent._toolcalls import lenient_json
+
 __all__ = ["CodeBlocks", "ToolArguments", "extract_code_blocks", "fence", "parse_tool_arguments"]
 
 # An opening fence at the start of a line, an optional info string, the body, the
@@ -93,6 +95,11 @@ def parse_tool_arguments(name: str, arguments: str) -> ToolArguments:
     except json.JSONDecodeError as exc:
         return _recover(raw, exc)
     if isinstance(value, str):
+        # Arguments encoded twice ("{\"code\": …}" as a JSON string): a chat template
+        # that writes `arguments | tojson` teaches small models this form.
+        inner = _json_object(value)
+        value = inner if inner is not None else value
+    if isinstance(value, str):
         return ToolArguments(value)
     if isinstance(value, dict):
         if isinstance(value.get("code"), str):
@@ -105,10 +112,23 @@ def parse_tool_arguments(name: str, arguments: str) -> ToolArguments:
     )
 
 
+def _json_object(text: str) -> dict[str, object] | None:
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def _recover(raw: str, exc: json.JSONDecodeError) -> ToolArguments:
     if not raw.startswith("{"):
         # Raw Python sent as the arguments string (some local models do this).
         return ToolArguments(raw)
+    repaired = lenient_json(raw)  # triple-quoted strings, raw newlines, Python literals
+    if isinstance(repaired, dict) and isinstance(repaired.get("code"), str):
+        return ToolArguments(repaired["code"])
     match = re.match(r'^\{\s*"code"\s*:\s*"(?P<body>.*)"\s*\}$', raw, re.DOTALL)
     if match:
         body = match.group("body")

@@ -1,4 +1,5 @@
-"""The loop's control layer: budget, privacy, approval, request records, verification.
+"""The loop's control layer: budget, privacy, approval, requests and their records,
+grounding, verification.
 
 A mixin of ``Agent`` (``_loop.py``) so the loop itself stays the model/cell cycle;
 everything here is the person's say over it (issue "Control").
@@ -7,15 +8,28 @@ everything here is the person's say over it (issue "Control").
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from reckon._exceptions import ProtocolError
+from reckon._exceptions import ModelError, ProtocolError
 from reckon.agent._approval import Decide, Decision, edited_note, parse_decision, rejected_note
+from reckon.agent._context import estimate_tokens, fit_messages, is_overflow
+from reckon.agent._grounding import ground_answer, step_sources
 from reckon.agent._observe import format_observation
 from reckon.agent._privacy import Privacy, Redactor, read_values, schema_environment
+from reckon.agent._recheck import is_question
 from reckon.agent._sent import SentLog, offline_body
-from reckon.agent._types import ChatReply, ChatRequest, Executor, JSONDict
+from reckon.agent._transcript import Transcript
+from reckon.agent._types import (
+    RUN_PYTHON_TOOL,
+    RUN_SQL_TOOL,
+    ChatReply,
+    ChatRequest,
+    Executor,
+    JSONDict,
+    Model,
+)
 from reckon.agent._usage import add_usage, budget_message, call_usage
 from reckon.agent._verify import compare, verification_prompt
 
@@ -30,6 +44,8 @@ class AgentControls:
     """Budget, privacy, approval, records and verification for ``Agent``."""
 
     messages: list[JSONDict]
+    model: Model
+    transcript: Transcript
     executor: Executor
     observation_limit: int
     token_budget: int | None
@@ -37,6 +53,9 @@ class AgentControls:
     approval: str
     decide: Decide | None
     on_usage: Callable[[JSONDict], None] | None
+    on_call: Callable[[JSONDict], None] | None
+    _load_lines: list[str]
+    _read_until: int
     _phase: str
     _proposals: int
     _redactor: Redactor | None
@@ -54,6 +73,8 @@ class AgentControls:
         async def _answer(self, environment: JSONDict) -> JSONDict: ...
 
         async def _run_cell(self, code: str) -> JSONDict: ...
+
+        async def _call_model(self, request: ChatRequest) -> ChatReply: ...
 
         def _stopped(self) -> bool: ...
 
@@ -110,6 +131,49 @@ class AgentControls:
                 return budget_message(total, budget, scope, before_call=before_call)
         return None
 
+    async def _call_fitted(self, environment: JSONDict, force: str | None) -> ChatReply:
+        """One model call; a history too long for the model's window is cut and sent again."""
+        window = getattr(self.model, "context_window", None)
+        for attempt in range(3):
+            if isinstance(window, int) and window > 0:
+                self.messages = fit_messages(self.messages, limit=int(window * 0.85))
+            request = ChatRequest(
+                messages=list(self.messages),
+                tools=[RUN_PYTHON_TOOL, RUN_SQL_TOOL],
+                model=self.model.name,
+                context=environment,
+                tool_choice=force,
+            )
+            if self.on_call is not None:
+                fresh = request.messages[min(self._read_until, len(request.messages)) :]
+                self.on_call({"model": self.model.name, "tokens": estimate_tokens(request.messages),
+                              "new_tokens": estimate_tokens(fresh)})  # fmt: skip
+            try:
+                reply = await self._call_model(request)
+            except ModelError as exc:
+                self._record(request, None, environment)
+                if attempt == 2 or not is_overflow(exc):
+                    raise
+                window = int(estimate_tokens(self.messages) * 0.6)
+                continue
+            except BaseException:
+                self._record(request, None, environment)
+                raise
+            self._record(request, reply, environment)
+            self._read_until = len(request.messages)
+            return reply
+        raise AssertionError("unreachable")
+
+    def _ground(self, answer: str, steps: list[JSONDict], environment: JSONDict) -> JSONDict:
+        earlier = [{**s, "index": None} for s in self.transcript.steps]
+        given = [m["content"] for m in self.messages if is_question(m)]
+        for entry in environment.get("files") or []:
+            if isinstance(entry, dict):
+                given.append(str(entry.get("path") or ""))
+                given += [str(c.get("name") if isinstance(c, dict) else c)
+                          for c in entry.get("columns") or []]  # fmt: skip
+        return ground_answer(answer, step_sources([*earlier, *steps]), given=given)
+
     def _record(self, request: ChatRequest, reply: ChatReply | None, environment: JSONDict) -> None:
         """Keep what went out (and, with a reply, what it cost)."""
         log = self._sent_log
@@ -151,6 +215,7 @@ class AgentControls:
             shown, hidden = self._redactor.filter_result(result)
             extra["hidden"] = hidden
         observation = format_observation(shown, limit=self.observation_limit)
+        observation += _name_hint(result, self._load_lines)
         if extra.get("hidden"):
             observation += (
                 f"\nprivacy: {extra['hidden']} value(s) from the user's files were replaced by "
@@ -174,3 +239,20 @@ class AgentControls:
             waiting.cancel()
             raise Stopped
         return parse_decision(waiting.result(), code)
+
+
+_UNDEFINED = re.compile(r"name '(\w+)' is not defined")
+
+
+def _name_hint(result: JSONDict, loads: list[str]) -> str:
+    """A NameError for a table variable: small models assume the file is loaded."""
+    error = result.get("error")
+    if result.get("status") != "error" or not isinstance(error, dict) or not loads:
+        return ""
+    if error.get("type") != "NameError":
+        return ""
+    match = _UNDEFINED.search(str(error.get("message") or ""))
+    if match is None or match.group(1) in ("pd", "np", "plt"):
+        return ""
+    shown = "; ".join(loads[:3])
+    return f"\nnote: no file is loaded at the start; load it first, e.g. {shown}"

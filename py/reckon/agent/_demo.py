@@ -37,6 +37,9 @@ class DemoModel:
     """Implements ``Model`` offline for common data and math questions."""
 
     name = "reckon-demo"
+    # It answers only from outputs and cannot take a recheck: its answers are traced
+    # (and marked) like any model's, but never sent back.
+    follows_rechecks = False
 
     async def complete(
         self, request: ChatRequest, *, on_text: Callable[[str], None] | None = None

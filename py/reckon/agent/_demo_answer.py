@@ -17,7 +17,8 @@ I can't handle that request on my own. Here is what I understand:
 - charts: "histogram of price", "bar chart of sales by region", "line chart of sales over date", \
 "scatter plot of price vs quantity"
 - group-bys: "average price by region", "total sales per month", "count by region"
-- rankings: "top 5 products by sales", "bottom 3 regions by profit"
+- rankings: "top 5 products by sales", "bottom 3 regions by profit", \
+"which region sold the most units"
 - correlation: "correlation between price and quantity", "correlation matrix"
 - counting and filtering: "how many rows where price > 100", "how many orders from Spain"
 - math: "what is 17*23+4", "2**100", "integrate x**2 from 0 to 3", "solve x**2 - 4 = 0", \
@@ -74,11 +75,21 @@ def _fields(stdout: str) -> tuple[dict[str, str], list[tuple[str, str]]]:
     return fields, items
 
 
-def _listing(items: list[tuple[str, str]], limit: int = 10) -> str:
+def _listing(items: list[tuple[str, str]], limit: int = 10, *, total: str | None = None) -> str:
+    """``key value`` pairs; "and N more" counts every item, printed or not (``total``)."""
     shown = ", ".join(f"{key} {value}" for key, value in items[:limit])
-    if len(items) > limit:
-        shown += f", and {len(items) - limit} more"
+    count = int(total) if total is not None and total.isdigit() else len(items)
+    if count > min(limit, len(items)):
+        shown += f", and {count - min(limit, len(items))} more"
     return shown
+
+
+def _ties(fields: dict[str, str], items: list[tuple[str, str]], key: str) -> int:
+    """How many groups share the first item's value: printed by the cell, else counted."""
+    printed = fields.get(key, "")
+    if printed.isdigit():
+        return int(printed)
+    return sum(1 for _, value in items if items and value == items[0][1])
 
 
 def answer_from(intent: Intent, sections: dict[str, str]) -> str:
@@ -114,18 +125,9 @@ def answer_from(intent: Intent, sections: dict[str, str]) -> str:
     elif kind == "chart":
         text = _chart_answer(fields, items)
     elif kind == "groupby" and items:
-        value = next((c.name for c in intent.numeric), "rows")
-        group = intent.categorical[0].name
-        what = (
-            "Number of rows"
-            if intent.agg == "count" or value == "rows"
-            else (f"{_AGG_WORDS.get(intent.agg, intent.agg).capitalize()} {value}")
-        )
-        text = f"{what} by {group} ({fields.get('groups', len(items))} groups): {_listing(items)}."
-        text += f" The highest is {items[0][0]} ({items[0][1]})."
+        text = _groupby_answer(intent, fields, items)
     elif kind == "top" and items:
-        word = "Bottom" if intent.ascending else "Top"
-        text = f"{word} {len(items)}: " + "; ".join(f"{k}: {v}" for k, v in items) + "."
+        text = _top_answer(intent, fields, items)
     elif kind == "correlation":
         if "pearson r" in fields:
             a, b = intent.numeric[0].name, intent.numeric[1].name
@@ -147,30 +149,89 @@ def answer_from(intent: Intent, sections: dict[str, str]) -> str:
             "The code ran, but it did not print what I expected, so I can't quote a result. "
             "Its output is shown above."
         )
-    if figures and kind == "chart":
-        text += "\n" + "\n".join(line.lstrip("- ") for line in figures.splitlines() if line)
+    if kind == "chart" and figures:
+        # The figure's text description is for the model; the person sees the chart.
+        text += " The chart is shown above."
     return text
 
 
+def _measure(intent: Intent) -> str:
+    """ "total units", "average price", "number of rows": what the cell ranked by."""
+    column = intent.measure if intent.group else next(iter(intent.numeric), None)
+    value = column.name if column is not None else None
+    if intent.agg == "count" or value is None:
+        return "number of rows"
+    return f"{_AGG_WORDS.get(intent.agg or 'sum', intent.agg)} {value}"
+
+
+def _groupby_answer(intent: Intent, fields: dict[str, str], items: list[tuple[str, str]]) -> str:
+    group = intent.categorical[0].name
+    groups = fields.get("groups", str(len(items)))
+    what = _measure(intent)
+    text = f"{what[0].upper()}{what[1:]} by {group} ({groups} groups): "
+    text += _listing(items, total=groups) + "."
+    tied = _ties(fields, items, "tied at the top")
+    if tied > 1 and groups == str(tied):
+        return text + f" All {tied} groups have the same value, {items[0][1]}."
+    if tied > 1:
+        return text + f" {tied} groups tie for the highest at {items[0][1]}."
+    return text + f" The highest is {items[0][0]} ({items[0][1]})."
+
+
+def _top_answer(intent: Intent, fields: dict[str, str], items: list[tuple[str, str]]) -> str:
+    group_column = intent.group or next(iter(intent.categorical), None)
+    if intent.n != 1 or group_column is None:
+        word = "Bottom" if intent.ascending else "Top"
+        text = f"{word} {len(items)}: " + "; ".join(f"{k}: {v}" for k, v in items) + "."
+        tied, shown = _ties(fields, items[-1:], "tied at the cut"), fields.get("tied shown", "1")
+        extra = tied - int(shown) if shown.isdigit() else 0
+        if extra > 0:
+            text += f" {extra} more tie with {items[-1][0]} at {items[-1][1]}."
+        return text
+    group = group_column.name
+    end = "lowest" if intent.ascending else "highest"
+    what = _measure(intent)
+    key, value = items[0]
+    tied = _ties(fields, items, "tied at the cut")
+    if tied > 1:
+        names = [n for n in fields.get("tied", "").split("; ") if n]
+        more = f" and {tied - len(names)} more" if names and tied > len(names) else ""
+        listed = f" ({', '.join(names)}{more})" if names else ""
+        every = "All " if fields.get("groups") == str(tied) else ""
+        return f"{every}{tied} {group} values tie for the {end} {what}, at {value}{listed}."
+    return f"The {group} with the {end} {what} is {key} ({value})."
+
+
 def _chart_answer(fields: dict[str, str], items: list[tuple[str, str]]) -> str:
+    title = f" {fields['chart']!r}" if fields.get("chart") else ""
     if "values" in fields:
         return (
-            f"Here is the histogram: {fields['values']} values from {fields.get('min')} "
+            f"I made the histogram{title}: {fields['values']} values from {fields.get('min')} "
             f"to {fields.get('max')}, mean {fields.get('mean')}."
         )
     if "correlation" in fields:
         return (
-            f"Here is the scatter plot of {fields.get('points')} points; "
+            f"I made the scatter plot{title} of {fields.get('points')} points; "
             f"their correlation is {fields['correlation']}."
         )
     if "highest" in fields:
+        tied = fields.get("tied at the top", "1")
+        highest = fields["highest"]
+        if tied.isdigit() and int(tied) > 1:
+            highest = f"{highest.rpartition('= ')[2]}, reached at {tied} points"
         return (
-            f"Here is the line chart ({fields.get('points')} points): it starts at "
+            f"I made the line chart{title} ({fields.get('points')} points): it starts at "
             f"{fields.get('first')} and ends at {fields.get('last')}; the highest is "
-            f"{fields['highest']}."
+            f"{highest}."
         )
     if items:
-        return f"Here is the bar chart: {_listing(items)}."
+        groups = fields.get("groups")
+        shown = (
+            f" (the top {len(items)} of {groups} are drawn)"
+            if groups and int(groups) > len(items)
+            else ""
+        )
+        return f"I made the bar chart{title}{shown}: {_listing(items)}."
     return ""
 
 

@@ -31,6 +31,12 @@ _COMPARISONS = [
     ("==", r"==|=|\bequal to\b|\bequals\b|\bis\b"),
 ]
 _COMPARISON_OPS = {op for op, _ in _COMPARISONS}
+_COUNT_WORDS = re.compile(r"\b(how many|count|number of)\b")
+# "which region sold the most units": one group, ranked; these words say which end.
+_SUPERLATIVE = re.compile(
+    r"\b(most|highest|largest|biggest|greatest|best|top|least|lowest|smallest|fewest|worst)\b"
+)
+_ASCENDING = {"least", "lowest", "smallest", "fewest", "worst", "bottom"}
 _NUMBER = r"-?\d+(?:\.\d+)?"
 _OVERVIEW = re.compile(
     r"summar|overview|what'?s in|what is in|describe the (data|file|table|dataset)|"
@@ -60,6 +66,9 @@ class Intent:
     lower: str = ""
     upper: str = ""
     variable: str = "x"
+    # "which <group> has the most <measure>": the columns named, whatever their dtypes.
+    group: Column | None = None
+    measure: Column | None = None
 
     @property
     def numeric(self) -> list[Column]:
@@ -84,7 +93,13 @@ def parse_intent(question: str, files: list[JSONDict]) -> Intent:
     all_columns = columns_of(entry)
     intent = Intent("help", question=text, file=entry, all_columns=all_columns)
     intent.columns = find_columns(text, all_columns)
-    intent.agg = _aggregate(lowered)
+    # Words inside a column's name ("Number of Offences", "Total") are not requests.
+    rest = _without_columns(lowered, intent.columns)
+    intent.agg = _aggregate(rest)
+    summed = _summed_column(lowered, intent)
+    if summed is not None:  # "number of units by region": the units, added up
+        intent.agg = "sum" if intent.agg in {"", "count"} else intent.agg
+        intent.columns = [summed, *[c for c in intent.columns if c != summed]]
     if "correlat" in lowered or re.search(r"\brelationship\b|\brelated\b", lowered):
         intent.kind = "correlation"
     elif chart := _chart(lowered):
@@ -93,8 +108,17 @@ def parse_intent(question: str, files: list[JSONDict]) -> Intent:
         r"\b(top|bottom|highest|lowest|largest|smallest|best|worst)\s+(\d+)\b", lowered
     ):
         intent.kind, intent.n = "top", int(top.group(2))
-        intent.ascending = top.group(1) in {"bottom", "lowest", "smallest", "worst"}
-    elif re.search(r"\b(how many|count|number of)\b", lowered):
+        intent.ascending = top.group(1) in _ASCENDING
+    elif (which := _which(lowered, rest, intent)) is not None:
+        end, intent.group = which
+        others = [c for c in intent.columns if c != intent.group]
+        intent.measure = next((c for c in others if c.numeric), next(iter(others), None))
+        intent.kind, intent.n, intent.ascending = "top", 1, end in _ASCENDING
+        if intent.measure is None:  # "which region has the most orders": rows per region
+            intent.agg = "count"
+        elif intent.agg not in {"mean", "median", "sum"}:
+            intent.agg = "sum"
+    elif _COUNT_WORDS.search(rest) and summed is None:
         _count(intent, lowered)
     elif re.search(r"\b(by|per|for each|for every|across|grouped by)\b", lowered) and (
         intent.agg and intent.columns
@@ -115,6 +139,34 @@ def parse_intent(question: str, files: list[JSONDict]) -> Intent:
     if intent.kind == "count" and intent.op in _COMPARISON_OPS and not intent.numeric:
         intent.kind = "nocolumn"
     return intent
+
+
+def _without_columns(lowered: str, columns: list[Column]) -> str:
+    for column in sorted(columns, key=lambda c: -len(c.name)):
+        lowered = re.sub(rf"\b{_loose(column.name.lower())}s?\b", " ", lowered)
+    return lowered
+
+
+def _summed_column(lowered: str, intent: Intent) -> Column | None:
+    """A numeric column named right after "how many" / "number of" / "count of"."""
+    if any(re.search(pattern, lowered) for op, pattern in _COMPARISONS if op != "=="):
+        return None  # "how many rows where price > 100" counts rows
+    for column in intent.numeric:
+        name = _loose(column.name.lower())
+        if re.search(rf"\b(how many|number of|count of)\s+(the\s+)?{name}s?\b", lowered):
+            return column
+    return None
+
+
+def _which(lowered: str, rest: str, intent: Intent) -> tuple[str, Column] | None:
+    """For "which/what <column> ... most/least ...": the superlative word and that column."""
+    found = _SUPERLATIVE.search(rest)
+    if found is None:
+        return None
+    for column in intent.columns:
+        if re.search(rf"\b(which|what)\s+{_loose(column.name.lower())}s?\b", lowered):
+            return found.group(1), column
+    return None
 
 
 def _sounds_like_data(lowered: str) -> bool:

@@ -125,25 +125,40 @@ def _groupby(intent: Intent, table: str) -> str | None:
         measure = f"ROUND({_SQL_AGG[agg]}({_col(values[0])}), 4)"
     else:
         return None  # SQLite has no median: the Python cell computes it
+    key = _label(group)
     return (
-        f'SELECT {_col(group)} AS {_ident(group.name)}, {measure} AS "value"\n'
-        f'FROM {table}\nGROUP BY {_col(group)}\nORDER BY "value" DESC'
+        f'SELECT {key} AS {_ident(group.name)}, {measure} AS "value"\n'
+        f'FROM {table}\nGROUP BY {key}\nORDER BY "value" DESC'
     )
+
+
+def _label(column: Column) -> str:
+    # Padded text labels ("East   ") are one group with "East", as in the Python cells.
+    return f"TRIM({_col(column)})"
 
 
 def _top(intent: Intent, table: str) -> str | None:
     numeric = intent.numeric or [c for c in intent.all_columns if c.numeric]
     labels = intent.categorical or [c for c in intent.all_columns if not c.numeric]
-    if not numeric:
-        return None
-    value = _col(numeric[0])
+    if intent.group is not None:  # "which <group> has the most <measure>"
+        labels, numeric = [intent.group], [intent.measure] if intent.measure else []
+    grouped = bool(intent.categorical) or intent.group is not None
     order = "ASC" if intent.ascending else "DESC"
-    if intent.categorical:
-        label = _col(labels[0])
+    if grouped and (intent.agg == "count" or not numeric):
+        measure = "COUNT(*)"
+    elif grouped and intent.agg in {"mean", "sum", ""}:
+        value = _col(numeric[0])
+        value = value if numeric[0].numeric else f"CAST({value} AS REAL)"  # numbers as text
+        measure = f"ROUND({_SQL_AGG[intent.agg or 'sum']}({value}), 4)"
+    elif grouped or not numeric:
+        return None  # a median per group, or nothing to rank: the Python cell
+    if grouped:
+        label = _label(labels[0])
         return (
-            f'SELECT {label}, ROUND(SUM({value}), 4) AS "value"\nFROM {table}\n'
-            f'GROUP BY {label}\nORDER BY "value" {order}\nLIMIT {intent.n}'
+            f'SELECT {label} AS {_ident(labels[0].name)}, {measure} AS "value"\n'
+            f'FROM {table}\nGROUP BY {label}\nORDER BY "value" {order}\nLIMIT {intent.n}'
         )
+    value = _col(numeric[0])
     label = _col(labels[0]) if labels else 'rowid - 1 AS "row"'
     return (
         f'SELECT {label}, ROUND({value}, 4) AS "value"\nFROM {table}\n'

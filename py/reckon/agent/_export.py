@@ -29,14 +29,53 @@ SETUP_CODE = """\
 import os
 from functools import partial
 
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
 os.makedirs("output", exist_ok=True)
-try:  # pip install reckon: the same messy-file reader and SQL helper as in the browser
+try:  # with Reckon installed (pip install -e <its checkout>): the browser's own helpers
     from reckon.kernel import read_table
     from reckon.kernel import run_sql as _run_sql
 
     run_sql = partial(_run_sql, data_dir="data")
-except ImportError:
-    pass"""
+except ImportError:  # plain pandas: simpler stand-ins (no sniffing of odd files)
+    import re
+    import sqlite3
+
+    import pandas as pd
+
+    def read_table(path, sheet=0, **kwargs):
+        \"\"\"A table file as a DataFrame; sheet=None stacks a workbook's sheets.\"\"\"
+        extension = os.path.splitext(str(path))[1].lower()
+        if extension in (".xlsx", ".xlsm", ".xls", ".ods"):
+            frames = pd.read_excel(path, sheet_name=sheet, **kwargs)
+            if sheet is None or sheet == "*":
+                parts = [f.assign(sheet=n) for n, f in frames.items()]
+                return pd.concat(parts, ignore_index=True)
+            return frames
+        if extension in (".json", ".jsonl"):
+            return pd.read_json(path, lines=extension == ".jsonl", **kwargs)
+        if extension == ".parquet":
+            return pd.read_parquet(path, **kwargs)
+        options = {"sep": None, "engine": "python", **kwargs}  # sniffs , ; tab |
+        try:
+            return pd.read_csv(path, **options)
+        except UnicodeDecodeError:
+            return pd.read_csv(path, **{"encoding": "cp1252", **options})
+
+    def run_sql(query, data_dir="data", limit=None):
+        \"\"\"SQLite over the table files in data_dir, each named after its file.\"\"\"
+        db = sqlite3.connect(":memory:")
+        words = set(re.findall(r"\\w+", query.lower()))
+        for name in sorted(os.listdir(data_dir)):
+            table = re.sub(r"[^0-9a-zA-Z_]+", "_", os.path.splitext(name)[0]).strip("_").lower()
+            table = f"t_{table}" if table[:1].isdigit() else table
+            if table in words:
+                read_table(os.path.join(data_dir, name)).to_sql(table, db, index=False)
+        frame = pd.read_sql_query(query, db)
+        db.close()
+        return frame if limit is None else frame.head(limit)"""
 
 _SANDBOX_TO_PORTABLE = (("/data/", "data/"), ("/output/", "output/"))
 

@@ -20,7 +20,7 @@ from reckon.agent._export import export_notebook as _notebook
 from reckon.agent._export import export_script as _script
 from reckon.agent._import import import_into, refused_while_busy
 from reckon.agent._loop import Agent
-from reckon.agent._openai import OpenAIModel
+from reckon.agent._openai import TOOL_MODES, OpenAIModel
 from reckon.agent._privacy import Privacy
 from reckon.agent._transcript import dump_state, load_state
 from reckon.agent._turns import Turns
@@ -59,6 +59,7 @@ class _State:
             on_step=self._on_step,
             on_text=self._on_text,
             on_usage=self._on_usage,
+            on_call=self._on_call,
             decide=self._decide,
         )
         self.ask_id = 0
@@ -90,6 +91,9 @@ class _State:
         )
         self.control, self.settings_error = dict(control), ""
 
+    def _on_call(self, call: JSONDict) -> None:
+        self._post({"type": "waiting", "askId": self.ask_id, **call})
+
     def _on_usage(self, usage: JSONDict) -> None:
         self._post({"type": "usage", "askId": self.ask_id, **usage})
 
@@ -111,12 +115,16 @@ class _State:
     def _on_text(self, text: str) -> None:
         self._post({"type": "delta", "askId": self.ask_id, "text": text})
 
-    def model_for(self, name: str) -> Model:
+    def model_for(self, name: str, options: JSONDict | None = None) -> Model:
         if not name or name == DEMO:
             return DemoModel()
         relay = str(self.config.get("relay", ""))
         transport = FetchTransport(relay, token=self.config.get("token"))
-        return OpenAIModel(transport, model=name)
+        options = options or {}
+        tools = options.get("tools") if options.get("tools") in TOOL_MODES else "auto"
+        window = options.get("context_window")
+        window = window if isinstance(window, int) and not isinstance(window, bool) else None
+        return OpenAIModel(transport, model=name, tools=str(tools), context_window=window)
 
 
 _state: _State | None = None
@@ -162,6 +170,8 @@ async def _ask(
         budget = _budget(options.get("tokenBudget"), "ask(question, {tokenBudget})")
         verify = options.get("verify")
         verify = None if verify is None else _flag(verify, "ask(question, {verify})")
+        model_options = options.get("modelOptions")
+        model_options = model_options if isinstance(model_options, dict) else {}
     except ProtocolError as exc:
         refused: JSONDict = {"status": "error", "answer": "", "steps": [], "message": str(exc)}
         state._post({"type": "done", "askId": ask_id, **refused})
@@ -173,7 +183,7 @@ async def _ask(
             state._post({"type": "done", "askId": ask_id, **stopped})
             return
         state.ask_id = ask_id
-        outcome = await _answer(state, question, model, budget, verify)
+        outcome = await _answer(state, question, model, budget, verify, model_options)
     state._post({"type": "done", "askId": ask_id, **outcome})
 
 
@@ -181,10 +191,16 @@ _STOPPED_EARLY = "Stopped by the user before it started (it was waiting for the 
 
 
 async def _answer(
-    state: _State, question: str, model: str, budget: int | None, verify: bool | None
+    state: _State,
+    question: str,
+    model: str,
+    budget: int | None,
+    verify: bool | None,
+    model_options: JSONDict,
 ) -> JSONDict:
+    # The same model keeps its object, and with it what was learnt of it (code blocks).
     if state.agent.model.name != (model or DEMO):
-        state.agent.model = state.model_for(model)
+        state.agent.model = state.model_for(model, model_options)
     env = await state.executor.environment(
         python=str(state.config.get("python", "3.12")),
         packages=list(state.config.get("packages", [])),

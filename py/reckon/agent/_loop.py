@@ -10,17 +10,18 @@ from typing import TypeVar
 
 from reckon._exceptions import ModelError, ModelProtocolError, ProtocolError, ReckonError
 from reckon.agent._approval import APPROVAL_MODES, Decide
-from reckon.agent._code import extract_code_blocks, parse_tool_arguments
+from reckon.agent._code import ToolArguments, parse_tool_arguments
+from reckon.agent._context import LEFT_OUT
 from reckon.agent._control import AgentControls
 from reckon.agent._control import Stopped as _Stopped
 from reckon.agent._observe import OBSERVATION_HEADER
 from reckon.agent._privacy import Privacy, Redactor
 from reckon.agent._prompt import build_system_prompt
+from reckon.agent._recheck import is_question, recheck_message
+from reckon.agent._reply import Move, interpret
 from reckon.agent._sent import SentLog
 from reckon.agent._transcript import Transcript
 from reckon.agent._types import (
-    RUN_PYTHON_TOOL,
-    RUN_SQL_TOOL,
     ChatReply,
     ChatRequest,
     Executor,
@@ -33,6 +34,8 @@ __all__ = ["Agent"]
 
 T = TypeVar("T")
 _STOPPED = "Stopped by the user."
+# An answer goes back to the model at most this often (a guess, then a lost format).
+_RECHECKS = 2
 
 
 class Agent(AgentControls):
@@ -56,6 +59,7 @@ class Agent(AgentControls):
         on_step: Callable[[JSONDict], None] | None = None,
         on_text: Callable[[str], None] | None = None,
         on_usage: Callable[[JSONDict], None] | None = None,
+        on_call: Callable[[JSONDict], None] | None = None,
         token_budget: int | None = None,
         privacy: Privacy | None = None,
         approval: str = "auto",
@@ -74,6 +78,12 @@ class Agent(AgentControls):
         self.on_step = on_step
         self.on_text = on_text
         self.on_usage = on_usage
+        # Told before each model call what it must read: a slow local model reads a
+        # long prompt for many seconds before its first word, and the page says so.
+        self.on_call = on_call
+        self._read_until = 0
+        self._first_token_ms: float | None = None
+        self._load_lines: list[str] = []
         # Tokens this conversation may use in all (None: no limit); ask() may add a
         # limit for one answer.
         self.token_budget = token_budget
@@ -113,6 +123,7 @@ class Agent(AgentControls):
         self.messages = []
         self.transcript = Transcript()
         self._sent_log.clear()
+        self._read_until = 0
 
     def stop(self) -> None:
         """Stop the current ask: cancel the model call and interrupt a running cell."""
@@ -159,10 +170,19 @@ class Agent(AgentControls):
             outcome = self._finish(_outcome("error", "", [], message))
             self.transcript.add(question, outcome)
             return outcome
-        prompt = build_system_prompt(environment, privacy=self.privacy)
+        self._load_lines = [
+            f"df = {f['read_with']}"
+            for f in environment.get("files") or []
+            if isinstance(f, dict) and f.get("read_with")
+        ]
+        tools = bool(getattr(self.model, "use_tools", True))
+        prompt = build_system_prompt(environment, privacy=self.privacy, tools=tools)
         system = {"role": "system", "content": prompt}
-        # The environment changes between questions (uploads), so the prompt is rebuilt.
+        # The environment changes between questions (uploads), so the prompt is rebuilt;
+        # a note that the history was cut stays with it.
         if self.messages and self.messages[0].get("role") == "system":
+            if LEFT_OUT in str(self.messages[0].get("content")):
+                system["content"] = f"{prompt}\n\n{LEFT_OUT}"
             self.messages[0] = system
         else:
             self.messages.insert(0, system)
@@ -190,43 +210,57 @@ class Agent(AgentControls):
         last_code = ""
         failures = 0
         last_error = ""
-        for _ in range(self.max_steps):
+        ran_code = False
+        asked: set[str] = set()
+        has_files = bool(environment.get("files"))
+        calls = 0
+        while calls < self.max_steps:
             started = time.monotonic()
             spent = self._budget_hit(before_call=True)
             if spent is not None:
                 self.messages.append({"role": "assistant", "content": "(stopped: token budget)"})
                 return _outcome("budget", last_text, steps, spent)
-            request = ChatRequest(
-                messages=list(self.messages),
-                tools=[RUN_PYTHON_TOOL, RUN_SQL_TOOL],
-                model=self.model.name,
-                context=environment,
-            )
+            # A data question is answered from code: the first call must run some.
+            force = "run_python" if has_files and not ran_code and calls == 0 else None
+            calls += 1
             try:
-                reply = await self._call_model(request)
+                reply = await self._call_fitted(environment, force)
             except _Stopped:
-                self._record(request, None, environment)
                 self.messages.append({"role": "assistant", "content": "(stopped by the user)"})
                 return _outcome("stopped", last_text, steps, _STOPPED)
             except (ModelError, ModelProtocolError) as exc:
-                self._record(request, None, environment)
                 message = f"The model call failed: {exc}"
                 self._emit(steps, {"kind": "error", "text": message}, started)
                 return _outcome("error", last_text, steps, message)
-            self._record(request, reply, environment)
-            text = reply.text.strip()
-            last_text = text or last_text
-            blocks = None if reply.tool_calls else extract_code_blocks(reply.text)
-            if blocks is not None and blocks.code.strip() == last_code.strip():
-                blocks = None  # the answer quotes the code it already ran: not a new cell
-            if not reply.tool_calls and blocks is None:
-                if not text:
+            move = interpret(reply, last_code=last_code)
+            self._first_token_ms = reply.first_token_ms
+            if move.thinking:
+                self._emit(steps, {"kind": "thinking", "text": move.thinking}, started)
+            last_text = move.text or last_text
+            if not move.runs_code:
+                if not move.text:
                     message = "The model returned an empty reply."
                     self._emit(steps, {"kind": "error", "text": message}, started)
                     return _outcome("error", last_text, steps, message)
-                self.messages.append({"role": "assistant", "content": reply.text})
-                self._emit(steps, {"kind": "answer", "text": text}, started)
-                return _outcome("ok", text, steps)
+                grounding = self._ground(move.text, steps, environment)
+                self.messages.append({"role": "assistant", "content": move.text})
+                again_text = self._recheck(move.text, grounding, has_files, ran_code, asked)
+                if again_text is not None:
+                    self.messages.append({"role": "user", "content": again_text})
+                    step = {"kind": "recheck", "text": move.text, "message": again_text}
+                    self._emit(steps, {**step, "grounding": grounding}, started)
+                    continue
+                self._emit(
+                    steps, {"kind": "answer", "text": move.text, "grounding": grounding}, started
+                )
+                outcome = _outcome("ok", move.text, steps)
+                outcome["grounding"] = grounding
+                return outcome
+            if move.code is not None and not move.native:
+                # Tools were offered and it wrote a code block: talk to it in blocks.
+                switch = getattr(self.model, "prefer_code_blocks", None)
+                if callable(switch):
+                    switch()
             spent = self._budget_hit(before_call=False)
             if spent is not None:
                 # The proposed code is not run: nothing could read its output.
@@ -234,18 +268,7 @@ class Agent(AgentControls):
                 self.messages.append({"role": "assistant", "content": said})
                 return _outcome("budget", last_text, steps, spent)
             try:
-                if reply.tool_calls:
-                    results = await self._run_tool_calls(reply, steps, started)
-                else:
-                    assert blocks is not None
-                    self.messages.append({"role": "assistant", "content": reply.text})
-                    ran, result, observation, extra = await self._execute(blocks.code, "run_python")
-                    self.messages.append(
-                        {"role": "user", "content": f"{OBSERVATION_HEADER}\n{observation}"}
-                    )
-                    step = {"kind": "code", "text": blocks.text, "code": ran, **extra}
-                    self._emit(steps, {**step, "result": result}, started)
-                    results = [(ran, result)]
+                results = await self._run_move(move, reply.text, steps, started)
             except _Stopped:
                 return _outcome("stopped", last_text, steps, _STOPPED)
             except ReckonError as exc:
@@ -255,8 +278,10 @@ class Agent(AgentControls):
             for code, result in results:
                 if result.get("status") == "ok":
                     failures, last_code = 0, code
+                    ran_code = True
                 elif result.get("status") != "rejected":
                     failures += 1
+                    ran_code = True
                     last_error = _describe_failure(result)
             if self._stopped():
                 return _outcome("stopped", last_text, steps, _STOPPED)
@@ -269,51 +294,80 @@ class Agent(AgentControls):
         message = f"Stopped after {self.max_steps} model calls without a final answer."
         return _outcome("error", last_text, steps, message)
 
-    async def _run_tool_calls(
-        self, reply: ChatReply, steps: list[JSONDict], started: float
-    ) -> list[tuple[str, JSONDict]]:
-        calls = reply.tool_calls
-        self.messages.append(
-            {
-                "role": "assistant",
-                "content": reply.text or None,
-                "tool_calls": [
-                    {
-                        "id": call["id"],
-                        "type": "function",
-                        "function": {"name": call["name"], "arguments": call["arguments"]},
-                    }
-                    for call in calls
-                ],
-            }
+    def _recheck(
+        self, answer: str, grounding: JSONDict, has_files: bool, ran_code: bool, asked: set[str]
+    ) -> str | None:
+        """What to send the answer back with (``_recheck``), at most once per kind."""
+        if len(asked) >= _RECHECKS or not getattr(self.model, "follows_rechecks", True):
+            return None
+        computed = ran_code or any(s.get("kind") == "code" for s in self.transcript.steps)
+        question = next((m["content"] for m in reversed(self.messages) if is_question(m)), "")
+        found = recheck_message(
+            grounding, has_files, computed, question=question, answer=answer, asked=frozenset(asked)
         )
+        if found is None:
+            return None
+        asked.add(found[0])
+        return found[1]
+
+    async def _run_move(
+        self, move: Move, raw: str, steps: list[JSONDict], started: float
+    ) -> list[tuple[str, JSONDict]]:
+        """Run the reply's cells. Native calls get one ``tool`` answer each (every call
+        needs one, or the history is invalid next time). Calls written as text and code
+        blocks keep the reply as the model wrote it, byte for byte (so the server's
+        prompt cache holds), and get their outputs as one user message, which every
+        server accepts."""
+        if move.native:
+            # "" rather than null content: llama-cpp-python answers null with a 500.
+            calls = [{"id": c["id"], "type": "function",
+                      "function": {"name": c["name"], "arguments": c["arguments"]}}
+                     for c in move.calls]  # fmt: skip
+            self.messages.append({"role": "assistant", "content": move.text, "tool_calls": calls})
+        else:
+            self.messages.append({"role": "assistant", "content": raw})
+        cells = [(c["id"], c["name"], parse_tool_arguments(c["name"], c["arguments"]))
+                 for c in move.calls]  # fmt: skip
+        if move.code is not None:
+            cells = [("", "run_python", ToolArguments(move.code))]
+        observations: list[str] = []
+
+        def answer(call_id: str, content: str) -> None:
+            if move.native:
+                self._tool_message(call_id, content)
+            else:
+                observations.append(content)
+
         results: list[tuple[str, JSONDict]] = []
-        for number, call in enumerate(calls):
-            text = reply.text.strip() if number == 0 else ""
-            if self._stopped():
-                # Every tool call needs its answer or the history is invalid next time.
-                self._tool_message(call["id"], "status: not run (stopped by the user)")
-                continue
-            parsed = parse_tool_arguments(call["name"], call["arguments"])
-            if parsed.code is None:
-                problem = parsed.problem or "the tool call could not be read"
-                self._tool_message(call["id"], f"status: error\nerror: {problem}")
-                self._emit(steps, {"kind": "error", "text": text, "message": problem}, started)
-                results.append(("", {"status": "error", "error": {"message": problem}}))
+        try:
+            for number, (call_id, name, parsed) in enumerate(cells):
+                text = move.text if number == 0 else ""
+                if self._stopped():
+                    answer(call_id, "status: not run (stopped by the user)")
+                    continue
+                if parsed.code is None:
+                    problem = parsed.problem or "the tool call could not be read"
+                    answer(call_id, f"status: error\nerror: {problem}")
+                    self._emit(steps, {"kind": "error", "text": text, "message": problem}, started)
+                    results.append(("", {"status": "error", "error": {"message": problem}}))
+                    started = time.monotonic()
+                    continue
+                try:
+                    ran, result, observation, extra = await self._execute(parsed.code, name)
+                except _Stopped:
+                    answer(call_id, "status: interrupted (stopped by the user)")
+                    for later, _, _ in cells[number + 1 :]:
+                        answer(later, "status: not run (stopped by the user)")
+                    raise
+                answer(call_id, observation)
+                step = {"kind": "code", "text": text, "code": ran, "result": result, **extra}
+                self._emit(steps, step, started)
+                results.append((ran, result))
                 started = time.monotonic()
-                continue
-            try:
-                ran, result, observation, extra = await self._execute(parsed.code, call["name"])
-            except _Stopped:
-                self._tool_message(call["id"], "status: interrupted (stopped by the user)")
-                for later in calls[number + 1 :]:
-                    self._tool_message(later["id"], "status: not run (stopped by the user)")
-                raise
-            self._tool_message(call["id"], observation)
-            step = {"kind": "code", "text": text, "code": ran, "result": result, **extra}
-            self._emit(steps, step, started)
-            results.append((ran, result))
-            started = time.monotonic()
+        finally:
+            if observations:
+                joined = "\n\n".join(f"{OBSERVATION_HEADER}\n{o}" for o in observations)
+                self.messages.append({"role": "user", "content": joined})
         return results
 
     def _tool_message(self, call_id: str, content: str) -> None:
@@ -362,6 +416,9 @@ class Agent(AgentControls):
         full: JSONDict = {"index": len(steps), "kind": step["kind"], "text": step.get("text", "")}
         full.update({k: v for k, v in step.items() if k not in full})
         full["model"] = self.model.name
+        if self._first_token_ms is not None:
+            full["first_token_ms"] = self._first_token_ms
+            self._first_token_ms = None  # only the first step of a reply waited for it
         if self._phase:
             full["phase"] = self._phase
         full["ms"] = round((time.monotonic() - started) * 1000, 1)

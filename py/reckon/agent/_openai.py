@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 
 from reckon._exceptions import ModelError, ModelProtocolError
@@ -17,12 +18,20 @@ CHAT_PATH = "/v1/chat/completions"
 _TOOL_WORDS = ("tool", "function")
 
 
+TOOL_MODES = ("auto", "on", "off")
+
+
 class OpenAIModel:
     """Calls ``/v1/chat/completions`` and parses the stream or the JSON reply.
 
-    When the upstream refuses tools (HTTP 400 naming tools or function calling) the
-    call is retried once without them and the model stays in code-block mode: the
-    system prompt already tells it to answer with a fenced block in that case.
+    ``tools``: ``"on"`` always offers the tools, ``"off"`` never does (the model
+    writes fenced code blocks), ``"auto"`` offers them until the model shows it
+    does not use them: the server refuses them (HTTP 400 naming tools or function
+    calling; the call is retried at once without them) or the model answers with
+    a code block instead of a call. Either way the model stays in code-block mode,
+    and the next system prompt tells it so. A server that refuses ``tool_choice``
+    is asked again without it. ``context_window`` (tokens) makes the agent cut the
+    history to fit before sending.
     """
 
     def __init__(
@@ -30,24 +39,39 @@ class OpenAIModel:
         transport: Transport,
         *,
         model: str,
-        use_tools: bool = True,
+        tools: str = "auto",
+        use_tools: bool | None = None,
         stream: bool = True,
         temperature: float | None = 0,
+        context_window: int | None = None,
         path: str = CHAT_PATH,
     ) -> None:
+        if tools not in TOOL_MODES:
+            raise ModelProtocolError(f"tools must be one of {', '.join(TOOL_MODES)}, got {tools!r}")
         self.name = model
-        self.use_tools = use_tools
+        self.tools = tools
+        self.use_tools = tools != "off" if use_tools is None else use_tools
         self.stream = stream
         self.temperature = temperature
+        self.context_window = context_window
+        self.tool_choice_ok = True
         self._transport = transport
         self._path = path
+
+    def prefer_code_blocks(self) -> None:
+        """The model wrote a code block where it could have called a tool."""
+        if self.tools == "auto":
+            self.use_tools = False
 
     def payload(self, request: ChatRequest) -> JSONDict:
         """The request body for ``request`` in the current mode (with or without tools)."""
         body: JSONDict = {"model": request.model or self.name}
         if self.use_tools:
-            body["messages"] = request.messages
+            body["messages"] = [_acceptable(m) for m in request.messages]
             body["tools"] = request.tools or [RUN_PYTHON_TOOL]
+            if request.tool_choice and self.tool_choice_ok:
+                function = {"name": request.tool_choice}
+                body["tool_choice"] = {"type": "function", "function": function}
         else:
             body["messages"] = messages_without_tools(request.messages)
         if self.temperature is not None:
@@ -65,8 +89,11 @@ class OpenAIModel:
         except ModelError as exc:
             if not (self.use_tools and _rejects_tools(exc)):
                 raise
-        self.use_tools = False
-        return await self._complete(request, on_text=on_text)
+            if "tool_choice" in str(exc) and self.tool_choice_ok and request.tool_choice:
+                self.tool_choice_ok = False
+            else:
+                self.use_tools = False
+        return await self.complete(request, on_text=on_text)
 
     async def _complete(
         self, request: ChatRequest, *, on_text: Callable[[str], None] | None
@@ -77,12 +104,18 @@ class OpenAIModel:
             return parse_completion(await self._transport.post(self._path, body), on_text)
         decoder = SSEDecoder()
         chunks = ChunkAccumulator(on_text=on_text)
+        started, first = time.monotonic(), None
         async for raw in self._transport.stream(self._path, body):
             for data in decoder.feed(raw):
+                # The time to the first event: for a local model, mostly prompt reading.
+                first = first if first is not None else time.monotonic()
                 chunks.add_event(data)
         for data in decoder.close():
             chunks.add_event(data)
-        return chunks.reply()
+        reply = chunks.reply()
+        if first is not None:
+            reply.first_token_ms = round((first - started) * 1000, 1)
+        return reply
 
 
 def parse_completion(payload: JSONDict, on_text: Callable[[str], None] | None = None) -> ChatReply:
@@ -94,6 +127,13 @@ def parse_completion(payload: JSONDict, on_text: Callable[[str], None] | None = 
     accumulator = ChunkAccumulator(on_text=on_text)
     accumulator.add_chunk(payload)
     return accumulator.reply()
+
+
+def _acceptable(message: JSONDict) -> JSONDict:
+    """A message every server takes: no null content beside tool calls."""
+    if message.get("content") is None and message.get("role") == "assistant":
+        return {**message, "content": ""}
+    return message
 
 
 def _rejects_tools(exc: ModelError) -> bool:

@@ -12,29 +12,31 @@ __all__ = ["build_system_prompt", "describe_file"]
 _MAX_COLUMNS = 40
 _MAX_PACKAGES = 60
 
+# Every sentence here was read against what small local models do with it: no
+# function-like names they might call (`read_with`), one rule about the final format,
+# and the cell-writing rule said once for the dialect in use. Short, because a
+# laptop model reads this prompt at ~40 tokens/s before its first word.
 _RULES = """\
-How to work:
-- Compute, don't guess: every number in your answer must come from code you ran.
-- Keep each cell short; print what you need to see (shapes, heads, the numbers), not whole tables.
-- Variables persist between cells, so build on earlier results instead of reloading.
-- Read the files with the `read_with` line given below. If a file is messy (odd encoding,
-  delimiter, header rows), `read_table(path)` is pre-loaded and guesses these for you.
-- Matplotlib figures are captured automatically when the cell ends: do not call plt.show()
-  or savefig for display. You get a text description of each figure; the user sees the image.
-- Files you write under {output_dir} can be downloaded by the user; say so when you write one.
-- There is no network and no pip install: use only the packages listed.
-- Make the work reproducible: seed any randomness (`np.random.default_rng(0)`,
-  `random.seed(0)`, `random_state=0`) and do not use the current date or time
-  (`datetime.now()`, `time.time()`) unless the question asks for it.
-- If a cell fails, read the traceback, fix the cause and run again.
-- Run code with the run_python tool. For filtering, grouping, joining and ranking tables
-  you may use the run_sql tool instead (SQLite; each table file is a table, named below).
-  If you have no tools, put the code in one ```python block and nothing else runnable
-  (`run_sql("SELECT …")` works there too); the output comes back in the next message.
-- If the question asks for the answer in a particular format (for example @name[value]),
-  give the final answer in exactly that format.
-- When you are done, answer in plain words without code: lead with the result, quote the
-  numbers you computed, and mention files or figures you produced."""
+Rules:
+- Never guess. Every number in your answer must come from the output of code you ran.
+- {how_to_run}
+- pd (pandas), np (numpy) and plt (matplotlib.pyplot) are imported; no file is loaded:
+  load each file as shown above before using it. Variables persist between cells.
+- Print the values you need to see (shapes, heads, results), not whole tables.
+- If the code fails, read the error, fix the cause and run the code again.
+- Matplotlib figures are captured when the cell ends (no plt.show()); you get a text
+  description of each. Files written under {output_dir} can be downloaded by the user.
+- No network and no pip install. Use a fixed seed (random_state=0); do not use the
+  current date or time (datetime.now()) unless the question asks for it.
+- When the output has the result, give the final answer briefly, with the computed
+  numbers. If the question asks for a format such as @name[value], end the answer with
+  exactly that format, filled with the computed values."""
+
+_RUN_TOOLS = "Run Python with the run_python tool (run_sql runs one SQLite query over the tables)."
+_RUN_BLOCKS = (
+    "To run Python, reply with one ```python code block and nothing else runnable; its "
+    'output comes back in the next message. run_sql("SELECT …") works in code too.'
+)
 
 
 _SCHEMA_ONLY = """\
@@ -43,30 +45,35 @@ from their files are replaced by [hidden] in every output you see{allowed}. Do n
 rows; compute counts, sums, means and other aggregates, and answer from those."""
 
 
-def build_system_prompt(environment: JSONDict, *, privacy: Privacy | None = None) -> str:
-    """The system message for ``environment`` (python, packages, files, data_dir, output_dir)."""
+def build_system_prompt(
+    environment: JSONDict, *, privacy: Privacy | None = None, tools: bool = True
+) -> str:
+    """The system message for ``environment`` (python, packages, files, data_dir, output_dir);
+    ``tools``: the model calls tools (else it writes fenced code blocks)."""
     python = str(environment.get("python") or "3")
     data_dir = str(environment.get("data_dir") or "/data")
     output_dir = str(environment.get("output_dir") or "/output")
     lines = [
-        "You are Reckon, a data analyst who answers by running Python in a sandbox "
-        "(Pyodide in the user's browser).",
-        "",
-        f"Environment: Python {python}.",
+        "You are Reckon, a data analyst who answers questions by running Python code "
+        f"(Python {python} in the user's browser).",
     ]
     packages = [str(p) for p in environment.get("packages") or []]
     if packages:
         shown = ", ".join(packages[:_MAX_PACKAGES])
         more = f" and {len(packages) - _MAX_PACKAGES} more" if len(packages) > _MAX_PACKAGES else ""
-        lines.append(f"Packages you can import: {shown}{more}.")
-    lines.append(f"The user's files are in {data_dir}; write results to {output_dir}.")
+        lines.append(f"Packages: {shown}{more}.")
     files = [f for f in environment.get("files") or [] if isinstance(f, dict)]
     if files:
-        lines += ["", f"Files in {data_dir}:"]
+        lines += ["", f"The user's files (in {data_dir}):"]
         lines += [describe_file(f) for f in files]
+        lines.append(
+            "read_table(path) is pre-loaded: it reads messy tables (encodings, delimiters, "
+            "header rows, sheets) into a DataFrame."
+        )
     else:
         lines += ["", "The user has not uploaded any files yet."]
-    lines += ["", _RULES.format(output_dir=output_dir)]
+    how = _RUN_TOOLS if tools else _RUN_BLOCKS
+    lines += ["", _RULES.format(output_dir=output_dir, how_to_run=how)]
     if privacy is not None and privacy.hides:
         allowed = sorted(privacy.allow_columns)
         shown = f" (except the columns {', '.join(allowed)})" if allowed else ""
@@ -94,8 +101,12 @@ def describe_file(entry: JSONDict) -> str:
                 f", … ({len(columns) - _MAX_COLUMNS} more)" if len(columns) > _MAX_COLUMNS else ""
             )
             lines.append(f"  columns: {shown}{more}")
+        sheets = [s for s in entry.get("sheets") or [] if isinstance(s, dict | str)]
+        if len(sheets) > 1:
+            names = [repr(str(s.get("name") if isinstance(s, dict) else s)) for s in sheets]
+            lines.append(f"  sheets: {', '.join(names)}")
         if entry.get("read_with"):
-            lines.append(f"  read with: {entry['read_with']}")
+            lines.append(f"  load it: df = {entry['read_with']}")
         if entry.get("sql_table"):
             lines.append(f"  SQL table: {entry['sql_table']}")
         notes = [str(n) for n in entry.get("notes") or []]
@@ -116,11 +127,17 @@ def describe_file(entry: JSONDict) -> str:
 
 
 def _columns(raw: Any) -> list[str]:
+    """Column names quoted as Python strings: a leading space or a trailing one is then
+    visible (``' WINDSPEED'``), and the model copies the name as it must be written."""
     columns: list[str] = []
     for column in raw or []:
         if isinstance(column, dict):
             dtype = f" ({column['dtype']})" if column.get("dtype") else ""
-            columns.append(f"{column.get('name')!s}{dtype}")
+            columns.append(f"{_quoted(column.get('name'))}{dtype}")
         else:
-            columns.append(str(column))
+            columns.append(_quoted(column))
     return columns
+
+
+def _quoted(name: Any) -> str:
+    return repr(name) if isinstance(name, str) else repr(str(name))

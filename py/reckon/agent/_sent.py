@@ -214,7 +214,7 @@ def _part(index: int, start: int, end: int, kind: str) -> JSONDict:
 
 
 def _prompt_parts(index: int, prompt: str, data_dir: str) -> list[JSONDict]:
-    header = re.search(rf"^Files in {re.escape(data_dir)}:\n", prompt, re.MULTILINE)
+    header = re.search(rf"^The user's files \(in {re.escape(data_dir)}\):\n", prompt, re.MULTILINE)
     if header is None:
         return []
     parts: list[JSONDict] = []

@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 
 from reckon._exceptions import ModelError, ModelProtocolError
+from reckon.agent._think import ThinkSplitter
 from reckon.agent._types import ChatReply, JSONDict
 
 __all__ = ["ChunkAccumulator", "SSEDecoder"]
@@ -85,6 +86,9 @@ class ChunkAccumulator:
     def __init__(self, *, on_text: Callable[[str], None] | None = None) -> None:
         self._on_text = on_text
         self._text: list[str] = []
+        self._reasoning: list[str] = []
+        # Only what the model says is streamed to the page; <think> parts are not.
+        self._visible = ThinkSplitter()
         self._calls: dict[int, dict[str, str]] = {}
         self.finish_reason: str | None = None
         self.usage: JSONDict | None = None
@@ -119,8 +123,14 @@ class ChunkAccumulator:
             content = delta.get("content")
             if isinstance(content, str) and content:
                 self._text.append(content)
-                if self._on_text is not None:
-                    self._on_text(content)
+                shown = self._visible.feed(content)
+                if self._on_text is not None and shown:
+                    self._on_text(shown)
+            for key in ("reasoning_content", "reasoning"):
+                thought = delta.get(key)
+                if isinstance(thought, str) and thought:
+                    self._reasoning.append(thought)
+                    break
             for position, call in enumerate(delta.get("tool_calls") or []):
                 self._add_call(position, call)
             if choice.get("finish_reason"):
@@ -146,8 +156,12 @@ class ChunkAccumulator:
         for number, call in enumerate(calls):
             if not call["id"]:
                 call["id"] = f"call_{number}"
+        shown = self._visible.close()
+        if self._on_text is not None and shown:
+            self._on_text(shown)
         return ChatReply(
             text="".join(self._text),
+            reasoning="".join(self._reasoning),
             tool_calls=calls,
             finish_reason=self.finish_reason,
             usage=self.usage,

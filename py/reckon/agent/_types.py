@@ -28,19 +28,16 @@ RUN_PYTHON_TOOL: JSONDict = {
     "function": {
         "name": "run_python",
         "description": (
-            "Run Python 3 code in a persistent sandbox (Pyodide in the user's browser) and "
-            "get back what it printed, the value of the last expression, the error with its "
-            "traceback if it failed, descriptions of matplotlib figures and the files it "
-            "wrote under /output. Variables and imports persist between calls. The user's "
-            "files are under /data. There is no network and no pip. Keep each call short "
-            "and print what you need to see."
+            "Run Python code in the persistent sandbox and get back what it printed, the "
+            "last expression's value, the error and traceback if it failed, descriptions "
+            "of figures, and files written under /output."
         ),
         "parameters": {
             "type": "object",
             "properties": {
                 "code": {
                     "type": "string",
-                    "description": "The Python code to run, as plain source (no markdown fences).",
+                    "description": "Python source code (no markdown fences).",
                 }
             },
             "required": ["code"],
@@ -55,10 +52,8 @@ RUN_SQL_TOOL: JSONDict = {
     "function": {
         "name": "run_sql",
         "description": (
-            "Run one SQLite query over the user's uploaded tables and get the result table "
-            "back. Each table file under /data is a table named after the file (shown in the "
-            "file list as 'SQL table'). Use it for filtering, grouping, joining and ranking; "
-            "use run_python for anything else. Errors list the tables and their columns."
+            "Run one SQLite query over the uploaded tables (each table file is a table, "
+            "named as in the file list) and get the result table back."
         ),
         "parameters": {
             "type": "object",
@@ -86,16 +81,22 @@ class ChatRequest:
     model: str = ""
     context: JSONDict = field(default_factory=dict)
     sent: list[JSONDict] = field(default_factory=list)
+    # A tool the model must call this time (the first step of a data question).
+    tool_choice: str | None = None
 
 
 @dataclass
 class ChatReply:
-    """What the model answered: text, tool calls ``{id, name, arguments}``, why it stopped."""
+    """What the model answered: text, tool calls ``{id, name, arguments}``, why it stopped,
+    and the reasoning a server sent beside the text (``reasoning_content``)."""
 
     text: str = ""
+    reasoning: str = ""
     tool_calls: list[dict[str, str]] = field(default_factory=list)
     finish_reason: str | None = None
     usage: JSONDict | None = None
+    # Milliseconds from sending the request to the server's first streamed event.
+    first_token_ms: float | None = None
 
 
 @runtime_checkable

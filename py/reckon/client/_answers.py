@@ -4,9 +4,11 @@ and ``check`` expressions in a restricted namespace.
 Rules (README, "Evaluation"):
 
 - ``@name[value]`` pairs are read from the expected string and from the answer.
-  If the answer has such pairs, every expected name must be there with a
-  matching value. If it has none (the demo model writes prose), each expected
-  value must appear as a number (or, for text values, as a phrase) in the answer.
+  **Strict** (``matches_expected(..., strict=True)``, the headline accuracy): every
+  expected name must be in the answer as ``@name[value]`` with a matching value,
+  as the question asked. **Lenient** (reported beside it): if the answer has no
+  pairs (the demo model writes prose), each expected value may instead appear as
+  a number (or, for text values, as a phrase) anywhere in the answer.
 - Numbers match when they are within a relative 1e-6, or when the answer's
   number rounded to the decimals printed in the expected value equals it
   (expected ``0.74`` matches ``0.7431``; expected ``0.7431`` does not match ``0.74``).
@@ -89,11 +91,12 @@ def values_match(expected: str, got: str) -> bool:
     return math.isclose(round(have, places), want, rel_tol=_REL_TOL, abs_tol=1e-12)
 
 
-def matches_expected(expected: str, answer: str) -> bool:
-    """Whether ``answer`` states the values of ``expected`` (a string of @name[value])."""
+def matches_expected(expected: str, answer: str, *, strict: bool = False) -> bool:
+    """Whether ``answer`` states the values of ``expected`` (a string of @name[value]);
+    ``strict``: in the @name[value] form the question asked for."""
     want = pairs_in(expected)
     got = pairs_in(answer)
-    if got:
+    if got or (strict and want):
         return all(name in got and values_match(value, got[name]) for name, value in want.items())
     return all(appears(value, answer) for value in want.values())
 

@@ -70,8 +70,9 @@ def find_chromium(path: str | os.PathLike[str] | None = None) -> Path:
     found = Path(chosen or "/usr/bin/chromium")
     if not found.is_file():
         raise SessionError(
-            f"Chromium not found at {found}: install it (`apt-get install chromium` on Debian) "
-            "or pass chromium='/path/to/chromium'"
+            f"Chromium not found at {found}: install Debian's (`sudo apt-get install chromium`; "
+            "the checkout's scripts/test does), or name one with $RECKON_CHROMIUM, "
+            "chromium='/path/to/chromium' or `reckon eval --chromium PATH`"
         )
     return found
 
@@ -84,8 +85,10 @@ class HeadlessChromium:
             import playwright.sync_api  # noqa: F401  (fail early, with a clear message)
         except ImportError:
             raise SessionError(
-                "the headless API needs Playwright: pip install 'reckon[headless]' "
-                "(or pip install playwright)"
+                "the headless API needs Playwright: in the checkout, `scripts/run` installs it "
+                "into .venv with the CPython data stack that reproduce_notebook runs "
+                "(requirements-eval.txt), or `.venv/bin/pip install -e '.[headless]'` adds "
+                "Playwright alone"
             ) from None
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reckon-chromium")
         self._playwright: Playwright | None = None

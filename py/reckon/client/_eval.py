@@ -6,11 +6,17 @@ each other, and only the browser start-up is shared.
 
 Definitions (also in README, "Evaluation"):
 
-- a run **executed** when its ask ended with status ``ok`` and every code step's
-  result had status ``ok`` (no error, timeout or interrupt, even one the model
-  then fixed; those are counted as retries);
+- a run **executed** when its ask ended with status ``ok``, at least one code step
+  ran, and every code step's result had status ``ok`` (no error, timeout or
+  interrupt, even one the model then fixed; those are counted as retries); an
+  answer with no code at all did not execute anything;
 - a run is **correct** when its ask ended ``ok`` and the answer matches
-  ``expected`` or makes ``check`` true;
+  ``expected`` or makes ``check`` true; when the question asks for the
+  ``@name[value]`` form, the answer must use it (strict);
+  **correct (lenient)** also accepts the expected values anywhere in the prose;
+- a run is **computed** when at least one of its code steps succeeded;
+- a run's answer is **grounded** when every number in it is traced to a step's
+  output (``reckon.agent`` grounding); **ungrounded** lists the numbers that were not;
 - a question is **reproducible** when all its runs gave the same normalized
   answer (``normalized_answer``: the @name[value] pairs, else the numbers);
 - **retries** are code steps that failed, each of which sent the traceback back;
@@ -24,6 +30,7 @@ Definitions (also in README, "Evaluation"):
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -38,6 +45,8 @@ from reckon.client._session import Runtime, Session
 
 __all__ = ["RunRecord", "evaluate", "run_question", "summarize"]
 
+_ASKS_FORMAT = re.compile(r"@[A-Za-z_]\w*\[")
+
 
 @dataclass
 class RunRecord:
@@ -50,7 +59,11 @@ class RunRecord:
     message: str | None = None
     model: str | None = None
     correct: bool = False
+    correct_lenient: bool = False
     executed: bool = False
+    computed: bool = False
+    grounded: bool = False
+    ungrounded: list[str] = field(default_factory=list)
     steps: int = 0
     code_steps: int = 0
     retries: int = 0
@@ -69,9 +82,11 @@ class RunRecord:
         return asdict(self)
 
 
-def _is_correct(question: Question, answer: str) -> tuple[bool, str | None]:
+def _is_correct(question: Question, answer: str, *, strict: bool = True) -> tuple[bool, str | None]:
     if question.expected is not None:
-        return matches_expected(question.expected, answer), None
+        # Strict only where the question itself asks for the @name[value] form.
+        strict = strict and bool(_ASKS_FORMAT.search(question.question))
+        return matches_expected(question.expected, answer, strict=strict), None
     assert question.check_tree is not None
     try:
         return run_check(question.check_tree, answer), None
@@ -128,9 +143,15 @@ def run_question(
     record.message = outcome.get("message")
     record.model = outcome.get("model")
     record.steps, record.code_steps, record.retries = len(steps), len(code), len(failed)
-    record.executed = record.status == "ok" and not failed
+    record.executed = record.status == "ok" and bool(code) and not failed
+    record.computed = any((s.get("result") or {}).get("status") == "ok" for s in code)
+    grounding = outcome.get("grounding")
+    grounding = grounding if isinstance(grounding, dict) else {}
+    record.ungrounded = [str(n) for n in grounding.get("ungrounded") or []]
+    record.grounded = record.status == "ok" and not record.ungrounded
     if record.status == "ok":
         record.correct, record.check_error = _is_correct(question, record.answer)
+        record.correct_lenient, _ = _is_correct(question, record.answer, strict=False)
     if verify and isinstance(outcome.get("verification"), dict):
         record.verification = str(outcome["verification"].get("status"))
     record.normalized = normalized_answer(record.answer)
@@ -147,6 +168,16 @@ def _reproduce(record: RunRecord, notebook: str, question: Question) -> None:
         return
     record.cpython_cells, record.cpython_matched = report["cells"], report["matched"]
     record.cpython_differences = report["differences"]
+
+
+def _median(values: list[float]) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return round((ordered[middle - 1] + ordered[middle]) / 2, 3)
 
 
 def _rate(hits: int, total: int) -> float | None:
@@ -167,7 +198,9 @@ def summarize(questions: list[Question], records: list[RunRecord]) -> dict[str, 
                 "id": question.id,
                 "runs": len(runs),
                 "correct": sum(r.correct for r in runs),
+                "correct_lenient": sum(r.correct_lenient for r in runs),
                 "executed": sum(r.executed for r in runs),
+                "grounded": sum(r.grounded for r in runs),
                 "reproducible": same if len(runs) > 1 else None,
                 "steps": [r.steps for r in runs],
                 "retries": [r.retries for r in runs],
@@ -179,11 +212,17 @@ def summarize(questions: list[Question], records: list[RunRecord]) -> dict[str, 
             }
         )
     total = len(records)
+    answered = [r for r in records if r.status == "ok"]
     return {
         "questions": len(questions),
         "runs": total,
         "execution_success_rate": _rate(sum(r.executed for r in records), total),
         "answer_accuracy": _rate(sum(r.correct for r in records), total),
+        "answer_accuracy_lenient": _rate(sum(r.correct_lenient for r in records), total),
+        "correct_and_computed": _rate(sum(r.correct and r.computed for r in records), total),
+        "grounded_answer_rate": _rate(sum(r.grounded for r in answered), len(answered)),
+        "ungrounded_answer_rate": _rate(sum(bool(r.ungrounded) for r in answered), len(answered)),
+        "median_seconds_per_run": _median([r.seconds for r in records]),
         "reproducibility": _rate(reproducible, repeated),
         "reproducibility_vs_cpython": _rate(
             sum(r.cpython_matched for r in records), sum(r.cpython_cells for r in records)

@@ -37,6 +37,13 @@ def _parser() -> argparse.ArgumentParser:
     add("--model", metavar="NAME", help=f"model to ask (default: {DEMO_MODEL}, or the upstream's)")
     add("--upstream", metavar="URL", help="OpenAI-compatible base URL (default: the demo model)")
     add("--key-env", metavar="NAME", help="env var holding the upstream's API key")
+    add(
+        "--tools",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="offer the upstream tools (auto: detect; off: the model writes code blocks)",
+    )
+    add("--context-window", type=int, metavar="TOKENS", help="the upstream's context window")
     add("--site", metavar="PATH", default="dist/site", help="the built site (default dist/site)")
     add(
         "--out", metavar="DIR", default="eval-report", help="report directory (default eval-report)"
@@ -71,6 +78,8 @@ def _run(argv: list[str]) -> int:
         model=args.model if args.upstream else None,
         key_env=args.key_env,
         chromium=args.chromium,
+        tools=args.tools,
+        context_window=args.context_window,
     )
     try:
         records = evaluate(runtime, questions, model=model, repeat=args.repeat, verify=args.verify)
@@ -81,6 +90,7 @@ def _run(argv: list[str]) -> int:
         "questions_file": str(questions_file),
         "model": answered_by or model or "(relay default)",
         "upstream": args.upstream,
+        "tools": args.tools,
         "repeat": args.repeat,
         "verify": args.verify,
         "started": started.isoformat(timespec="seconds"),
@@ -90,7 +100,8 @@ def _run(argv: list[str]) -> int:
     report = build_report(questions, records, summary, setup=setup)
     json_path, md_path = write_report(report, Path(args.out))
     print(
-        f"accuracy {summary['answer_accuracy']}, execution success "
+        f"accuracy {summary['answer_accuracy']} (lenient {summary['answer_accuracy_lenient']}), "
+        f"grounded {summary['grounded_answer_rate']}, execution success "
         f"{summary['execution_success_rate']}, reproducibility {summary['reproducibility']} "
         f"({summary['runs']} runs); report: {md_path} and {json_path}",
         flush=True,

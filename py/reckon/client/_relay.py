@@ -30,6 +30,8 @@ class ThreadRelay:
         upstream: str | None = None,
         model: str | None = None,
         key_env: str | None = None,
+        tools: str = "auto",
+        context_window: int | None = None,
     ) -> None:
         import uvicorn
 
@@ -42,6 +44,8 @@ class ThreadRelay:
                     api_key_env=key_env or DEFAULT_KEY_ENV,
                     models=[model] if model else [],
                     default_model=model,
+                    tools=tools,
+                    context_window=context_window,
                 )
             )
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -60,6 +60,10 @@ def _reasons(record: RunRecord) -> list[str]:
         reasons.append(f"ask ended with status {record.status}: {record.message or ''}".strip())
     elif not record.correct:
         reasons.append("wrong answer" + (f" ({record.check_error})" if record.check_error else ""))
+    if record.status == "ok" and not record.computed:
+        reasons.append("no code ran")
+    if record.ungrounded:
+        reasons.append(f"not computed by any step: {', '.join(record.ungrounded)}")
     if record.retries:
         reasons.append(f"{record.retries} code step(s) failed")
     return reasons
@@ -82,7 +86,13 @@ def _markdown(report: dict[str, Any]) -> str:
         "| measure | value |",
         "|---|---|",
         f"| execution success rate | {_percent(summary['execution_success_rate'])} |",
-        f"| answer accuracy | {_percent(summary['answer_accuracy'])} |",
+        f"| answer accuracy (strict: @name[value] as asked) | "
+        f"{_percent(summary['answer_accuracy'])} |",
+        f"| answer accuracy (lenient: values anywhere) | "
+        f"{_percent(summary.get('answer_accuracy_lenient'))} |",
+        f"| correct and computed by code | {_percent(summary.get('correct_and_computed'))} |",
+        f"| grounded answers (every number traced to a step) | "
+        f"{_percent(summary.get('grounded_answer_rate'))} |",
         f"| reproducibility | {_percent(summary['reproducibility'])} |",
         "| reproducibility vs CPython (exported notebook cells that match) | "
         f"{_percent(summary.get('reproducibility_vs_cpython'))} |",
@@ -90,6 +100,7 @@ def _markdown(report: dict[str, Any]) -> str:
         f"| mean steps per run | {summary['mean_steps']} |",
         f"| retries (failed code steps) | {summary['total_retries']} |",
         f"| mean seconds per ask | {summary['mean_seconds_per_run']} |",
+        f"| median seconds per ask | {summary.get('median_seconds_per_run')} |",
         f"| mean seconds to start a session | {summary['mean_setup_seconds']} |",
         "",
         "Definitions: README.md, section *Evaluation*.",

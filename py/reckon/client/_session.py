@@ -57,15 +57,25 @@ class Runtime:
         model: str | None = None,
         key_env: str | None = None,
         chromium: str | os.PathLike[str] | None = None,
+        tools: str = "auto",
+        context_window: int | None = None,
     ) -> None:
         site_dir = Path(site).resolve()
         if not (site_dir / "build-info.json").is_file():
             raise SessionError(
-                f"the site at {site_dir} is not built: run `python build.py` (it writes "
-                "dist/site), or pass site=PATH to a built site"
+                f"the site at {site_dir} is not built: in the checkout, `scripts/run` builds "
+                "it (or `.venv/bin/python build.py`, which writes dist/site), or pass "
+                "site=PATH to a built site"
             )
         executable = find_chromium(chromium)
-        self.relay = ThreadRelay(site_dir, upstream=upstream, model=model, key_env=key_env)
+        self.relay = ThreadRelay(
+            site_dir,
+            upstream=upstream,
+            model=model,
+            key_env=key_env,
+            tools=tools,
+            context_window=context_window,
+        )
         self.url = self.relay.start()
         try:
             self.chromium = HeadlessChromium(executable)

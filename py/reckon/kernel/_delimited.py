@@ -22,6 +22,7 @@ class Loaded:
     read_with: str
     rows: int | None = None
     estimated: bool = False
+    sheets: list[dict[str, Any]] | None = None  # a workbook's sheets: name, rows, columns
 
 
 def pandas_call(function: str, path: str, options: dict[str, Any]) -> str:
@@ -50,9 +51,7 @@ def read_delimited(
     if scan.size == 0:
         raise ValueError(f"{display_path or path} is empty (0 bytes); upload the file again.")
     layout = sniff_layout(path, scan, extension=extension)
-    options: dict[str, Any] = {}
-    if scan.pandas_encoding:
-        options["encoding"] = scan.pandas_encoding
+    options: dict[str, Any] = dict(scan.pandas_options())
     options.update(layout.read_csv_options())
     notes = list(scan.notes) + layout.notes
     shown = display_path or path

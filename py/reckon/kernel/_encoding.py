@@ -5,7 +5,9 @@ from __future__ import annotations
 import codecs
 from dataclasses import dataclass
 
-__all__ = ["HEAD_BYTES", "TextScan", "looks_binary", "read_head", "scan_text"]
+from reckon.kernel._detect import Sampler, guess_encoding
+
+__all__ = ["HEAD_BYTES", "TextScan", "head_encoding", "looks_binary", "read_head", "scan_text"]
 
 HEAD_BYTES = 65_536
 _CHUNK = 1 << 20
@@ -21,11 +23,21 @@ class TextScan:
     lines: int
     size: int
     notes: tuple[str, ...] = ()
+    errors: str = "strict"  # "replace" when some bytes do not fit the encoding
 
     @property
     def pandas_encoding(self) -> str | None:
         """The ``encoding=`` argument pandas needs; ``None`` when its default works."""
         return None if self.encoding == "utf-8" else self.encoding
+
+    def pandas_options(self) -> dict[str, str]:
+        """``encoding=`` (and ``encoding_errors=``) for ``pandas.read_csv``, if needed."""
+        options: dict[str, str] = {}
+        if self.pandas_encoding:
+            options["encoding"] = self.pandas_encoding
+        if self.errors != "strict":
+            options["encoding_errors"] = self.errors
+        return options
 
 
 def read_head(path: str, size: int = HEAD_BYTES) -> bytes:
@@ -58,18 +70,25 @@ def looks_binary(head: bytes) -> bool:
 
 
 def scan_text(path: str) -> TextScan:
-    """Pick the encoding (BOM, UTF-16, strict UTF-8, cp1252, latin-1) and count lines."""
+    """Pick the encoding and count lines.
+
+    BOM, UTF-16 and strict UTF-8 are checked first, in one pass; only a file
+    that is not UTF-8 goes to the detector (``_detect``), then cp1252, then
+    latin-1.
+    """
     head = read_head(path)
     declared = _bom_or_nuls(head)
     if declared is not None and declared.startswith("utf-16"):
         return _scan_utf16(path, declared)
     decoder = codecs.getincrementaldecoder("utf-8")()
+    sampler = Sampler()
     utf8 = True
     cp1252 = True
     newlines = returns = size = 0
     last = b""
     with open(path, "rb") as file:
         while chunk := file.read(_CHUNK):
+            sampler.feed(chunk, first=size == 0)
             size += len(chunk)
             newlines += chunk.count(b"\n")
             returns += chunk.count(b"\r")
@@ -90,15 +109,54 @@ def scan_text(path: str) -> TextScan:
     if utf8:
         encoding = declared or "utf-8"
         notes = ("decoded as UTF-8 (with a byte order mark)",) if declared else ()
-    elif cp1252:
-        encoding, notes = "cp1252", ("not valid UTF-8; decoded as cp1252 (Windows Western)",)
-    else:
-        encoding = "latin-1"
-        notes = (
+        return TextScan(encoding=encoding, lines=lines, size=size, notes=notes)
+    encoding, note, errors = _not_utf8(path, sampler.sample, cp1252_fits=cp1252)
+    return TextScan(encoding=encoding, lines=lines, size=size, notes=(note,), errors=errors)
+
+
+def _not_utf8(path: str, sample: bytes, *, cp1252_fits: bool) -> tuple[str, str, str]:
+    """(encoding, note, errors) for a file that is not valid UTF-8."""
+    guess = guess_encoding(sample, cp1252_fits=cp1252_fits)
+    if guess is None and cp1252_fits:
+        return "cp1252", "not valid UTF-8; decoded as cp1252 (Windows Western)", "strict"
+    if guess is None:
+        return (
+            "latin-1",
             "not valid UTF-8 nor cp1252; decoded as latin-1, so some characters may be "
             "wrong (pass encoding=... if you know the right one)",
+            "strict",
         )
-    return TextScan(encoding=encoding, lines=lines, size=size, notes=notes)
+    # The sample had the detector's pick decode cleanly; the rest of the file may not.
+    errors = "strict" if _decodes(path, guess.codec) else "replace"
+    language = f" ({guess.language})" if guess.multibyte and guess.language else ""
+    note = (
+        f"not valid UTF-8; detected {guess.detected}{language}, decoded as {guess.codec} "
+        "(pass encoding=... if the text looks wrong)"
+    )
+    if errors == "replace":
+        note += f"; bytes that are not valid {guess.codec} were replaced by \ufffd"
+    return guess.codec, note, errors
+
+
+def head_encoding(head: bytes) -> str:
+    """The encoding of a text's first bytes when they are not UTF-8 (for previews)."""
+    sampler = Sampler()
+    sampler.feed(head, first=True)
+    cp1252_fits = not any(hole in head for hole in _CP1252_HOLES)
+    guess = guess_encoding(sampler.sample, cp1252_fits=cp1252_fits)
+    return guess.codec if guess else ("cp1252" if cp1252_fits else "latin-1")
+
+
+def _decodes(path: str, encoding: str) -> bool:
+    decoder = codecs.getincrementaldecoder(encoding)()
+    try:
+        with open(path, "rb") as file:
+            while chunk := file.read(_CHUNK):
+                decoder.decode(chunk)
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _scan_utf16(path: str, encoding: str) -> TextScan:

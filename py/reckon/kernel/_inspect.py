@@ -7,7 +7,7 @@ import warnings
 from typing import Any
 
 from reckon.kernel._delimited import Loaded, read_delimited
-from reckon.kernel._encoding import looks_binary, read_head, scan_text
+from reckon.kernel._encoding import head_encoding, looks_binary, read_head, scan_text
 from reckon.kernel._sql import table_name
 from reckon.kernel._tables import load_table, table_format
 
@@ -62,7 +62,9 @@ def _inspect(path: str) -> dict[str, Any]:
             return {**base, "kind": "binary"}
         table = _maybe_table(path, extension) if fmt == "text" else None
         return table or {**base, "kind": "text", "preview": _preview(path)}
-    loaded = _read_text_table(path, extension, size) if fmt == "text" else load_table(path)
+    loaded = (
+        _read_text_table(path, extension, size) if fmt == "text" else load_table(path, sizes=True)
+    )
     return _describe(base, loaded)
 
 
@@ -97,7 +99,7 @@ def _describe(base: dict[str, Any], loaded: Loaded) -> dict[str, Any]:
     if len(columns) > MAX_COLUMNS:
         notes.append(f"{len(columns)} columns; only the first {MAX_COLUMNS} are listed")
         columns = columns[:MAX_COLUMNS]
-    return {
+    described = {
         **base,
         "kind": "table",
         "format": loaded.format,
@@ -107,6 +109,9 @@ def _describe(base: dict[str, Any], loaded: Loaded) -> dict[str, Any]:
         "sql_table": table_name(str(base["path"])),
         "notes": notes,
     }
+    if loaded.sheets:
+        described["sheets"] = loaded.sheets
+    return described
 
 
 def _preview(path: str) -> str:
@@ -118,6 +123,6 @@ def _preview(path: str) -> str:
         text = (
             head[: exc.start].decode()
             if exc.start > len(head) - 4
-            else head.decode("cp1252", "replace")
+            else head.decode(head_encoding(head), "replace")
         )
     return text[:_PREVIEW_CHARS]

@@ -61,7 +61,21 @@ class Session:
 
         sql.__doc__ = run_sql.__doc__
         sql.__name__ = "run_sql"
-        self.namespace = {"__name__": "__main__", "read_table": read_table, "run_sql": sql}
+        # pd, np and plt are there as in most notebooks: small models use them without
+        # importing them (two of three first cells failed on it), and the modules are
+        # loaded already, so binding them costs nothing.
+        import matplotlib.pyplot as plt
+        import numpy as np
+        import pandas as pd
+
+        self.namespace = {
+            "__name__": "__main__",
+            "read_table": read_table,
+            "run_sql": sql,
+            "pd": pd,
+            "np": np,
+            "plt": plt,
+        }
 
     async def run(self, code: str) -> dict[str, Any]:
         """Run ``code`` in the session and return the run result (PROTOCOL.md §1)."""

@@ -20,16 +20,19 @@ _TEXT_TABLES = {"csv", "tsv", "psv", "ssv", "tab", "txt", "dat"}
 _SKIPPED_MEMBERS = ("__MACOSX/", ".")
 
 
-def read_table(path: str, **kwargs: Any) -> Any:
+def read_table(path: str, *, sheet: str | int | None = 0, **kwargs: Any) -> Any:
     """Read a table file into a ``pandas.DataFrame``, whatever its format or encoding.
 
-    Sniffs the encoding (BOM, UTF-16, UTF-8, cp1252, latin-1), the delimiter, junk
-    lines above the header and rows longer than the header; reads spreadsheets,
-    JSON, Parquet and a zip holding one table. Extra keyword arguments go to the
-    pandas reader (e.g. ``sheet_name=`` for workbooks). Raises ``ValueError``
-    with what to do when the file cannot be read.
+    Sniffs the encoding (BOM, UTF-16, UTF-8; else a detector: Big5, Shift-JIS,
+    GB18030, cp1251, cp1252, ...), the delimiter, junk lines above the header and
+    rows longer than the header; reads spreadsheets, JSON, Parquet and a zip
+    holding one table. For a workbook, ``sheet`` picks the sheet by name or
+    position (the first by default); ``sheet=None`` (or ``"*"``) reads every
+    sheet into one table with a ``sheet`` column. Extra keyword arguments go to
+    the pandas reader. Raises ``ValueError`` with what to do when the file
+    cannot be read.
     """
-    return load_table(path, **kwargs).frame
+    return load_table(path, sheet=sheet, **kwargs).frame
 
 
 def table_format(path: str, head: bytes) -> str | None:
@@ -55,9 +58,18 @@ def table_format(path: str, head: bytes) -> str | None:
 
 
 def load_table(
-    path: str, *, nrows: int | None = None, display_path: str | None = None, **kwargs: Any
+    path: str,
+    *,
+    nrows: int | None = None,
+    display_path: str | None = None,
+    sheet: str | int | None = 0,
+    sizes: bool = False,
+    **kwargs: Any,
 ) -> Loaded:
-    """Read ``path`` and say what was detected (``inspect`` and ``read_table`` share this)."""
+    """Read ``path`` and say what was detected (``inspect`` and ``read_table`` share this).
+
+    ``sizes=True`` lists a workbook's sheets with their sizes (for ``inspect``).
+    """
     shown = display_path or path
     if not os.path.exists(path):
         raise ValueError(f"{shown} does not exist; list the files to see what is there.")
@@ -72,22 +84,26 @@ def load_table(
             f"{shown} does not look like a table (.{_extension(path) or '?'}); "
             "read_table handles CSV/TSV text, Excel, ODS, JSON, Parquet and zip files."
         )
+    if fmt in ENGINES:
+        loaded = read_sheet(
+            path, fmt=fmt, head=head, sheet=sheet, display_path=shown, sizes=sizes, **kwargs
+        )
+        if nrows is not None:
+            loaded.frame = loaded.frame.head(nrows)
+        return loaded
+    if fmt in ("zip", "gz"):
+        return _read_archive(path, shown, fmt, nrows=nrows, sheet=sheet, sizes=sizes, **kwargs)
+    if sheet != 0 or "sheet_name" in kwargs:
+        raise ValueError(f"{shown} is not a workbook, so it has no sheets; read it without sheet=.")
     if fmt == "text":
         if kwargs:
             return _plain_csv(path, shown, kwargs, nrows)
         return read_delimited(
             path, extension="." + _extension(path), nrows=nrows, display_path=shown
         )
-    if fmt in ENGINES:
-        loaded = read_sheet(path, fmt=fmt, head=head, display_path=shown, **kwargs)
-        if nrows is not None:
-            loaded.frame = loaded.frame.head(nrows)
-        return loaded
     if fmt == "json":
         return _read_json(path, shown, kwargs)
-    if fmt == "parquet":
-        return _read_parquet(path, shown, kwargs)
-    return _read_archive(path, shown, fmt, nrows=nrows, **kwargs)
+    return _read_parquet(path, shown, kwargs)
 
 
 def _extension(path: str) -> str:
@@ -154,7 +170,9 @@ def _read_parquet(path: str, shown: str, options: dict[str, Any]) -> Loaded:
     return Loaded(frame, "parquet", [], pandas_call("pd.read_parquet", shown, options))
 
 
-def _read_archive(path: str, shown: str, fmt: str, *, nrows: int | None, **kwargs: Any) -> Loaded:
+def _read_archive(
+    path: str, shown: str, fmt: str, *, nrows: int | None, sheet: str | int | None, **kwargs: Any
+) -> Loaded:
     with tempfile.TemporaryDirectory() as folder:
         if fmt == "gz":
             inner = os.path.basename(path)[: -len(".gz")] or "data"
@@ -164,9 +182,11 @@ def _read_archive(path: str, shown: str, fmt: str, *, nrows: int | None, **kwarg
         else:
             target = _single_member(path, shown, folder)
             inner = os.path.basename(target)
-        loaded = load_table(target, nrows=nrows, display_path=f"{shown} ({inner})", **kwargs)
+        loaded = load_table(
+            target, nrows=nrows, display_path=f"{shown} ({inner})", sheet=sheet, **kwargs
+        )
     loaded.notes.insert(0, f"read {inner} from the {fmt} archive")
-    loaded.read_with = f"read_table({shown!r})"
+    loaded.read_with = f"read_table({shown!r})" if sheet == 0 else loaded.read_with
     return loaded
 
 

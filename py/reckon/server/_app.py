@@ -54,6 +54,11 @@ def create_app(config: RelayConfig) -> Starlette:
                 "status": "ok",
                 "models": [t.id for t in targets],
                 "default_model": default.id if default else None,
+                # How the agent should talk to each model (PROTOCOL.md §5).
+                "model_options": {
+                    t.id: {"tools": t.profile.tools, "context_window": t.profile.context_window}
+                    for t in targets
+                },
                 "demo": not config.profiles,
                 "auth": config.token is not None,
             }

@@ -51,6 +51,12 @@ def _parser() -> argparse.ArgumentParser:
     add(
         "--key-env", metavar="NAME", help=f"env var holding the API key (default {DEFAULT_KEY_ENV})"
     )
+    add(
+        "--tools",
+        choices=["auto", "on", "off"],
+        help="offer tools to --upstream's models (default auto: detect; off: code blocks)",
+    )
+    add("--context-window", type=int, metavar="TOKENS", help="--upstream's context window")
     add("--config", metavar="FILE", help="TOML file with [[profile]] tables and settings")
     add("--token", help="require this bearer token on /v1/* and /api/* (or set RECKON_TOKEN)")
     many: dict[str, Any] = {"nargs": "+", "action": "extend", "default": []}
@@ -77,10 +83,16 @@ def config_from_args(argv: list[str] | None) -> RelayConfig:
                 api_key_env=args.key_env or DEFAULT_KEY_ENV,
                 models=[args.model] if args.model else [],
                 default_model=args.model,
+                tools=args.tools or "auto",
+                context_window=args.context_window,
             )
         )
-    elif args.model or args.key_env:
-        flag = "--model" if args.model else "--key-env"
+    elif args.model or args.key_env or args.tools or args.context_window:
+        flag = next(
+            f"--{name.replace('_', '-')}"
+            for name in ("model", "key_env", "tools", "context_window")
+            if getattr(args, name)
+        )
         raise ConfigError(f"{flag} needs --upstream URL (or use --config with [[profile]] tables)")
 
     site = file.pop("site_dir", None)

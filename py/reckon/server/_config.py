@@ -23,6 +23,10 @@ DEFAULT_KEY_ENV = "RECKON_UPSTREAM_KEY"
 _PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PROTOCOLS = ("openai", "anthropic")
+# How the page's agent offers tools to this profile's models (agent/_openai.py):
+# "auto" offers them until the model shows it does not use them, "off" asks for
+# fenced code blocks from the start (for a server whose tool calling is broken).
+TOOL_MODES = ("auto", "on", "off")
 
 Protocol = Literal["openai", "anthropic"]
 
@@ -38,6 +42,10 @@ class Profile:
     # Empty: ask the server (`GET {base_url}/models`) and cache the answer.
     models: list[str] = field(default_factory=list)
     default_model: str | None = None
+    tools: str = "auto"
+    # The model's context window in tokens, when known: the agent cuts the history
+    # to fit instead of waiting for the server to refuse it.
+    context_window: int | None = None
 
     def __post_init__(self) -> None:
         if not _PROFILE_NAME.match(self.name):
@@ -59,6 +67,16 @@ class Profile:
             raise ConfigError(
                 f"profile {self.name!r}: protocol {self.protocol!r} is not supported; "
                 f"use one of {', '.join(_PROTOCOLS)}"
+            )
+        if self.tools not in TOOL_MODES:
+            raise ConfigError(
+                f"profile {self.name!r}: tools {self.tools!r} is not one of "
+                f"{', '.join(TOOL_MODES)} (auto: detect; off: the model writes code blocks)"
+            )
+        if self.context_window is not None and not 512 <= self.context_window <= 10_000_000:
+            raise ConfigError(
+                f"profile {self.name!r}: context_window {self.context_window} must be a number "
+                "of tokens between 512 and 10,000,000"
             )
         if self.default_model and self.models and self.default_model not in self.models:
             raise ConfigError(
@@ -86,7 +104,9 @@ class RelayConfig:
     max_body_bytes: int = 4 * 1024 * 1024
     max_concurrent_streams: int = 64
     connect_timeout: float = 10.0
-    first_byte_timeout: float = 120.0
+    # A laptop model reads a long prompt for minutes before its first token (8k tokens
+    # at ~40 tokens/s is 200 s), and llama.cpp's server sends nothing meanwhile.
+    first_byte_timeout: float = 300.0
     log_prompts: bool = False
 
     def __post_init__(self) -> None:
@@ -132,6 +152,8 @@ _PROFILE_KEYS: dict[str, type] = {
     "models": list,
     "default_model": str,
     "default": str,  # short alias of default_model
+    "tools": str,
+    "context_window": int,
 }
 
 
@@ -190,6 +212,8 @@ def load_config_file(path: Path) -> dict[str, Any]:
                 protocol=table.get("protocol", "openai"),
                 models=list(table.get("models", [])),
                 default_model=table.get("default_model", table.get("default")),
+                tools=table.get("tools", "auto"),
+                context_window=table.get("context_window"),
             )
         )
     settings["profiles"] = profiles

@@ -1,0 +1,99 @@
+"""Keeping a conversation inside the model's context window.
+
+A long session outgrows a small model's window (8k tokens for a laptop model). Then
+the history is cut, never the current question: first the long outputs of earlier
+questions are shortened, then whole earlier questions are left out (oldest first,
+each with its calls and results, so no tool call loses its answer), then the older
+outputs of the current question. The system prompt says that something was left
+out. The cut history replaces the agent's own, so the requests after it extend it
+byte for byte again and a server's prompt cache keeps working.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from reckon._exceptions import ModelError
+from reckon.agent._observe import OBSERVATION_HEADER
+from reckon.agent._types import JSONDict
+
+__all__ = ["LEFT_OUT", "estimate_tokens", "fit_messages", "is_overflow"]
+
+LEFT_OUT = "(Earlier parts of this conversation were left out to fit the model's context.)"
+_SHORT = 240
+_OVERFLOW = re.compile(
+    r"context (?:length|window|size)|maximum context|too many tokens|prompt is too long"
+    r"|exceeds? (?:the )?(?:context|max)|requested tokens|n_ctx|context_length_exceeded",
+    re.IGNORECASE,
+)
+
+
+def estimate_tokens(messages: list[JSONDict]) -> int:
+    """A cautious estimate (code and JSON run about 3.5 characters a token)."""
+    return int(sum(len(json.dumps(m, ensure_ascii=False)) for m in messages) / 3.5) + 8
+
+
+def is_overflow(exc: ModelError) -> bool:
+    """Whether the model server refused the request for being longer than its window."""
+    return exc.status in (None, 400, 413, 422, 500) and bool(_OVERFLOW.search(str(exc)))
+
+
+def _is_question(message: JSONDict) -> bool:
+    content = message.get("content")
+    return (
+        message.get("role") == "user"
+        and isinstance(content, str)
+        and not content.startswith(OBSERVATION_HEADER)
+    )
+
+
+def _is_output(message: JSONDict) -> bool:
+    return message.get("role") == "tool" or (
+        message.get("role") == "user" and not _is_question(message)
+    )
+
+
+def _shorten(message: JSONDict) -> JSONDict:
+    content = message.get("content")
+    if not isinstance(content, str) or len(content) <= _SHORT:
+        return message
+    cut = content[:_SHORT].rstrip()
+    return {**message, "content": f"{cut}\n[… the rest of this output was left out …]"}
+
+
+def fit_messages(messages: list[JSONDict], *, limit: int) -> list[JSONDict]:
+    """``messages`` cut to about ``limit`` tokens (the same list when it fits)."""
+    if estimate_tokens(messages) <= limit or len(messages) < 3:
+        return messages
+    questions = [i for i, m in enumerate(messages) if _is_question(m)]
+    current = questions[-1] if questions else len(messages) - 1
+    head = messages[:1] if messages[0].get("role") == "system" else []
+    body = messages[len(head) :]
+    current -= len(head)
+    older = [_shorten(m) if _is_output(m) else m for m in body[:current]]
+    rest = body[current:]
+    cut = older != body[:current]
+    while True:
+        fitted = _with_note(head, cut) + older + rest
+        if estimate_tokens(fitted) <= limit:
+            return fitted
+        starts = [i for i, m in enumerate(older) if _is_question(m)]
+        if not older:
+            break
+        # Leave out the oldest question with everything that answered it.
+        end = starts[1] if len(starts) > 1 else len(older)
+        older, cut = older[end:], True
+    outputs = [i for i, m in enumerate(rest) if _is_output(m)]
+    for index in outputs[:-2]:  # the two newest outputs stay whole
+        rest[index] = _shorten(rest[index])
+        fitted = _with_note(head, True) + rest
+        if estimate_tokens(fitted) <= limit:
+            return fitted
+    return _with_note(head, True) + rest
+
+
+def _with_note(head: list[JSONDict], cut: bool) -> list[JSONDict]:
+    if not cut or not head or LEFT_OUT in str(head[0].get("content")):
+        return list(head)
+    return [{**head[0], "content": f"{head[0].get('content', '')}\n\n{LEFT_OUT}"}]

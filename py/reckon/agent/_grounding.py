@@ -1,0 +1,171 @@
+"""Tracing every number of an answer to the step output that computed it.
+
+A number in the answer is *computed* when some code step's output (printed text,
+the value shown, a SQL table, a figure's description) holds the same number at the
+precision the answer shows it: ``41.2`` is traced to ``41.2371``, ``1,235`` to
+``1234.6``, ``12.5%`` to ``0.125`` or ``12.5``. Numbers the person gave (in the
+question or in a file or column name) count as given, and so do small counts and
+list markers (0 to 10, ``1.``): flagging them would bury the real misses.
+
+Everything else is *not computed*: the agent asks the model once to compute it or
+take it back, and the page marks what is left.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from reckon.agent._types import JSONDict
+
+__all__ = ["Number", "find_numbers", "ground_answer", "step_sources"]
+
+_NUMBER = re.compile(
+    r"(?<![\w.])(?P<sign>[-+−]?)(?P<body>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
+    r"(?P<exp>[eE][-+]?\d+)?(?P<percent>\s?%)?(?![\w])"
+)
+_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?\b|\b\d{1,2}:\d{2}\b")
+_LIST_MARKER = re.compile(r"^[ \t]*\d+[.)][ \t]", re.MULTILINE)
+# Code in an answer is quoted, not claimed: `17*23+4`, a fenced snippet.
+# Quoted phrases are examples, not claims ("is 97 prime", “2**100”).
+_CODE = re.compile(
+    r"```.*?(?:```|$)|`[^`\n]+`|\"[^\"\n]{1,160}\"|“[^”\n]{1,160}”", re.DOTALL
+)
+_PAIR_VALUE = re.compile(r"@[A-Za-z_]\w*\[([^\[\]]*)\]")
+_SMALL = 10
+
+
+@dataclass(frozen=True)
+class Number:
+    """A number as written: where, its value, the decimals shown, a percent sign."""
+
+    text: str
+    start: int
+    end: int
+    value: float
+    decimals: int | None  # None: exponent notation (compare by tolerance)
+    percent: bool
+
+
+def find_numbers(text: str) -> list[Number]:
+    """Every number written in ``text`` (dates and times are left out)."""
+    blocked = [m.span() for m in _DATE.finditer(text)]
+    found: list[Number] = []
+    for match in _NUMBER.finditer(text):
+        start, end = match.span()
+        if any(a <= start < b for a, b in blocked):
+            continue
+        body = match.group("body").replace(",", "")
+        exponent = match.group("exp") or ""
+        try:
+            value = float(body + exponent)
+        except ValueError:
+            continue
+        if not math.isfinite(value):
+            continue
+        if match.group("sign") in ("-", "−"):
+            value = -value
+        decimals = None if exponent else (len(body.split(".", 1)[1]) if "." in body else 0)
+        percent = bool(match.group("percent"))
+        found.append(Number(match.group(0).strip(), start, end, value, decimals, percent))
+    return found
+
+
+def _same(answer: Number, source: Number) -> bool:
+    """Whether ``source`` (from an output) is ``answer`` at the precision shown."""
+    wanted = [(abs(answer.value), 0)]
+    if answer.percent and not source.percent:
+        wanted.append((abs(answer.value) / 100, 2))  # 12.5% is 0.125 in an output
+    have = abs(source.value)
+    for want, shift in wanted:
+        if math.isclose(want, have, rel_tol=1e-9, abs_tol=1e-12):
+            return True
+        if answer.decimals is None:  # 1.5e-05: the mantissa's shown digits
+            mantissa = answer.text.lower().split("e", 1)[0]
+            digits = len(mantissa.split(".", 1)[1]) if "." in mantissa else 0
+            if math.isclose(float(f"{have:.{digits}e}"), want, rel_tol=1e-9):
+                return True
+            continue
+        places = answer.decimals + shift
+        if math.isclose(round(have, places), want, rel_tol=1e-9, abs_tol=10.0 ** -(places + 3)):
+            return True
+        # Significant figures: 1.23 million written as 1230000, 45,000 for 44,987.
+        zeros = _trailing_zeros(want) if answer.decimals == 0 and want >= 1000 else 0
+        if zeros >= 2 and math.isclose(round(have, -zeros), want, rel_tol=1e-9):
+            return True
+    return False
+
+
+def _trailing_zeros(value: float) -> int:
+    digits = str(int(value))
+    return len(digits) - len(digits.rstrip("0"))
+
+
+def step_sources(steps: Iterable[JSONDict]) -> list[tuple[int | None, str]]:
+    """The output text of each code step: ``(index, text)`` (index None: an earlier ask)."""
+    sources: list[tuple[int | None, str]] = []
+    for step in steps:
+        result = step.get("result")
+        if step.get("kind") != "code" or not isinstance(result, dict):
+            continue
+        parts = [str(result.get("stdout") or "")]
+        value = result.get("result")
+        if isinstance(value, dict):
+            parts.append(str(value.get("text") or ""))
+        for figure in result.get("figures") or []:
+            if isinstance(figure, dict):
+                parts.append(str(figure.get("description") or ""))
+        index = step.get("index")
+        sources.append((index if isinstance(index, int) else None, "\n".join(parts)))
+    return sources
+
+
+def ground_answer(
+    answer: str, sources: list[tuple[int | None, str]], *, given: Iterable[str] = ()
+) -> JSONDict:
+    """``{numbers: [{text, start, end, steps, computed}], ungrounded: [text]}``.
+
+    ``sources`` are ``(step index, output text)``; ``given`` are texts whose numbers
+    the person supplied (questions, file and column names).
+    """
+    outputs = [(index, find_numbers(text)) for index, text in sources]
+    supplied = [n for text in given for n in find_numbers(text)]
+    markers = {m.end() - 2 for m in _LIST_MARKER.finditer(answer)}
+    code = [m.span() for m in _CODE.finditer(answer)]
+    # A value in the @name[value] form is the answer itself: never a mere count.
+    claimed = [m.span(1) for m in _PAIR_VALUE.finditer(answer)]
+    numbers: list[JSONDict] = []
+    ungrounded: list[str] = []
+    for number in find_numbers(answer):
+        if any(a <= number.start < b for a, b in code):
+            continue
+        steps = sorted(
+            {i for i, found in outputs if i is not None and any(_same(number, s) for s in found)}
+        )
+        earlier = any(i is None and any(_same(number, s) for s in found) for i, found in outputs)
+        computed = bool(steps) or earlier
+        in_pair = any(a <= number.start < b for a, b in claimed)
+        exempt = not in_pair and (
+            _is_small_count(number) or any(number.end - 1 <= m <= number.end for m in markers)
+        )
+        if not computed and not exempt and any(_same(number, s) for s in supplied):
+            exempt = True
+        entry: JSONDict = {
+            "text": number.text,
+            "start": number.start,
+            "end": number.end,
+            "steps": steps,
+            "computed": computed or exempt,
+        }
+        if not computed and exempt:
+            entry["given"] = True
+        numbers.append(entry)
+        if not entry["computed"]:
+            ungrounded.append(number.text)
+    return {"numbers": numbers, "ungrounded": ungrounded}
+
+
+def _is_small_count(number: Number) -> bool:
+    return number.decimals == 0 and not number.percent and abs(number.value) <= _SMALL

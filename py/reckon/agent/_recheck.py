@@ -1,0 +1,73 @@
+"""When an answer goes back to the model before the person sees it.
+
+Small models answer data questions with a confident guess: 10 of 20 benchmark
+questions were answered at once with an invented value and no code. So an answer
+is sent back, once, when files are attached and no code ran in this ask, or when
+it states numbers that no step's output holds (``_grounding``), or when the
+question asks for the ``@name[value]`` form and the answer lacks it. The model then
+computes them, takes them back or restates the answer; what is still not computed is
+marked for the person.
+"""
+
+from __future__ import annotations
+
+import re
+
+from reckon.agent._observe import OBSERVATION_HEADER
+from reckon.agent._types import JSONDict
+
+__all__ = ["is_question", "recheck_message"]
+
+_NO_CODE = (
+    "You answered without running any code. Compute the answer from the user's files "
+    "with code first, then answer from its output."
+)
+_UNGROUNDED = (
+    "These numbers in your answer appear in no output of the code you ran: {numbers}. "
+    "Run code that prints them, or give the answer again without them."
+)
+_FORMAT = (
+    "The question asks for the answer in the form {form}. Give the final answer again, "
+    "ending with exactly that form filled with the computed values."
+)
+_SHOWN = 8
+_ASKED_FORM = re.compile(r"@[A-Za-z_]\w*\[[^\[\]]*\]")
+
+
+def recheck_message(
+    grounding: JSONDict,
+    has_files: bool,
+    ran_code: bool,
+    *,
+    question: str = "",
+    answer: str = "",
+    asked: frozenset[str] = frozenset(),
+) -> tuple[str, str] | None:
+    """``(kind, message)`` to send the answer back with, or ``None`` to let it stand.
+
+    Each kind (``no-code``, ``ungrounded``, ``format``) is asked at most once an ask:
+    ``asked`` holds those already sent."""
+    if has_files and not ran_code and "no-code" not in asked:
+        return "no-code", _NO_CODE
+    missing = [str(n) for n in grounding.get("ungrounded") or []]
+    if missing and "ungrounded" not in asked:
+        unique = list(dict.fromkeys(missing))
+        shown = ", ".join(unique[:_SHOWN]) + (" and more" if len(unique) > _SHOWN else "")
+        return "ungrounded", _UNGROUNDED.format(numbers=shown)
+    forms = _ASKED_FORM.findall(question)
+    if forms and not _ASKED_FORM.search(answer) and "format" not in asked:
+        return "format", _FORMAT.format(form=" ".join(dict.fromkeys(forms)))
+    return None
+
+
+def is_question(message: JSONDict) -> bool:
+    """A message the person wrote (not a cell's output or one of our rechecks)."""
+    content = message.get("content")
+    return (
+        message.get("role") == "user"
+        and isinstance(content, str)
+        and not content.startswith(OBSERVATION_HEADER)
+        and content not in (_NO_CODE,)
+        and not content.startswith(_UNGROUNDED.split("{", 1)[0])
+        and not content.startswith(_FORMAT.split("{", 1)[0])
+    )

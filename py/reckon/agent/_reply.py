@@ -1,0 +1,68 @@
+"""What a model reply asks for: tool calls (native or written as text), a fenced
+code cell, or a final answer, with its thinking set apart.
+
+The loop runs whatever form the model used, so one model works whether its server
+parses tool calls (OpenAI, vLLM with a parser, Ollama), leaves them in the text
+(llama-cpp-python with the GGUF's own template) or the model writes code blocks.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from reckon.agent._code import extract_code_blocks
+from reckon.agent._think import ThinkSplitter
+from reckon.agent._toolcalls import find_text_tool_calls
+from reckon.agent._types import ChatReply
+
+__all__ = ["TOOL_NAMES", "Move", "interpret"]
+
+# Names small models give the tools (and the ones we offer); _code maps them back.
+TOOL_NAMES = {
+    "run_python", "python", "run_code", "execute_python", "code_interpreter", "exec",
+    "run_sql", "sql", "query_sql",
+}  # fmt: skip
+
+
+@dataclass
+class Move:
+    """One reply, read: ``calls`` ``[{id, name, arguments}]`` (arguments as JSON text),
+    ``native`` when the server parsed them, ``code`` for a fenced cell."""
+
+    text: str = ""
+    thinking: str = ""
+    calls: list[dict[str, str]] = field(default_factory=list)
+    native: bool = False
+    code: str | None = None
+
+    @property
+    def runs_code(self) -> bool:
+        return bool(self.calls) or self.code is not None
+
+
+def interpret(reply: ChatReply, *, last_code: str = "") -> Move:
+    """Read ``reply``; a fenced block that repeats the last cell is quoted, not run."""
+    splitter = ThinkSplitter()
+    splitter.feed(reply.text)
+    splitter.close()
+    visible = "".join(splitter.visible)
+    thinking = "\n".join(t.strip() for t in [reply.reasoning, *splitter.thinking] if t.strip())
+    if reply.tool_calls:
+        return Move(visible.strip(), thinking, list(reply.tool_calls), native=True)
+    written = find_text_tool_calls(visible, names=TOOL_NAMES)
+    if written is not None:
+        calls = [
+            {"id": f"text_call_{n}", "name": c["name"], "arguments": _as_text(c["arguments"])}
+            for n, c in enumerate(written.calls)
+        ]
+        return Move(written.text, thinking, calls)
+    blocks = extract_code_blocks(visible)
+    if blocks is not None and blocks.code.strip() != last_code.strip():
+        return Move(blocks.text, thinking, code=blocks.code)
+    return Move(visible.strip(), thinking)
+
+
+def _as_text(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)

@@ -1,0 +1,145 @@
+"""Reckon with a real language model, end to end: the page, `reckon serve`, and
+Qwen2.5-Coder-1.5B-Instruct served by llama-cpp-python on loopback, as it is (its
+GGUF's own chat template, no shim).
+
+`scripts/local_model.py` installs the runtime and the model (scripts/test does it
+first; cached). The assertions are on computed facts, never on the model's
+wording: the number in the answer is the one a code step printed, the sandbox ran
+the code, and the error the test put in was fixed by the model from its traceback.
+Each question takes 20-90 s here (one CPU thread).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from .conftest import ROOT, SITE, an_unused_port, wait_for_port
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import local_model
+
+pytestmark = pytest.mark.real_model
+
+SALES = "region,units,price\nNorth,5,2.5\nSouth,12,3.0\nNorth,9,2.0\nEast,3,4.5\nSouth,7,3.5\n"
+ASK_MS = 300_000
+
+
+@pytest.fixture(scope="module")
+def a_model_server() -> Iterator[str]:
+    with local_model.serving(log=ROOT / ".cache" / "model-server-test.log") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def a_relay(a_model_server: str) -> Iterator[str]:
+    """`reckon serve` as a user starts it with `scripts/run --local-model`."""
+    port = an_unused_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "py")}
+    cmd = [
+        sys.executable, "-m", "reckon.server", "serve", "--port", str(port), "--site", str(SITE),
+        "--upstream", a_model_server, "--model", local_model.MODEL_NAME,
+        "--context-window", str(local_model.CONTEXT_TOKENS),
+    ]  # fmt: skip
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def a_chat_page(a_browser: Any, a_relay: str) -> Iterator[Any]:
+    context = a_browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(f"{a_relay}/index.html")
+    page.evaluate("() => window.reckon.ready()")
+    page.evaluate(
+        "(csv) => window.reckon.upload({name: 'sales.csv', bytes: new TextEncoder().encode(csv)})",
+        SALES,
+    )
+    yield page
+    context.close()
+
+
+def ask(page: Any, question: str) -> dict[str, Any]:
+    outcome: dict[str, Any] = page.evaluate(
+        """async ([q, ms]) => {
+            const timer = new Promise((_, no) => setTimeout(() => no(new Error("ask hung")), ms));
+            return Promise.race([window.reckon.ask(q), timer]);
+        }""",
+        [question, ASK_MS],
+    )
+    return outcome
+
+
+def outputs(outcome: dict[str, Any]) -> str:
+    return "\n".join(
+        str(s["result"].get("stdout", "")) + str((s["result"].get("result") or {}).get("text", ""))
+        for s in outcome["steps"]
+        if s["kind"] == "code" and isinstance(s.get("result"), dict)
+    )
+
+
+def test_the_page_offers_the_local_model_by_default(a_chat_page: Any) -> None:
+    models = a_chat_page.evaluate("() => window.reckon.models()")
+    assert models["default"] == local_model.MODEL_NAME
+    assert local_model.MODEL_NAME in models["models"]
+
+
+def test_a_total_is_computed_in_the_sandbox_and_traced(a_chat_page: Any) -> None:
+    outcome = ask(a_chat_page, "What is the total number of units? Answer as @total_units[value].")
+    assert outcome["status"] == "ok", outcome
+    assert any(s["kind"] == "code" and s["result"]["status"] == "ok" for s in outcome["steps"])
+    assert "36" in outputs(outcome)  # 5 + 12 + 9 + 3 + 7, printed by the model's own code
+    assert "@total_units[36]" in outcome["answer"].replace(".0]", "]")
+    assert outcome["grounding"]["ungrounded"] == []
+    traced = [n for n in outcome["grounding"]["numbers"] if n["text"] == "36"]
+    assert traced and traced[0]["steps"], outcome["grounding"]
+
+
+def test_a_group_by_question_names_the_right_group(a_chat_page: Any) -> None:
+    outcome = ask(a_chat_page, "Which region sold the most units in total?")
+    assert outcome["status"] == "ok", outcome
+    assert "South" in outputs(outcome) and "South" in outcome["answer"]
+    assert outcome["model"] == local_model.MODEL_NAME or all(
+        s.get("model") == local_model.MODEL_NAME for s in outcome["steps"]
+    )
+
+
+def test_an_error_is_fixed_from_the_traceback(a_chat_page: Any) -> None:
+    """The person edits the first cell into one with a wrong column name (approval mode):
+    the model reads the KeyError and writes a cell that works."""
+    a_chat_page.evaluate(
+        """() => {
+            window.__edited = 0;
+            window.reckon.configure({approval: "ask"});
+            window.reckon.on("proposal", (p) => {
+                const code = window.__edited++ ? p.code : "import pandas as pd\\n" +
+                    "df = pd.read_csv('/data/sales.csv')\\nprint(df['prices'].mean())";
+                const decision = code === p.code ? {action: "run"} : {action: "edit", code};
+                window.reckon.decide(p.id, decision);
+            });
+        }"""
+    )
+    try:
+        outcome = ask(
+            a_chat_page,
+            "What is the mean price? Round to 2 decimals. Answer as @mean_price[value].",
+        )
+    finally:
+        a_chat_page.evaluate("() => window.reckon.configure({approval: 'auto'})")
+    assert outcome["status"] == "ok", outcome
+    code = [s for s in outcome["steps"] if s["kind"] == "code"]
+    first = code[0]["result"]
+    assert first["status"] == "error" and first["error"]["type"] == "KeyError"
+    assert any(s["result"]["status"] == "ok" for s in code[1:]), code
+    assert "3.1" in outputs(outcome)  # (2.5 + 3 + 2 + 4.5 + 3.5) / 5
+    assert "@mean_price[3.1" in outcome["answer"]

@@ -1,0 +1,78 @@
+// The side panel's file lists (your files, the files the analysis wrote) and uploads.
+// Each table shows its shape under its name, also after a reload (it is asked of the
+// sandbox again: inspect() of a saved file), and an upload's columns feed the example
+// questions.
+
+import { el, formatBytes } from "./render.js";
+
+const describe = (info) => (info.status !== "ok" ? info.message : info.kind === "table" ? `${Number(info.rows).toLocaleString("en-US")} rows × ${info.columns.length} columns` : info.kind);
+
+/**
+ * @param {ReturnType<import("./reckon.js").createReckon>} reckon
+ * @param {{lists: Array<[string, HTMLElement]>, save: (path: string) => void,
+ *          setStatus: (text: string) => void, onUpload?: (info: object) => void,
+ *          onFound?: (info: object) => void}} options
+ * `onUpload` gets each upload's inspect() summary; `onFound` the summary of a saved
+ * table seen for the first time on this page (after a reload).
+ */
+export function fileLists(reckon, { lists, save, setStatus, onUpload, onFound }) {
+  const infos = new Map(); // path -> inspect() summary
+  const asking = new Set();
+  let generation = 0;
+
+  function row(f) {
+    const li = el("li", "file");
+    const name = el("button", "link file-name", f.name);
+    name.type = "button";
+    name.title = `Download ${f.path}`;
+    name.addEventListener("click", () => save(f.path));
+    const remove = el("button", "link delete", "×");
+    remove.type = "button";
+    remove.title = `Delete ${f.name} (from this browser too)`;
+    remove.setAttribute("aria-label", `Delete ${f.name}`);
+    remove.addEventListener("click", async () => {
+      await reckon.deleteFile(f.path);
+      infos.delete(f.path);
+      refresh();
+    });
+    li.append(name, el("span", "file-size muted", formatBytes(f.size)), remove);
+    const info = infos.get(f.path);
+    if (info) li.append(el("div", "file-shape muted small", describe(info)));
+    return li;
+  }
+
+  async function refresh() {
+    const mine = ++generation;
+    const found = [];
+    for (const [dir, list] of lists) {
+      const files = (await reckon.listFiles(dir)).filter((f) => !f.is_dir);
+      if (mine !== generation) return; // a later refresh is under way
+      list.replaceChildren(...files.map(row));
+      if (dir === "/data") found.push(...files.filter((f) => !infos.has(f.path) && !asking.has(f.path)));
+    }
+    // Saved files from an earlier visit: their shape is asked once, after the lists are shown.
+    for (const f of found) {
+      asking.add(f.path);
+      const info = await reckon.inspect(f.path);
+      asking.delete(f.path);
+      if (!info || typeof info !== "object") continue;
+      infos.set(f.path, { ...info, name: f.name, mtime: f.mtime });
+      if (onFound) onFound(infos.get(f.path));
+    }
+    if (found.length && mine === generation) refresh();
+  }
+
+  async function upload(files) {
+    for (const file of files) {
+      setStatus(`adding ${file.name}…`);
+      const info = await reckon.upload(file);
+      const summary = describe(info);
+      if (info.path) infos.set(info.path, { ...info, name: String(info.path).split("/").pop() });
+      setStatus(`${file.name}: ${summary}`);
+      if (onUpload && info.status === "ok") onUpload(infos.get(info.path));
+    }
+    refresh();
+  }
+
+  return { refresh, upload, forget: () => infos.clear(), infos };
+}

@@ -1,0 +1,81 @@
+// The side panel's tools: export (notebook, script), import, and SQL over the tables,
+// each the same JS API call a script would make, its result shown in the conversation.
+import { el, renderResult, download } from "./render.js";
+
+/**
+ * @param {ReturnType<import("./reckon.js").createReckon>} reckon
+ * @param {{$: (id: string) => HTMLElement, messages: HTMLElement, save: (path: string) => void,
+ *          setStatus: (text: string) => void, showNotice: (text: string) => void,
+ *          reveal: (node: HTMLElement) => void, refresh: () => void, stem: string}} ui
+ */
+export function wireTools(reckon, { $, messages, save, setStatus, showNotice, reveal, refresh, stem }) {
+  async function exportAs(method, extension, type) {
+    setStatus("exporting…");
+    try {
+      const text = await reckon[method]();
+      download(`${stem}.${extension}`, new Blob([text], { type }));
+      setStatus(`exported ${stem}.${extension}`);
+    } catch (err) {
+      setStatus("export failed");
+      showNotice(`The export failed: ${err.message || err}`);
+    }
+  }
+  $("export-notebook").addEventListener("click", () => exportAs("exportNotebook", "ipynb", "application/x-ipynb+json"));
+  $("export-script").addEventListener("click", () => exportAs("exportScript", "py", "text/x-python"));
+
+  $("import").addEventListener("change", async (ev) => {
+    const input = ev.target;
+    const file = input.files[0];
+    input.value = "";
+    if (!file) return;
+    setStatus(`importing ${file.name}…`);
+    let reply;
+    try {
+      reply = await reckon.importNotebook(file, { name: file.name });
+    } catch (err) {
+      reply = { status: "error", cells: 0, ok: 0, failed: 0, message: String(err.message || err) };
+    }
+    showImport(file.name, reply);
+    refresh();
+  });
+  function showImport(name, reply) {
+    const cells = `${reply.cells} cell${reply.cells === 1 ? "" : "s"}`;
+    const text =
+      reply.status === "ok"
+        ? `Imported ${name}: ${cells} run as the starting cells, ${reply.ok} ok${reply.failed ? `, ${reply.failed} failed` : ""}.`
+        : `${name} was not imported: ${reply.message || reply.status}`;
+    const note = el("div", `note import status-${reply.status}`);
+    note.appendChild(el("p", reply.status === "ok" ? "" : "error", text));
+    if (reply.status === "ok" && reply.message) note.appendChild(el("p", "muted small", reply.message));
+    messages.appendChild(note);
+    setStatus(reply.status === "ok" ? `imported ${cells}` : "import failed");
+  }
+
+  $("sql-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const query = $("sql").value.trim();
+    if (!query) return;
+    $("run-sql").disabled = true;
+    setStatus("running SQL…");
+    const entry = el("div", "turn sql");
+    entry.appendChild(el("pre", "question code", query));
+    messages.appendChild(entry);
+    const result = await reckon.runSql(query);
+    entry.appendChild(renderResult(result, save));
+    setStatus(`SQL: ${result.status}`);
+    $("run-sql").disabled = false;
+    reveal(entry);
+    refresh();
+  });
+  submitOnEnter($("sql"), $("sql-form"), { ctrl: true });
+}
+
+/** Enter submits (Shift+Enter is a new line); with `ctrl`, Ctrl/Cmd+Enter does. */
+export function submitOnEnter(textarea, form, { ctrl = false } = {}) {
+  textarea.addEventListener("keydown", (ev) => {
+    if (ev.key !== "Enter" || ev.shiftKey || ev.isComposing || (ctrl && !(ev.ctrlKey || ev.metaKey))) return;
+    ev.preventDefault();
+    form.requestSubmit();
+  });
+}
+

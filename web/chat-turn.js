@@ -1,0 +1,185 @@
+// One turn of the chat: the question, the steps as they finish (code, output,
+// tables, charts, the model's thinking), the streamed text, a "waiting for the
+// model" line while nothing arrives, and the answer with its numbers tied to the
+// steps that computed them. Plain DOM; model and file text goes in as text only.
+
+import { el, renderResult } from "./render.js";
+import { renderMarkdown } from "./markdown.js";
+import { codeBlock, copyButton } from "./code-block.js";
+import { markGrounding } from "./grounding.js";
+
+// The waiting line shows only when the wait is long enough to wonder about.
+const WAIT_SHOWN_AFTER_MS = 700;
+
+const seconds = (ms) => (ms >= 60_000 ? `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s` : `${Math.round(ms / 1000)} s`);
+
+/** A model's name as the page shows it. */
+export const modelLabel = (name) => (name === "reckon-demo" ? "the demo model" : name || "the model");
+
+/** One step as a collapsible box; `save(path)` downloads a file the step wrote. */
+export function renderStep(step, save) {
+  if (step.kind === "thinking") {
+    const box = el("details", "step step-thinking");
+    box.dataset.stepIndex = String(step.index);
+    box.append(el("summary", "", step.ms ? `Thinking · ${seconds(step.ms)}` : "Thinking"), el("div", "thinking-text", String(step.text || "")));
+    return box;
+  }
+  const box = el("details", `step step-${step.kind}`);
+  box.dataset.stepIndex = String(step.index);
+  box.open = step.result ? step.result.status !== "ok" || (step.result.figures || []).length > 0 || !!step.result.result : true;
+  const number = Number.isInteger(step.index) ? `Step ${step.index + 1}` : "Step";
+  const head = step.kind === "code" ? `${number}: ran code (${step.result ? step.result.status : "…"})` : `${number}: ${step.kind}`;
+  const summary = el("summary", "", head);
+  if (step.ms) summary.appendChild(el("span", "muted step-time", ` · ${seconds(step.ms)}`));
+  box.appendChild(summary);
+  if (step.text) box.appendChild(renderMarkdown(step.text));
+  if (step.code) box.appendChild(codeBlock(step.code, "python"));
+  if (step.result) box.appendChild(renderResult(step.result, save));
+  if (step.message) box.appendChild(el("p", "error", step.message));
+  for (const img of box.querySelectorAll("img.figure")) {
+    img.tabIndex = 0;
+    img.title = "Click to enlarge";
+  }
+  return box;
+}
+
+export class Turn {
+  /** @param {{question: string, model?: string, save: (path: string) => void}} options */
+  constructor({ question, model, save }) {
+    this.question = question;
+    this.model = model || "";
+    this.save = save;
+    this.element = el("div", "turn");
+    this.element.appendChild(el("div", "question", question));
+    this.steps = el("div", "steps");
+    this.live = el("div", "answer streaming");
+    this.wait = el("div", "waiting");
+    this.wait.setAttribute("aria-live", "off");
+    this.wait.hidden = true;
+    this.element.append(this.steps, this.wait, this.live);
+    this.timer = null;
+  }
+
+  /** "Waiting for <model> · <what> · 12 s", counting, until text or a step arrives
+   * (`model: false`: "<what> · 12 s", a wait that is not the model's). */
+  waitFor(what, { model = true } = {}) {
+    this.stopWaiting();
+    const since = performance.now();
+    this.waitDetail = "";
+    const tick = () => {
+      const ms = performance.now() - since;
+      const label = `${what}${this.waitDetail ? ` (${this.waitDetail})` : ""}`;
+      this.wait.hidden = ms < WAIT_SHOWN_AFTER_MS;
+      this.wait.textContent = `${model ? `Waiting for ${modelLabel(this.model)} · ${label}` : label} · ${seconds(ms)}`;
+    };
+    this.tick = tick;
+    tick();
+    this.timer = setInterval(tick, 250);
+  }
+
+  /** The agent's `waiting` event ({model, tokens, new_tokens}): a model call went out, this
+   * big. A server with a prompt cache reads only the new part, so both are said. */
+  calling({ model, tokens, new_tokens: fresh }) {
+    if (model && model !== this.model) this.model = model;
+    if (!this.timer) this.waitFor(this.steps.childElementCount ? "reading the new output" : "reading the prompt");
+    const count = (n) => `≈${Math.round(Number(n)).toLocaleString("en-US")}`;
+    if (Number(tokens) > 0) this.waitDetail = Number(fresh) > 0 && Number(fresh) < Number(tokens) ? `${count(tokens)} tokens, ${count(fresh)} new` : `${count(tokens)} tokens`;
+    this.tick();
+  }
+
+  stopWaiting() {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.wait.hidden = true;
+  }
+
+  delta(text) {
+    this.stopWaiting();
+    this.live.textContent += text;
+  }
+
+  addStep(step) {
+    this.live.textContent = "";
+    if (step.model && !this.model) this.model = step.model;
+    // The verification exchange shows in the answer's footer, not as steps.
+    if (step.kind === "answer" || step.phase === "verify") return null;
+    const box = renderStep(step, this.save);
+    this.steps.appendChild(box);
+    if (step.kind === "code") this.waitFor(`reading the output of step ${step.index + 1}`);
+    else if (step.kind === "thinking") this.waitFor("writing");
+    return box;
+  }
+
+  /** Open, show and highlight the first of these steps that this turn shows. */
+  jumpTo(indexes) {
+    for (const index of indexes) {
+      const box = this.steps.querySelector(`[data-step-index="${Number(index)}"]`);
+      if (!box) continue;
+      box.open = true;
+      box.scrollIntoView({ block: "center" });
+      box.classList.remove("flash");
+      void box.offsetWidth; // restart the animation on a second click
+      box.classList.add("flash");
+      box.focus({ preventScroll: true });
+      return box;
+    }
+    return null;
+  }
+
+  /**
+   * The answer: Markdown, numbers marked from `grounding`, who answered, a Copy
+   * button, then `footer` (usage, verification, what was sent).
+   */
+  finish(outcome, footer) {
+    this.stopWaiting();
+    this.live.remove();
+    const steps = outcome.steps || [];
+    const answerStep = [...steps].reverse().find((s) => s && s.kind === "answer");
+    const model = outcome.model || (answerStep && answerStep.model) || (steps.find((s) => s && s.model) || {}).model || this.model;
+    const text = outcome.answer || outcome.message || "(no answer)";
+    const answer = el("div", `answer status-${outcome.status}`);
+    const body = el("div", "answer-body");
+    body.appendChild(renderMarkdown(text));
+    answer.appendChild(body);
+    const grounding = outcome.grounding || (answerStep && answerStep.grounding);
+    if (grounding && outcome.answer) {
+      for (const box of this.steps.children) box.tabIndex = -1;
+      markGrounding(body, grounding, { onJump: (indexes) => this.jumpTo(indexes) });
+    }
+    if (outcome.status !== "ok" && outcome.message && outcome.answer) answer.appendChild(el("p", "error", outcome.message));
+    const meta = el("div", "answer-meta muted");
+    const shown = steps.filter((s) => s && s.kind === "code").length;
+    const stepCount = shown ? ` · ${shown} step${shown === 1 ? "" : "s"}` : "";
+    const who = outcome.status === "ok" ? `Answered by ${model || "the model"}` : `${model || "The model"} · ${outcome.status}`;
+    meta.appendChild(el("span", "answered-by", `${who}${stepCount}`));
+    const missing = grounding && Array.isArray(grounding.ungrounded) ? [...new Set(grounding.ungrounded.map(String))] : [];
+    if (missing.length) {
+      const note = el("span", "ungrounded-note", `Not computed by any step: ${missing.join(", ")}`);
+      note.title = "No step's output contains these numbers: check them before you rely on them.";
+      meta.appendChild(note);
+    }
+    if (outcome.answer) meta.appendChild(copyButton(() => outcome.answer, "Copy answer"));
+    answer.appendChild(meta);
+    if (footer) answer.appendChild(footer);
+    this.element.appendChild(answer);
+    this.answer = answer;
+    return answer;
+  }
+}
+
+/** A figure opened large in a dialog (click, Enter or Space on it); Esc or a click closes it. */
+export function zoomFigure(img, container) {
+  const dialog = el("dialog", "zoom");
+  const large = el("img", "zoomed");
+  large.src = img.src;
+  large.alt = img.alt;
+  const close = el("button", "zoom-close", "Close");
+  close.type = "button";
+  dialog.append(close, large, el("p", "muted small", img.alt));
+  dialog.addEventListener("click", () => dialog.close());
+  dialog.addEventListener("close", () => dialog.remove());
+  container.appendChild(dialog);
+  dialog.showModal();
+  close.focus();
+  return dialog;
+}

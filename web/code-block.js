@@ -1,0 +1,84 @@
+// A code block: highlighted, with its language and line count, a Copy button and a
+// show/hide toggle (long code starts clipped to a few lines). Plain DOM; the code
+// goes in as text only (highlight.js).
+
+import { highlight } from "./highlight.js";
+
+const CLIP_LINES = 18;
+
+const make = (tag, cls, text) => {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined) node.textContent = text;
+  return node;
+};
+
+/**
+ * A button that copies `text()` to the clipboard and says so for a moment.
+ * @param {() => string} text @param {string} [label]
+ */
+export function copyButton(text, label = "Copy") {
+  const button = make("button", "copy", label);
+  button.type = "button";
+  button.title = "Copy to the clipboard";
+  button.addEventListener("click", async (ev) => {
+    ev.preventDefault();
+    ev.stopPropagation();
+    const ok = await copyText(text(), button);
+    button.textContent = ok ? "Copied" : "Copy failed";
+    setTimeout(() => (button.textContent = label), 1500);
+  });
+  return button;
+}
+
+/** The async clipboard where allowed; else a selected textarea and execCommand. */
+async function copyText(value, near) {
+  try {
+    await navigator.clipboard.writeText(value);
+    return true;
+  } catch {
+    const area = make("textarea", "copy-buffer");
+    area.value = value;
+    area.setAttribute("readonly", "");
+    near.after(area);
+    area.select();
+    let ok = false;
+    try {
+      ok = document.execCommand("copy");
+    } catch {
+      ok = false;
+    }
+    area.remove();
+    return ok;
+  }
+}
+
+const LANGUAGES = { python: "Python", py: "Python", python3: "Python", sql: "SQL", sqlite: "SQL" };
+
+/** @param {string} code @param {string} [language] fence language or tool ("python", "sql", …) */
+export function codeBlock(code, language = "python") {
+  const text = String(code);
+  const lang = String(language || "").toLowerCase();
+  const lines = text.split("\n").length;
+  const box = make("div", "code-block");
+  box.dataset.lang = lang;
+  const head = make("div", "code-head");
+  head.appendChild(make("span", "code-lang", `${LANGUAGES[lang] || lang || "Code"} · ${lines} line${lines === 1 ? "" : "s"}`));
+  const pre = make("pre", "code");
+  const inner = make("code");
+  inner.appendChild(highlight(text, lang));
+  pre.appendChild(inner);
+  const long = lines > CLIP_LINES;
+  const toggle = make("button", "code-toggle");
+  toggle.type = "button";
+  const show = (state) => {
+    box.dataset.state = state;
+    toggle.setAttribute("aria-expanded", String(state === "full"));
+    toggle.textContent = state === "full" ? (long ? "Show less" : "Hide") : state === "clipped" ? `Show all ${lines} lines` : "Show";
+  };
+  toggle.addEventListener("click", () => show(box.dataset.state === "full" ? (long ? "clipped" : "hidden") : "full"));
+  show(long ? "clipped" : "full");
+  head.append(toggle, copyButton(() => text));
+  box.append(head, pre);
+  return box;
+}
