@@ -30,9 +30,7 @@ _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?\b|\b\d{1
 _LIST_MARKER = re.compile(r"^[ \t]*\d+[.)][ \t]", re.MULTILINE)
 # Code in an answer is quoted, not claimed: `17*23+4`, a fenced snippet.
 # Quoted phrases are examples, not claims ("is 97 prime", “2**100”).
-_CODE = re.compile(
-    r"```.*?(?:```|$)|`[^`\n]+`|\"[^\"\n]{1,160}\"|“[^”\n]{1,160}”", re.DOTALL
-)
+_CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]+`|\"[^\"\n]{1,160}\"|“[^”\n]{1,160}”", re.DOTALL)
 _PAIR_VALUE = re.compile(r"@[A-Za-z_]\w*\[([^\[\]]*)\]")
 _SMALL = 10
 
