@@ -14,6 +14,7 @@ tool descriptions are taken from git at ``--old-rev`` (the commit before this ch
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import subprocess
@@ -83,6 +84,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--old-rev", default="5e30f4a")
+    parser.add_argument("--upstream", help="a model server already running (base URL .../v1)")
     args = parser.parse_args()
     old_system, old_tools = old_prompt(args.old_rev)
     new_system = build_system_prompt(ENVIRONMENT)
@@ -98,7 +100,7 @@ def main() -> int:
     ]  # fmt: skip
     new_first = [{"role": "system", "content": new_system}, question]
     times: dict[str, list[float]] = {"old": [], "new": [], "step2-extends": [], "step2-cold": []}
-    with local_model.serving() as url:
+    with contextlib.nullcontext(args.upstream) if args.upstream else local_model.serving() as url:
         first_token(url, [{"role": "user", "content": "hi"}], new_tools)  # warm the weights
         for _ in range(args.runs):
             times["old"].append(first_token(url, [{"role": "system", "content": old_system},

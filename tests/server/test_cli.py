@@ -118,6 +118,23 @@ def test_a_config_file_gives_profiles_and_settings(tmp_path: Path) -> None:
     assert config.log_prompts is True
 
 
+def test_how_to_talk_to_a_model_is_a_profile_setting(tmp_path: Path) -> None:
+    flags = config_from_args(
+        ["serve", "--upstream", "http://h:1/v1", "--tools", "off", "--context-window", "8192"]
+    )
+    assert (flags.profiles[0].tools, flags.profiles[0].context_window) == ("off", 8192)
+    text = A_CONFIG + 'tools = "on"\ncontext_window = 4096\n'
+    file = config_from_args(["serve", "--config", str(a_config_file(tmp_path, text))])
+    assert (file.profiles[1].tools, file.profiles[1].context_window) == ("on", 4096)
+    assert (file.profiles[0].tools, file.profiles[0].context_window) == ("auto", None)
+    with pytest.raises(ConfigError, match="tools 'maybe'"):
+        Profile(name="p", base_url="http://h/v1", tools="maybe")
+    with pytest.raises(ConfigError, match="context_window 10"):
+        Profile(name="p", base_url="http://h/v1", context_window=10)
+    with pytest.raises(ConfigError, match="--tools needs --upstream"):
+        config_from_args(["serve", "--tools", "off"])
+
+
 def test_flags_win_over_the_config_file(tmp_path: Path) -> None:
     path = a_config_file(tmp_path)
     config = config_from_args(
@@ -241,6 +258,7 @@ def test_reckon_serve_starts_prints_its_url_and_relays(
         "default_model": "tiny-model",
         "demo": False,
         "auth": False,
+        "model_options": {"tiny-model": {"tools": "auto", "context_window": None}},
     }
     assert chat.status_code == 200
     assert an_upstream.seen[-1].headers["authorization"] == "Bearer sk-subprocess-key-123456"

@@ -150,6 +150,7 @@ def test_api_info_describes_the_relay(a_relay: Relay) -> None:
         "default_model": MODEL,
         "demo": False,
         "auth": False,
+        "model_options": {MODEL: {"tools": "auto", "context_window": None}},
     }
 
 

@@ -2,7 +2,8 @@
 
 ``Session`` starts the relay in a thread and headless Chromium, and drives the
 page's ``window.reckon`` API, so everything runs through the real product path.
-Playwright is an optional dependency (``pip install 'reckon[headless]'``),
+Playwright is an optional dependency (``scripts/run`` installs it, or
+``pip install -e '.[headless]'`` in a checkout),
 imported only when a session starts.
 """
 
