@@ -308,3 +308,19 @@ def test_a_small_value_given_as_the_answer_is_still_checked(
     )
     assert outcome["grounding"]["ungrounded"] == ["10"]
     assert any(s["kind"] == "recheck" for s in outcome["steps"])
+
+
+def test_each_call_says_what_the_model_must_read_and_each_step_its_wait(
+    upstream: Upstream, executor: KernelExecutor
+) -> None:
+    upstream.handlers += [sse([tool_stream("print(1)")]), text_reply("1.")]
+    calls: list[dict[str, Any]] = []
+    bot = agent(upstream, executor)
+    bot.on_call = calls.append
+    outcome = run(bot.ask("one?", environment=executor.environment()))
+    assert [c["model"] for c in calls] == ["local", "local"]
+    first, second = calls
+    assert first["new_tokens"] == first["tokens"] > 100  # the system prompt and question
+    # The second request extends the first: only the call and its output are new.
+    assert 0 < second["new_tokens"] < first["tokens"] < second["tokens"]
+    assert all(isinstance(s.get("first_token_ms"), float) for s in outcome["steps"])

@@ -291,13 +291,13 @@ def test_the_control_ui_card_edits_and_the_footer_shows_what_was_sent(
     card.wait_for()
     assert "read_csv" in card.locator("textarea").input_value()
     card.locator("button.rc-edit").click()
-    card.locator("textarea").fill("print('edited by a person')")
+    card.locator("textarea").fill("print('edited by a person', 3)")
     card.locator("button.rc-run").click()
     outcome = a_page.evaluate("() => window.pending")
     assert outcome["status"] == "ok"
     assert card.get_attribute("data-decision") == "edit"
     tools = [m["content"] for m in model.requests[-1]["payload"]["messages"] if m["role"] == "tool"]
-    assert "print('edited by a person')" in tools[0] and "edited by a person" in tools[0]
+    assert "print('edited by a person', 3)" in tools[0] and "edited by a person" in tools[0]
     a_page.evaluate(
         "(o) => document.body.append(Object.assign(window.footer.answerFooter(o), {id: 'foot'}))",
         outcome,

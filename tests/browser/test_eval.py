@@ -317,7 +317,7 @@ def test_a_scripted_model_gives_exactly_the_expected_report(
     east = next(f for f in report["failures"] if f["question_id"] == "east")
     assert east["transcript"][0]["result"]["error"]["type"] == "KeyError"
     markdown = (out / "report.md").read_text()
-    assert "| answer accuracy | 70.0% |" in markdown
+    assert "| answer accuracy (strict: @name[value] as asked) | 70.0% |" in markdown
     assert "KeyError" in markdown and "@max_price[20]" in markdown
 
 
@@ -353,6 +353,8 @@ class SometimesWrong(StreamingModel):
                 {"index": 0, "id": call["id"], "type": "function",
                  "function": {"name": call["name"], "arguments": call["arguments"]}}]},
                 "finish_reason": "tool_calls"}]}])  # fmt: skip
+        if is_recheck(messages[-1]):  # an answer sent back: this model stands by it
+            return self.text(str(messages[-2]["content"]))
         asked = [m["content"] for m in messages if m["role"] == "user"]
         checking = asked[-1].startswith(VERIFY_HEADER)
         question = next(q for q in reversed(asked) if not q.startswith(("Output of", "Verif")))

@@ -115,15 +115,16 @@ def test_a_group_by_question_names_the_right_group(a_chat_page: Any) -> None:
 
 
 def test_an_error_is_fixed_from_the_traceback(a_chat_page: Any) -> None:
-    """The person edits the first cell into one with a wrong column name (approval mode):
-    the model reads the KeyError and writes a cell that works."""
+    """The person edits the first cell into one that calls a pandas function that does
+    not exist (approval mode): the model reads the AttributeError and writes a cell
+    that works. (A wrong column name misleads a small model: it keeps the name.)"""
     a_chat_page.evaluate(
         """() => {
             window.__edited = 0;
             window.reckon.configure({approval: "ask"});
             window.reckon.on("proposal", (p) => {
                 const code = window.__edited++ ? p.code : "import pandas as pd\\n" +
-                    "df = pd.read_csv('/data/sales.csv')\\nprint(df['prices'].mean())";
+                    "df = pd.read_csvv('/data/sales.csv')\\nprint(round(df['price'].mean(), 2))";
                 const decision = code === p.code ? {action: "run"} : {action: "edit", code};
                 window.reckon.decide(p.id, decision);
             });
@@ -139,7 +140,7 @@ def test_an_error_is_fixed_from_the_traceback(a_chat_page: Any) -> None:
     assert outcome["status"] == "ok", outcome
     code = [s for s in outcome["steps"] if s["kind"] == "code"]
     first = code[0]["result"]
-    assert first["status"] == "error" and first["error"]["type"] == "KeyError"
+    assert first["status"] == "error" and first["error"]["type"] == "AttributeError"
     assert any(s["result"]["status"] == "ok" for s in code[1:]), code
     assert "3.1" in outputs(outcome)  # (2.5 + 3 + 2 + 4.5 + 3.5) / 5
     assert "@mean_price[3.1" in outcome["answer"]

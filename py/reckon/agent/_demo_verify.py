@@ -17,6 +17,7 @@ from collections.abc import Callable
 from reckon.agent._demo_intents import Intent, parse_intent
 from reckon.agent._demo_sql import plan_sql, sql_stdout
 from reckon.agent._observe import OBSERVATION_HEADER, parse_observation
+from reckon.agent._recheck import is_question
 from reckon.agent._types import ChatReply, ChatRequest, JSONDict
 from reckon.agent._verify import VERIFY_HEADER
 
@@ -80,7 +81,8 @@ def _question_before(messages: list[JSONDict], start: int) -> str:
         content = message.get("content")
         if message.get("role") != "user" or not isinstance(content, str):
             continue
-        if not content.startswith((OBSERVATION_HEADER, VERIFY_HEADER)):
+        # Not an output, the check request or an answer sent back (_recheck).
+        if is_question(message) and not content.startswith(VERIFY_HEADER):
             return content
     return ""
 

@@ -300,6 +300,8 @@ class Agent(AgentControls):
         """What to send the answer back with (``_recheck``), at most once per kind."""
         if len(asked) >= _RECHECKS or not getattr(self.model, "follows_rechecks", True):
             return None
+        if self._phase == "verify":  # the check is kept out of the history; so is this
+            return None
         computed = ran_code or any(s.get("kind") == "code" for s in self.transcript.steps)
         question = next((m["content"] for m in reversed(self.messages) if is_question(m)), "")
         found = recheck_message(
