@@ -324,3 +324,12 @@ def test_each_call_says_what_the_model_must_read_and_each_step_its_wait(
     # The second request extends the first: only the call and its output are new.
     assert 0 < second["new_tokens"] < first["tokens"] < second["tokens"]
     assert all(isinstance(s.get("first_token_ms"), float) for s in outcome["steps"])
+
+
+def test_the_answer_form_written_as_code_gets_a_hint(
+    upstream: Upstream, executor: KernelExecutor
+) -> None:
+    upstream.handlers += [sse([tool_stream("@total[value] = 3")]), text_reply("Gave up.")]
+    run(agent(upstream, executor).ask("total? @total[value]", environment=executor.environment()))
+    observation = upstream.payloads[1]["messages"][-1]["content"]
+    assert "SyntaxError" in observation and "not Python" in observation

@@ -215,7 +215,7 @@ class AgentControls:
             shown, hidden = self._redactor.filter_result(result)
             extra["hidden"] = hidden
         observation = format_observation(shown, limit=self.observation_limit)
-        observation += _name_hint(result, self._load_lines)
+        observation += _name_hint(result, self._load_lines) + _format_hint(result, code)
         if extra.get("hidden"):
             observation += (
                 f"\nprivacy: {extra['hidden']} value(s) from the user's files were replaced by "
@@ -256,3 +256,19 @@ def _name_hint(result: JSONDict, loads: list[str]) -> str:
         return ""
     shown = "; ".join(loads[:3])
     return f"\nnote: no file is loaded at the start; load it first, e.g. {shown}"
+
+
+_FORM_IN_CODE = re.compile(r"^\s*@[A-Za-z_]\w*\[", re.MULTILINE)
+
+
+def _format_hint(result: JSONDict, code: str) -> str:
+    """Small models write the answer's @name[value] form as Python (a SyntaxError)."""
+    error = result.get("error")
+    if result.get("status") != "error" or not isinstance(error, dict):
+        return ""
+    if error.get("type") != "SyntaxError" or not _FORM_IN_CODE.search(code):
+        return ""
+    return (
+        "\nnote: @name[value] is the form of your final answer, not Python: compute the "
+        "value in code and print it; write @name[value] only in the answer"
+    )
