@@ -11,6 +11,9 @@ import base64
 import functools
 import http.server
 import json
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,7 +25,7 @@ from typing import Any, ClassVar
 # the tests call the page exactly as reckon.Session does.
 from reckon.client._session import _PRELUDE
 
-from .conftest import QuietServer
+from .conftest import ROOT, SITE, QuietServer, an_unused_port, wait_for_port
 
 
 def page_call(page: Any, body: str, arg: Any = None, *, deadline_s: float = 30.0) -> Any:
@@ -192,3 +195,21 @@ def a_site_with_its_headers(site: Path) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def reckon_serve(*flags: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """`reckon serve` as users start it, on a free loopback port; yields its URL."""
+    port = an_unused_port()
+    environment = {**os.environ, "PYTHONPATH": str(ROOT / "py"), **(env or {})}
+    cmd = [sys.executable, "-m", "reckon.server", "serve", "--port", str(port),
+           "--site", str(SITE), *flags]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_for_port(port)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -8,10 +8,7 @@ on loopback) whose first code fails, so the retry path runs for real.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -25,7 +22,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from .conftest import ROOT, SITE, an_unused_port, wait_for_port
+from .conftest import SITE, an_unused_port, wait_for_port
+from .helpers import reckon_serve
 
 HOSTILE_MARKDOWN = (
     '<img src=x onerror="window.pwned=1"> <script>window.pwned=2</script> '
@@ -124,17 +122,9 @@ def a_scripted_model() -> Iterator[tuple[ScriptedModel, str]]:
 def a_relay(a_scripted_model: tuple[ScriptedModel, str]) -> Iterator[str]:
     """`reckon serve` as users start it, with the scripted model as its upstream."""
     _, upstream = a_scripted_model
-    port = an_unused_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "py"), "RECKON_UPSTREAM_KEY": "sk-test-secret"}
-    cmd = [sys.executable, "-m", "reckon.server", "serve", "--port", str(port),
-           "--site", str(SITE), "--upstream", upstream, "--model", "scripted"]  # fmt: skip
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        wait_for_port(port)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    key = {"RECKON_UPSTREAM_KEY": "sk-test-secret"}
+    with reckon_serve("--upstream", upstream, "--model", "scripted", env=key) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

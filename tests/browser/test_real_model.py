@@ -11,15 +11,14 @@ Each question takes 20-90 s here (one CPU thread).
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from .conftest import ROOT, SITE, an_unused_port, wait_for_port
+from .conftest import ROOT
+from .helpers import reckon_serve
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import local_model
@@ -39,20 +38,10 @@ def a_model_server() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def a_relay(a_model_server: str) -> Iterator[str]:
     """`reckon serve` as a user starts it with `scripts/run --local-model`."""
-    port = an_unused_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "py")}
-    cmd = [
-        sys.executable, "-m", "reckon.server", "serve", "--port", str(port), "--site", str(SITE),
-        "--upstream", a_model_server, "--model", local_model.MODEL_NAME,
-        "--context-window", str(local_model.CONTEXT_TOKENS),
-    ]  # fmt: skip
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for_port(port)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    window = str(local_model.CONTEXT_TOKENS)
+    flags = ("--upstream", a_model_server, "--model", local_model.MODEL_NAME)
+    with reckon_serve(*flags, "--context-window", window) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
