@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from reckon.agent._prompt import build_system_prompt
 from reckon.client._eval import summarize
 from reckon.client._questions import Question, load_questions
 
-from .upstream import Upstream, serve
+from .upstream import Upstream
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "scripts")]
@@ -40,18 +39,6 @@ def reply(content: str) -> Any:
         return JSONResponse({"object": "chat.completion", "choices": [{"message": message}]})
 
     return handler
-
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[Upstream]:
-    with serve() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _clean(upstream: Upstream) -> None:
-    upstream.handlers.clear()
-    upstream.payloads.clear()
 
 
 def ask(upstream: Upstream, question: Question, *replies: str) -> codeact_baseline.RunRecord:

@@ -9,7 +9,6 @@ OpenAI), and drives the agent against it with an in-process kernel.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from reckon.agent._context import LEFT_OUT, estimate_tokens, fit_messages
 from reckon.agent._observe import OBSERVATION_HEADER
 
 from .helpers import KernelExecutor, run
-from .upstream import HttpxTransport, Upstream, chunk, serve, sse, text_stream, tool_stream
+from .upstream import HttpxTransport, Upstream, chunk, sse, text_stream, tool_stream
 
 QWEN_CALL = (
     '<tool_call>\n{"name": "run_python", "arguments": {"code": '
@@ -35,18 +34,6 @@ FENCED_TRIPLE = (
     "df = pd.read_csv('/data/sales.csv')\n"
     'print(df.groupby("region")["units"].sum().idxmax())"""}}\n```'
 )
-
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[Upstream]:
-    with serve() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _clean(upstream: Upstream) -> None:
-    upstream.handlers.clear()
-    upstream.payloads.clear()
 
 
 @pytest.fixture
