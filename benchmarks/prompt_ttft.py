@@ -71,13 +71,13 @@ def first_token(url: str, messages: list[dict[str, Any]], tools: list[dict[str, 
         client.stream("POST", f"{url}/chat/completions", json=body) as response,
     ):
         response.raise_for_status()
-        for line in response.iter_lines():
-            if line.startswith("data:"):
+        elapsed: float | None = None
+        for line in response.iter_lines():  # read to the end: the next request starts clean
+            if elapsed is None and line.startswith("data:"):
                 elapsed = time.monotonic() - started
-                for _ in response.iter_lines():
-                    pass
-                return elapsed
-    raise RuntimeError("the model server streamed nothing")
+    if elapsed is None:
+        raise RuntimeError("the model server streamed nothing")
+    return elapsed
 
 
 def main() -> int:

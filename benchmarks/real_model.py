@@ -181,6 +181,15 @@ def by_tier(questions: list[Question], reports: dict[str, Report]) -> str:
     return "\n".join(lines)
 
 
+def finished(folder: Path, questions: int, reuse: bool) -> Report | None:
+    """A report made before in ``folder`` that covers all ``questions``, if asked to reuse."""
+    path = folder / "report.json"
+    if not reuse or not path.exists():
+        return None
+    report: Report = json.loads(path.read_text())
+    return report if len(report.get("runs", [])) >= questions else None
+
+
 @contextlib.contextmanager
 def model_server(args: argparse.Namespace) -> Iterator[str]:
     if args.upstream:
@@ -200,6 +209,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--upstream", help="a model server already running (base URL .../v1)")
     parser.add_argument("--model", default=local_model.MODEL_NAME)
     parser.add_argument("--context-window", type=int, default=local_model.CONTEXT_TOKENS)
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="take a system's report from DIR/<system>/report.json when it covers every "
+        "question (to join runs made side by side against two model servers)",
+    )
     args = parser.parse_args(argv)
     only = [s.strip() for s in args.only.split(",") if s.strip()]
     if not only or set(only) - set(SYSTEMS):
@@ -209,9 +224,13 @@ def main(argv: list[str] | None = None) -> int:
     questions = load_questions(questions_file)
     started, clock = datetime.now(UTC), time.monotonic()
     reports: dict[str, Report] = {}
-    with model_server(args) as url:
+    done = {k: r for k in only if (r := finished(args.out / k, len(questions), args.reuse))}
+    with model_server(args) if len(done) < len(only) else contextlib.nullcontext("") as url:
         for key in only:
-            if key == "baseline":
+            if key in done:
+                print(f"[real-model] {SYSTEMS[key]}: reused {args.out / key}", file=sys.stderr)
+                reports[key] = done[key]
+            elif key == "baseline":
                 reports[key] = run_baseline(questions, url, args.model, args.site, args.out)
             else:
                 reports[key] = run_reckon(key, questions_file, args, url, args.out)

@@ -17,7 +17,12 @@ from starlette.responses import JSONResponse, Response
 
 from reckon.agent import Agent, OpenAIModel
 from reckon.agent._context import LEFT_OUT, estimate_tokens, fit_messages
-from reckon.agent._observe import OBSERVATION_HEADER
+from reckon.agent._observe import (
+    NEXT_AFTER_ERROR,
+    NEXT_AFTER_OK,
+    OBSERVATION_HEADER,
+    parse_observation,
+)
 
 from .helpers import KernelExecutor, run
 from .upstream import HttpxTransport, Upstream, chunk, sse, text_stream, tool_stream
@@ -150,11 +155,49 @@ def test_a_number_no_step_computed_is_questioned_then_marked(
     ]
     outcome = run(agent(upstream, sales).ask("total?", environment=sales.environment()))
     recheck = next(s for s in outcome["steps"] if s["kind"] == "recheck")
-    assert "41.5%" in recheck["message"] and "29" not in recheck["message"]
+    listed, quoted = recheck["message"].split("\nThe last output was:\n")
+    assert "41.5%" in listed and "29" not in listed and quoted == "29"
     assert outcome["status"] == "ok" and outcome["grounding"]["ungrounded"] == ["41.5%"]
     marks = {n["text"]: n["computed"] for n in outcome["grounding"]["numbers"]}
     assert marks == {"29": True, "41.5%": False}
     assert len(upstream.payloads) == 3  # asked once, not in a loop
+
+
+def test_a_guess_written_beside_the_code_gives_way_to_the_output(
+    upstream: Upstream, sales: KernelExecutor
+) -> None:
+    # Seen with Qwen2.5-Coder-1.5B in code-block mode: the code and a guessed answer in
+    # one reply, then the same code quoted again with the same guess.
+    code = (
+        f"```python\ndf = pd.read_csv('{sales.data_dir}/sales.csv')\nprint(df['units'].sum())\n```"
+    )
+    upstream.handlers += [
+        text_reply(f"{code}\n\n@total[25]"),
+        text_reply(f"{code}\n\n@total[25]"),
+        text_reply("@total[29]"),
+    ]
+    ask = agent(upstream, sales, tools="off").ask(
+        "Total units? Answer as @total[value].", environment=sales.environment()
+    )
+    outcome = run(ask)
+    assert [s["kind"] for s in outcome["steps"]] == ["code", "recheck", "answer"]
+    assert outcome["answer"] == "@total[29]" and outcome["grounding"]["ungrounded"] == []
+    observation = upstream.payloads[1]["messages"][-1]["content"]
+    assert observation.startswith(OBSERVATION_HEADER) and "\n29\n" in observation
+    assert observation.endswith(NEXT_AFTER_OK)
+    recheck = upstream.payloads[2]["messages"][-1]["content"]
+    assert "25" in recheck and recheck.endswith("The last output was:\n29")
+
+
+def test_an_error_is_followed_by_the_instruction_to_fix_it(
+    upstream: Upstream, sales: KernelExecutor
+) -> None:
+    upstream.handlers += [text_reply("```python\nprint(undefined_name)\n```"), text_reply("No.")]
+    run(agent(upstream, sales, tools="off").ask("x?", environment=sales.environment()))
+    observation = upstream.payloads[1]["messages"][-1]["content"]
+    assert "NameError" in observation and observation.endswith(NEXT_AFTER_ERROR)
+    assert parse_observation(observation)["status"].startswith("error")
+    assert NEXT_AFTER_ERROR not in "".join(parse_observation(observation).values())
 
 
 def test_thinking_is_shown_never_run_and_never_the_answer(

@@ -14,7 +14,7 @@ from reckon.agent._code import ToolArguments, parse_tool_arguments
 from reckon.agent._context import LEFT_OUT
 from reckon.agent._control import AgentControls
 from reckon.agent._control import Stopped as _Stopped
-from reckon.agent._observe import OBSERVATION_HEADER
+from reckon.agent._observe import observation_message
 from reckon.agent._privacy import Privacy, Redactor
 from reckon.agent._prompt import build_system_prompt
 from reckon.agent._recheck import is_question, recheck_message
@@ -244,7 +244,7 @@ class Agent(AgentControls):
                     return _outcome("error", last_text, steps, message)
                 grounding = self._ground(move.text, steps, environment)
                 self.messages.append({"role": "assistant", "content": move.text})
-                again_text = self._recheck(move.text, grounding, has_files, ran_code, asked)
+                again_text = self._recheck(move.text, grounding, has_files, ran_code, asked, steps)
                 if again_text is not None:
                     self.messages.append({"role": "user", "content": again_text})
                     step = {"kind": "recheck", "text": move.text, "message": again_text}
@@ -295,7 +295,13 @@ class Agent(AgentControls):
         return _outcome("error", last_text, steps, message)
 
     def _recheck(
-        self, answer: str, grounding: JSONDict, has_files: bool, ran_code: bool, asked: set[str]
+        self,
+        answer: str,
+        grounding: JSONDict,
+        has_files: bool,
+        ran_code: bool,
+        asked: set[str],
+        steps: list[JSONDict],
     ) -> str | None:
         """What to send the answer back with (``_recheck``), at most once per kind."""
         if len(asked) >= _RECHECKS or not getattr(self.model, "follows_rechecks", True):
@@ -305,12 +311,28 @@ class Agent(AgentControls):
         computed = ran_code or any(s.get("kind") == "code" for s in self.transcript.steps)
         question = next((m["content"] for m in reversed(self.messages) if is_question(m)), "")
         found = recheck_message(
-            grounding, has_files, computed, question=question, answer=answer, asked=frozenset(asked)
+            grounding,
+            has_files,
+            computed,
+            question=question,
+            answer=answer,
+            asked=frozenset(asked),
+            last_output=self._last_output(steps),
         )
         if found is None:
             return None
         asked.add(found[0])
         return found[1]
+
+    def _last_output(self, steps: list[JSONDict]) -> str:
+        """What the last cell that ran printed (its stdout, or its value)."""
+        for step in reversed([*self.transcript.steps, *steps]):
+            result = step.get("result")
+            if step.get("kind") == "code" and isinstance(result, dict):
+                value = result.get("result")
+                shown = value.get("text") if isinstance(value, dict) else None
+                return str(result.get("stdout") or shown or "")
+        return ""
 
     async def _run_move(
         self, move: Move, raw: str, steps: list[JSONDict], started: float
@@ -368,8 +390,7 @@ class Agent(AgentControls):
                 started = time.monotonic()
         finally:
             if observations:
-                joined = "\n\n".join(f"{OBSERVATION_HEADER}\n{o}" for o in observations)
-                self.messages.append({"role": "user", "content": joined})
+                self.messages.append({"role": "user", "content": observation_message(observations)})
         return results
 
     def _tool_message(self, call_id: str, content: str) -> None:

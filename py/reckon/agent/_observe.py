@@ -13,10 +13,22 @@ import re
 
 from reckon.agent._types import JSONDict
 
-__all__ = ["OBSERVATION_HEADER", "format_observation", "parse_observation", "trim_text"]
+__all__ = [
+    "OBSERVATION_HEADER",
+    "format_observation",
+    "observation_message",
+    "parse_observation",
+    "trim_text",
+]
 
 # Prefix of an observation sent as a user message (code-block mode).
 OBSERVATION_HEADER = "Output of the code you ran:"
+# Said after the outputs in code-block mode. A small model writes a guessed answer
+# beside its code; told what to do with the output, it answers from the output.
+NEXT_AFTER_OK = (
+    "If this output answers the question, give the final answer from it; otherwise run more code."
+)
+NEXT_AFTER_ERROR = "Fix the error and run the corrected code."
 _TRACEBACK_LIMIT = 2500
 _STATUS_WORDS = {
     "ok": "ok",
@@ -88,6 +100,13 @@ def format_observation(result: JSONDict, *, limit: int = 6000) -> str:
     return text
 
 
+def observation_message(observations: list[str]) -> str:
+    """One user message with the outputs of a reply's cells, and what to do next."""
+    joined = "\n\n".join(f"{OBSERVATION_HEADER}\n{o}" for o in observations)
+    failed = any(o.startswith(("status: error", "status: timeout")) for o in observations)
+    return f"{joined}\n\n{NEXT_AFTER_ERROR if failed else NEXT_AFTER_OK}"
+
+
 def parse_observation(text: str) -> dict[str, str]:
     """Split an observation back into its sections (``status``, ``stdout``, ``error``…).
 
@@ -96,6 +115,8 @@ def parse_observation(text: str) -> dict[str, str]:
     """
     if text.startswith(OBSERVATION_HEADER):
         text = text[len(OBSERVATION_HEADER) :].lstrip("\n")
+    for tail in (NEXT_AFTER_OK, NEXT_AFTER_ERROR):
+        text = text.removesuffix(f"\n\n{tail}")
     sections: dict[str, str] = {}
     order = -1
     current: str | None = None

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from reckon._exceptions import ModelError, ModelProtocolError
 from reckon.agent._code import fence
-from reckon.agent._observe import OBSERVATION_HEADER
+from reckon.agent._observe import observation_message
 from reckon.agent._sse import ChunkAccumulator, SSEDecoder, raise_for_error
 from reckon.agent._types import RUN_PYTHON_TOOL, ChatReply, ChatRequest, JSONDict, Transport
 
@@ -164,7 +164,7 @@ def messages_without_tools(messages: list[JSONDict]) -> list[JSONDict]:
             rewritten.append({"role": "assistant", "content": "\n\n".join(p for p in parts if p)})
         elif role == "tool":
             content = str(message.get("content") or "")
-            rewritten.append({"role": "user", "content": f"{OBSERVATION_HEADER}\n{content}"})
+            rewritten.append({"role": "user", "content": observation_message([content])})
         else:
             rewritten.append(message)
     return rewritten

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from reckon.agent._observe import OBSERVATION_HEADER
+from reckon.agent._observe import OBSERVATION_HEADER, trim_text
 from reckon.agent._types import JSONDict
 
 __all__ = ["is_question", "recheck_message"]
@@ -26,6 +26,10 @@ _UNGROUNDED = (
     "These numbers in your answer appear in no output of the code you ran: {numbers}. "
     "Run code that prints them, or give the answer again without them."
 )
+# The last output, quoted under the list: a small model that answered with a guess
+# written before the output came takes the right number when it sees it again.
+_LAST_OUTPUT = "\nThe last output was:\n{output}"
+_OUTPUT_LIMIT = 600
 _FORMAT = (
     "The question asks for the answer in the form {form}. Give the final answer again, "
     "ending with exactly that form filled with the computed values."
@@ -42,18 +46,24 @@ def recheck_message(
     question: str = "",
     answer: str = "",
     asked: frozenset[str] = frozenset(),
+    last_output: str = "",
 ) -> tuple[str, str] | None:
     """``(kind, message)`` to send the answer back with, or ``None`` to let it stand.
 
     Each kind (``no-code``, ``ungrounded``, ``format``) is asked at most once an ask:
-    ``asked`` holds those already sent."""
+    ``asked`` holds those already sent. ``last_output`` (the last cell's printed text)
+    is quoted with the ungrounded numbers."""
     if has_files and not ran_code and "no-code" not in asked:
         return "no-code", _NO_CODE
     missing = [str(n) for n in grounding.get("ungrounded") or []]
     if missing and "ungrounded" not in asked:
         unique = list(dict.fromkeys(missing))
         shown = ", ".join(unique[:_SHOWN]) + (" and more" if len(unique) > _SHOWN else "")
-        return "ungrounded", _UNGROUNDED.format(numbers=shown)
+        message = _UNGROUNDED.format(numbers=shown)
+        if last_output.strip():
+            output = trim_text(last_output.strip(), _OUTPUT_LIMIT)
+            message += _LAST_OUTPUT.format(output=output)
+        return "ungrounded", message
     forms = _ASKED_FORM.findall(question)
     if forms and not _ASKED_FORM.search(answer) and "format" not in asked:
         return "format", _FORMAT.format(form=" ".join(dict.fromkeys(forms)))
