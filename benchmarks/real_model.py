@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/real_model.py [--questions PATH] [--limit N]
         [--only tools,code,baseline] [--out DIR] [--site dist/site]
-        [--upstream URL --model NAME --context-window N]
+        [--upstream URL --model NAME --context-window N] [--join DIR ...]
 
 Three systems answer the same questions (default: benchmarks/questions/real, 34
 questions over messy public files) with the same model, one after the other:
@@ -36,6 +36,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -190,6 +191,15 @@ def finished(folder: Path, questions: int, reuse: bool) -> Report | None:
     return report if len(report.get("runs", [])) >= questions else None
 
 
+def joined(folders: list[Path], system: str, questions: list[Question]) -> Report:
+    """One report from the parts' reports of ``system``, summarized over ``questions``."""
+    names = {f.name for f in fields(RunRecord)}
+    reports = [json.loads((folder / system / "report.json").read_text()) for folder in folders]
+    runs = [run for report in reports for run in report["runs"]]
+    records = [RunRecord(**{k: v for k, v in run.items() if k in names}) for run in runs]
+    return {"summary": summarize(questions, records), "runs": runs}
+
+
 @contextlib.contextmanager
 def model_server(args: argparse.Namespace) -> Iterator[str]:
     if args.upstream:
@@ -215,6 +225,14 @@ def main(argv: list[str] | None = None) -> int:
         help="take a system's report from DIR/<system>/report.json when it covers every "
         "question (to join runs made side by side against two model servers)",
     )
+    parser.add_argument(
+        "--join",
+        type=Path,
+        nargs="+",
+        metavar="DIR",
+        help="run nothing: join the reports of runs made side by side over parts of the "
+        "question file (DIR/<system>/report.json), scored over the whole file",
+    )
     args = parser.parse_args(argv)
     only = [s.strip() for s in args.only.split(",") if s.strip()]
     if not only or set(only) - set(SYSTEMS):
@@ -224,7 +242,10 @@ def main(argv: list[str] | None = None) -> int:
     questions = load_questions(questions_file)
     started, clock = datetime.now(UTC), time.monotonic()
     reports: dict[str, Report] = {}
-    done = {k: r for k in only if (r := finished(args.out / k, len(questions), args.reuse))}
+    if args.join:
+        done = {k: joined(args.join, k, questions) for k in only}
+    else:
+        done = {k: r for k in only if (r := finished(args.out / k, len(questions), args.reuse))}
     with model_server(args) if len(done) < len(only) else contextlib.nullcontext("") as url:
         for key in only:
             if key in done:
