@@ -23,6 +23,7 @@ import uvicorn
 from starlette.types import Receive, Scope, Send
 
 from reckon.server import Profile, RelayConfig, create_app
+from reckon.server._serve import uvicorn_config
 
 THE_KEY = "sk-test-0123456789abcdef-SECRET"
 KEY_ENV = "RECKON_TEST_UPSTREAM_KEY"
@@ -64,15 +65,27 @@ class Running:
     """An ASGI app served by uvicorn in a thread on 127.0.0.1 (or on `host`)."""
 
     def __init__(
-        self, app: Any, *, lifespan: Literal["on", "off"] = "on", host: str = "127.0.0.1"
+        self,
+        app: Any,
+        *,
+        lifespan: Literal["on", "off"] = "on",
+        host: str = "127.0.0.1",
+        relay: RelayConfig | None = None,
     ) -> None:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.bind((host, 0))
         self.port: int = self.sock.getsockname()[1]
         self.url = f"http://{host}:{self.port}"
-        config = uvicorn.Config(
-            app, log_config=None, access_log=False, lifespan=lifespan, timeout_graceful_shutdown=1
-        )
+        if relay is not None:  # the relay as reckon serve runs it
+            config = uvicorn_config(app, relay, lifespan=lifespan, timeout_graceful_shutdown=1)
+        else:
+            config = uvicorn.Config(
+                app,
+                log_config=None,
+                access_log=False,
+                lifespan=lifespan,
+                timeout_graceful_shutdown=1,
+            )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
@@ -251,7 +264,7 @@ def a_relay_with(an_upstream: FakeUpstream) -> Iterator[Callable[..., Relay]]:
         }
         settings.update(overrides)
         config = RelayConfig(**settings)
-        server = Running(create_app(config)).__enter__()
+        server = Running(create_app(config), relay=config).__enter__()
         running.append(server)
         return Relay(server.url, server.port, config, an_upstream)
 

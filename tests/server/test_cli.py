@@ -192,6 +192,9 @@ def test_bad_flags_are_one_line_and_exit_code_2(
             "repeated: a",
         ),
         ("max_concurrent_streams = 0", "at least 1"),
+        ("header_timeout = inf", "finite number of seconds"),
+        ("body_timeout = nan", "finite number of seconds"),
+        ("first_byte_timeout = 0", "finite number of seconds"),
     ],
 )
 def test_a_bad_config_file_is_one_line_and_exit_code_2(

@@ -348,11 +348,15 @@ def test_a_body_json_cannot_decode_is_a_400(a_relay: Relay, value: bytes) -> Non
     assert response.status_code == 400
 
 
-def test_non_standard_json_constants_are_refused(a_relay: Relay) -> None:
+@pytest.mark.parametrize("value", [b"NaN", b"Infinity", b"-Infinity", b"1e999", b"-2E+400"])
+def test_non_finite_numbers_are_refused(a_relay: Relay, value: bytes) -> None:
+    # {"temperature": 1e999} was forwarded upstream as Infinity, which is not JSON.
+    body = b'{"messages": [{"role": "user", "content": "hi"}], "temperature": ' + value + b"}"
     with a_relay.client() as client:
-        response = client.post("/v1/chat/completions", content=HELLO_PREFIX + b"NaN}")
+        response = client.post("/v1/chat/completions", content=body)
 
     assert response.status_code == 400
+    assert "JSON" in response.json()["error"]["message"]
     assert a_relay.upstream.seen == []
 
 

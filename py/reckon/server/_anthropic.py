@@ -13,6 +13,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+from reckon.server import _json
 from reckon.server._anthropic_stream import FINISH_REASONS, StreamTranslator
 from reckon.server._errors import RelayError
 
@@ -64,7 +65,7 @@ def _tool_use(call: dict[str, Any]) -> dict[str, Any]:
     function = call.get("function") or {}
     raw = function.get("arguments") or "{}"
     try:
-        arguments = json.loads(raw)
+        arguments = _json.loads(raw)
     except ValueError:
         arguments = None
     if not isinstance(arguments, dict):
@@ -211,14 +212,14 @@ async def translate(
     if not stream:
         body = b"".join([c async for c in chunks])
         try:
-            message = json.loads(body)
+            message = _json.loads(body)
         except ValueError:
             message = None
         if not isinstance(message, dict) or message.get("type") != "message":
             raise RelayError(
                 502, "The model server answered something that is not an Anthropic message."
             )
-        yield json.dumps(completion(message, model)).encode()
+        yield _json.dumps(completion(message, model))
         return
     translator = StreamTranslator(model=model, include_usage=include_usage)
     async for chunk in chunks:

@@ -11,6 +11,8 @@ import json
 import time
 from typing import Any
 
+from reckon.server import _json
+
 __all__ = ["FINISH_REASONS", "StreamTranslator"]
 
 FINISH_REASONS = {
@@ -85,7 +87,7 @@ class StreamTranslator:
         if not lines:
             return b""  # a comment or a bare event name
         try:
-            event = json.loads(b"\n".join(lines))
+            event = _json.loads(b"\n".join(lines))
             return self._handle(str(event.get("type") or name), event)
         except (ValueError, KeyError, TypeError, AttributeError):
             return self._error(

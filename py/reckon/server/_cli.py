@@ -163,6 +163,7 @@ def _serve(config: RelayConfig) -> int:
 
     from reckon.server._app import create_app
     from reckon.server._errors import ScrubbingFilter
+    from reckon.server._serve import uvicorn_config
 
     app = create_app(config)
     sock = _bind(config.host, config.port)
@@ -179,9 +180,7 @@ def _serve(config: RelayConfig) -> int:
         handler.addFilter(scrub)
     for noisy in ("uvicorn", "uvicorn.error", "httpx"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    server_config = uvicorn.Config(
-        app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=5
-    )
+    server_config = uvicorn_config(app, config)
     # uvicorn re-raises the Ctrl-C it caught once it has shut down cleanly.
     with contextlib.suppress(KeyboardInterrupt):
         uvicorn.Server(server_config).run(sockets=[sock])

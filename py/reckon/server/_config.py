@@ -7,6 +7,7 @@ command-line flags are applied on top of it by ``_cli``.
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -107,6 +108,10 @@ class RelayConfig:
     # A laptop model reads a long prompt for minutes before its first token (8k tokens
     # at ~40 tokens/s is 200 s), and llama.cpp's server sends nothing meanwhile.
     first_byte_timeout: float = 300.0
+    # A client gets this long to send its request headers, then its body: a
+    # connection held open by a trickle ties up the relay (slowloris).
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
     log_prompts: bool = False
 
     def __post_init__(self) -> None:
@@ -119,9 +124,10 @@ class RelayConfig:
         for name in ("max_body_bytes", "max_concurrent_streams"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1")
-        for name in ("connect_timeout", "first_byte_timeout"):
-            if getattr(self, name) <= 0:
-                raise ConfigError(f"{name} must be a positive number of seconds")
+        for name in _TIMEOUTS:
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and 0 < value < math.inf):
+                raise ConfigError(f"{name} must be a positive, finite number of seconds")
         for origin in self.allowed_origins:
             if not re.match(r"^https?://[^/\s]+$", origin):
                 raise ConfigError(
@@ -130,6 +136,7 @@ class RelayConfig:
                 )
 
 
+_TIMEOUTS = ("connect_timeout", "first_byte_timeout", "header_timeout", "body_timeout")
 _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "host": str,
     "port": int,
@@ -141,6 +148,8 @@ _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "max_concurrent_streams": int,
     "connect_timeout": (int, float),
     "first_byte_timeout": (int, float),
+    "header_timeout": (int, float),
+    "body_timeout": (int, float),
     "log_prompts": bool,
     "profile": list,
 }
@@ -190,7 +199,7 @@ def load_config_file(path: Path) -> dict[str, Any]:
     settings: dict[str, Any] = {k: v for k, v in data.items() if k not in ("profile", "site")}
     if "site" in data:
         settings["site_dir"] = (path.parent / data["site"]).resolve()
-    for key in ("connect_timeout", "first_byte_timeout"):
+    for key in _TIMEOUTS:
         if key in settings:
             settings[key] = float(settings[key])
     profiles = []

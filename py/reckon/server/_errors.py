@@ -25,6 +25,7 @@ _DEFAULT_TYPES = {
     403: "permission_error",
     404: "not_found_error",
     405: "invalid_request_error",
+    408: "request_timeout",
     413: "request_too_large",
     429: "rate_limit_error",
     502: "upstream_error",

@@ -18,7 +18,7 @@ import anyio
 import httpx
 from starlette.types import Receive, Scope, Send
 
-from reckon.server import _anthropic
+from reckon.server import _anthropic, _json
 from reckon.server._errors import RelayError, Scrubber
 from reckon.server._pump import pump
 from reckon.server._upstream import Target, Upstreams, chat_call, describe_failure
@@ -41,7 +41,19 @@ class _ClientGone(Exception):
     """The browser disconnected before its request body arrived."""
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes:
+async def _read_body(receive: Receive, limit: int, timeout: float) -> bytes:
+    try:
+        with anyio.fail_after(timeout):  # all of it: a trickle is no excuse
+            return await _read_all(receive, limit)
+    except TimeoutError:
+        raise RelayError(
+            408,
+            f"The request body did not arrive within {timeout:g} s. Send it at once "
+            "(or raise body_timeout).",
+        ) from None
+
+
+async def _read_all(receive: Receive, limit: int) -> bytes:
     # Counted as it arrives: Content-Length can lie, and chunked bodies have none.
     body = bytearray()
     while True:
@@ -59,14 +71,9 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
             return bytes(body)
 
 
-def _reject_constant(name: str) -> Any:
-    # json.loads takes NaN/Infinity, which json.dumps would forward as invalid JSON.
-    raise ValueError(f"{name} is not a JSON value")
-
-
 def _parse(body: bytes) -> dict[str, Any]:
     try:
-        payload = json.loads(body, parse_constant=_reject_constant)
+        payload = _json.loads(body)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         # ValueError covers JSONDecodeError and integers past Python's digit limit;
         # RecursionError, nesting deeper than the parser goes.
@@ -98,7 +105,7 @@ def _upstream_error(
 ) -> RelayError:
     kind, detail = None, body.decode("utf-8", "replace").strip()
     try:
-        data = json.loads(body)
+        data = _json.loads(body)
     except ValueError:
         data = None
     if isinstance(data, dict):
@@ -156,7 +163,8 @@ class ChatCompletions:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            payload = _parse(await _read_body(receive, self.config.max_body_bytes))
+            raw = await _read_body(receive, self.config.max_body_bytes, self.config.body_timeout)
+            payload = _parse(raw)
             target = await self.upstreams.resolve(payload.get("model"))
             url, body = chat_call(target, payload)
             if self.upstreams.in_flight >= self.config.max_concurrent_streams:

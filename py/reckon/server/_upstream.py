@@ -20,7 +20,7 @@ import anyio
 import httpx
 
 from reckon import __version__
-from reckon.server import _anthropic
+from reckon.server import _anthropic, _json
 from reckon.server._config import Profile, RelayConfig
 from reckon.server._errors import RelayError, Scrubber
 
@@ -54,8 +54,8 @@ def chat_call(target: Target, payload: dict[str, Any]) -> tuple[str, bytes]:
     endpoint = target.profile.endpoint
     if target.profile.protocol == "anthropic":
         body = _anthropic.messages_request(payload, target.model)
-        return f"{endpoint}/messages", json.dumps(body).encode()
-    return f"{endpoint}/chat/completions", json.dumps({**payload, "model": target.model}).encode()
+        return f"{endpoint}/messages", _json.dumps(body)
+    return f"{endpoint}/chat/completions", _json.dumps({**payload, "model": target.model})
 
 
 def describe_failure(exc: httpx.HTTPError, profile: Profile, config: RelayConfig) -> RelayError:
