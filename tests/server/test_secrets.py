@@ -87,3 +87,79 @@ def test_a_401_from_the_upstream_says_which_variable_holds_the_key(
     assert response.status_code == 401
     message = response.json()["error"]["message"]
     assert f"the environment variable {KEY_ENV} is not set on the relay" in message
+
+
+def delta(text: str) -> bytes:
+    event = {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+    return f"data: {json.dumps(event)}\n\n".encode()
+
+
+def streamed_text(response: httpx.Response) -> str:
+    """The answer as the browser puts it together from the deltas."""
+    text = ""
+    for line in response.text.splitlines():
+        if line.startswith("data: {"):
+            text += json.loads(line[6:])["choices"][0]["delta"].get("content") or ""
+    return text
+
+
+def escaped(text: str) -> str:
+    return "".join(f"\\u{ord(c):04x}" for c in text)
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        # The key split across two events, at every few characters.
+        [delta("Your key is " + THE_KEY[:3]), delta(THE_KEY[3:] + ". Done.")],
+        [delta(c) for c in "key: " + THE_KEY + " end"],
+        # JSON escapes: the bytes never hold the key, the decoded text does.
+        [b'data: {"choices":[{"index":0,"delta":{"content":"key: '
+         + escaped(THE_KEY).encode() + b'"}}]}\n\n'],
+        # Split and escaped, with the events cut into odd network chunks.
+        [b"".join([delta("a " + THE_KEY[:5]), delta(THE_KEY[5:])])[n : n + 7]
+         for n in range(0, 400, 7)],
+    ],
+    ids=["two-events", "one-char-events", "u-escaped", "odd-chunks"],
+)  # fmt: skip
+def test_a_key_the_browser_would_put_together_is_redacted(
+    a_relay: Relay, an_upstream: FakeUpstream, chunks: list[bytes]
+) -> None:
+    an_upstream.script = Script(chunks=[*chunks, b"data: [DONE]\n\n"])
+    with a_relay.client() as client:
+        chat = {"model": MODEL, "messages": HELLO, "stream": True}
+        response = client.post("/v1/chat/completions", json=chat)
+
+    assert response.status_code == 200
+    text = streamed_text(response)
+    assert THE_KEY not in text and THE_KEY[4:] not in text
+    assert "[redacted]" in text
+    assert response.text.endswith("data: [DONE]\n\n")
+
+
+def test_a_whole_answer_with_an_escaped_key_is_redacted(
+    a_relay: Relay, an_upstream: FakeUpstream
+) -> None:
+    body = (
+        b'{"choices":[{"index":0,"message":{"role":"assistant","content":"k '
+        + escaped(THE_KEY).encode()
+        + b'"}}]}'
+    )
+    an_upstream.script = Script(body=body)
+    with a_relay.client() as client:
+        response = client.post("/v1/chat/completions", json={"model": MODEL, "messages": HELLO})
+
+    assert response.json()["choices"][0]["message"]["content"] == "k [redacted]"
+
+
+def test_an_answer_without_the_key_streams_byte_for_byte(
+    a_relay: Relay, an_upstream: FakeUpstream
+) -> None:
+    # A delta that ends like the start of the key is held only until the next one.
+    chunks = [delta("so " + THE_KEY[:4]), delta("not the key"), b"data: [DONE]\n\n"]
+    an_upstream.script = Script(chunks=chunks)
+    with a_relay.client() as client:
+        chat = {"model": MODEL, "messages": HELLO, "stream": True}
+        response = client.post("/v1/chat/completions", json=chat)
+
+    assert response.content == b"".join(chunks)

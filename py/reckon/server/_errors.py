@@ -12,12 +12,12 @@ from collections.abc import Callable, Iterable, Mapping
 
 from starlette.responses import JSONResponse
 
-__all__ = ["RelayError", "Scrubber", "ScrubbingFilter", "error_response"]
+__all__ = ["REDACTED", "RelayError", "Scrubber", "ScrubbingFilter", "error_response"]
 
 # Short keys ("EMPTY", "none") are placeholders for keyless local servers;
 # replacing such words inside model output would corrupt it for no gain.
 _MIN_SECRET_LENGTH = 8
-_REDACTED = "[redacted]"
+REDACTED = "[redacted]"
 
 _DEFAULT_TYPES = {
     400: "invalid_request_error",
@@ -90,9 +90,14 @@ class Scrubber:
         self._bytes = [s.encode() for s in self._texts]
         self._pending = b""
 
+    @property
+    def secrets(self) -> list[str]:
+        """The forms of the secrets looked for, longest first."""
+        return list(self._texts)
+
     def text(self, value: str) -> str:
         for secret in self._texts:
-            value = value.replace(secret, _REDACTED)
+            value = value.replace(secret, REDACTED)
         return value
 
     def chunk(self, data: bytes) -> bytes:
@@ -100,7 +105,7 @@ class Scrubber:
             return data
         data = self._pending + data
         for secret in self._bytes:
-            data = data.replace(secret, _REDACTED.encode())
+            data = data.replace(secret, REDACTED.encode())
         keep = self._partial_tail(data)
         self._pending = data[len(data) - keep :] if keep else b""
         return data[: len(data) - keep]

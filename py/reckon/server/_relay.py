@@ -21,6 +21,7 @@ from starlette.types import Receive, Scope, Send
 from reckon.server import _anthropic, _json
 from reckon.server._errors import RelayError, Scrubber
 from reckon.server._pump import pump
+from reckon.server._scrub import EventScrubber
 from reckon.server._upstream import Target, Upstreams, chat_call, describe_failure
 
 __all__ = ["ChatCompletions"]
@@ -293,11 +294,15 @@ class ChatCompletions:
             await untranslatable.response()(scope, receive, send)
             return str(untranslatable.status)
         await send({"type": "http.response.start", "status": status, "headers": headers})
-        sent = [scrub.chunk(first)]
+        # Secrets are looked for in the text the browser will read (unless compressed).
+        clean: Scrubber | EventScrubber = scrub
+        if "content-encoding" not in response.headers:
+            clean = EventScrubber(scrub, sse=is_sse)
+        sent = [clean.chunk(first)]
         await send({"type": "http.response.body", "body": sent[0], "more_body": True})
 
         async def forward(chunk: bytes) -> None:
-            data = scrub.chunk(chunk)
+            data = clean.chunk(chunk)
             if data:
                 sent[0] = data
                 await send({"type": "http.response.body", "body": data, "more_body": True})
@@ -305,11 +310,11 @@ class ChatCompletions:
         outcome = str(status)
         try:
             await pump(chunks, forward)
-            ending = scrub.flush()
+            ending = clean.flush()
         except httpx.HTTPError as exc:
             outcome = f"{status}, then failed mid-answer ({type(exc).__name__})"
             log.warning("model server %r failed mid-answer: %s", profile.name, type(exc).__name__)
-            ending = scrub.flush()
+            ending = clean.flush()
             if is_sse:
                 error = describe_failure(exc, profile, self.config)
                 ending += _error_event(error, ending or sent[0])
