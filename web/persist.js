@@ -17,6 +17,25 @@ import { DEFAULT_SESSION, Store, StoreError, emptySession } from "./store.js";
 /** Replacements after which the variables are rebuilt by replaying the cell log. */
 const REPLAY_AFTER = new Set(["timeout", "memory", "crash"]);
 const STORED_DIRS = ["/data/", "/output/"];
+const DIR_OF_KIND = { upload: "/data/", output: "/output/" };
+
+/**
+ * `path` if it may be stored as a file of `kind` ("upload", "output", or any of the
+ * two), else null. The path must lie inside the kind's folder with no "", "." or ".."
+ * segment: a cell runs in the interpreter that lists the files it wrote, so it can
+ * report any path, and "/output/../home/pyodide/openpyxl.py" written back on every
+ * start would shadow a module for good.
+ * @param {unknown} path @param {string} [kind]
+ * @returns {string | null}
+ */
+export function storablePath(path, kind) {
+  if (typeof path !== "string" || /[\0\\]/.test(path)) return null;
+  const dirs = kind ? [DIR_OF_KIND[kind]].filter(Boolean) : STORED_DIRS;
+  const dir = dirs.find((d) => path.startsWith(d));
+  if (!dir) return null;
+  const segments = path.slice(dir.length).split("/");
+  return segments.some((s) => s === "" || s === "." || s === "..") ? null : path;
+}
 
 /**
  * @typedef {import("./sandbox-client.js").Sandbox} Sandbox
@@ -100,6 +119,12 @@ export class Persistence {
    */
   async writeBack(files, { uploads }) {
     for (const file of files) {
+      if (!storablePath(file.path, file.kind)) {
+        // Stored before paths were checked, or planted: never written back.
+        await this.store.deleteFile(this.sessionId, file.path).catch(() => {});
+        this.emit("storage-error", { message: `A saved file with an unsafe path was removed: ${String(file.path).slice(0, 200)}`, quota: false, path: null });
+        continue;
+      }
       try {
         if (file.kind === "output") {
           await this.sandbox.writeFile(file.path, new Uint8Array(await file.blob.arrayBuffer()), { direct: true, remember: false });
@@ -163,7 +188,7 @@ export class Persistence {
   /** After a run: store the files it wrote under /output, log the cell if it succeeded. */
   async recordRun(code, result) {
     for (const file of result.files || []) {
-      if (typeof file.path !== "string" || !file.path.startsWith("/output/")) continue;
+      if (!storablePath(file.path, "output")) continue;
       try {
         const bytes = await this.sandbox.readFile(file.path, { direct: true });
         await this.saveFile(file.path, new Blob([bytes]), "output");
@@ -178,7 +203,7 @@ export class Persistence {
 
   /** Store a file; on failure say so (the file itself stays in this session). */
   async saveFile(path, blob, kind) {
-    if (!STORED_DIRS.some((dir) => path.startsWith(dir))) return false;
+    if (!storablePath(path, kind)) return false;
     try {
       await this.store.putFile(this.sessionId, path, blob, kind);
       return true;
@@ -264,6 +289,7 @@ export class Persistence {
     try {
       if (message.type === "file" && message.action === "put") {
         const file = await this.store.getFile(this.sessionId, message.path);
+        if (file && !storablePath(file.path, file.kind)) return;
         if (file && file.kind === "output") await this.sandbox.writeFile(file.path, new Uint8Array(await file.blob.arrayBuffer()), { remember: false });
         else if (file) await this.sandbox.mountFile(file.path, file.blob);
       } else if (message.type === "file" && message.action === "delete") {

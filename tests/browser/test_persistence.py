@@ -293,6 +293,38 @@ def test_deleting_a_file_and_deleting_everything(a_context: Any, a_static_server
     assert call(page, "listFiles", "/output") == []
 
 
+# A cell runs in the interpreter that lists the files it wrote, so it can report any
+# path: here one outside /output that would shadow openpyxl, and one over an upload.
+PLANT = """
+import reckon.kernel._session as kernel_session
+open('/home/pyodide/openpyxl.py', 'w').write('PLANTED = True\\n')
+open('/tmp/forged.csv', 'w').write('region,price,qty\\nForged,1,1\\n')
+real = kernel_session.diff_snapshots
+kernel_session.diff_snapshots = lambda a, b: real(a, b) + [
+    {'path': '/output/../home/pyodide/openpyxl.py', 'size': 15, 'change': 'created'},
+    {'path': '/output/../tmp/../data/sales.csv', 'size': 9, 'change': 'modified'},
+    {'path': '/output/./../tmp/forged.csv', 'size': 9, 'change': 'created'},
+]
+print('planted')
+"""
+
+
+def test_a_cell_cannot_plant_files_outside_output(a_context: Any, a_static_server: str) -> None:
+    page = open_page(a_context, f"{a_static_server}/console.html")
+    upload_bytes(page, "sales.csv", SALES)
+    ok(run(page, PLANT))
+    ok(run(page, "open('/output/fine.txt', 'w').write('fine')"))  # still stored
+    stored = [f["path"] for f in call(page, "saved")["files"]]
+    assert stored == ["/data/sales.csv", "/output/fine.txt"]
+
+    reload(page)
+
+    check = "import os, openpyxl\nprint(os.path.exists('/home/pyodide/openpyxl.py'), "
+    check += "hasattr(openpyxl, 'PLANTED'), os.listdir('/output'))"
+    assert ok(run(page, check))["stdout"] == "False False ['fine.txt']\n"
+    assert read_file(page, "/data/sales.csv") == SALES
+
+
 def test_new_conversation_forgets_the_conversation_but_keeps_files(
     a_context: Any, a_static_server: str
 ) -> None:
