@@ -195,6 +195,14 @@ def test_the_demo_model_on_the_shipped_set(a_built_site: Path, tmp_path: Path) -
     assert summary["answer_accuracy"] >= 0.8, report["failures"]
     assert summary["execution_success_rate"] >= 0.8, report["failures"]
     assert summary["reproducibility"] == 1.0, summary["per_question"]
+    # Each run's exported notebook, run again in a fresh sandbox, gave the same outputs;
+    # nothing ran on this machine's CPython (that needs --reproduce-on-host).
+    assert all(r["fresh_cells"] >= 1 and r["fresh_error"] is None for r in report["runs"])
+    assert summary["reproducibility_in_fresh_sandbox"] == 1.0, [
+        r["fresh_differences"] for r in report["runs"]
+    ]
+    assert summary["reproducibility_vs_cpython"] is None
+    assert all(r["cpython_cells"] == 0 for r in report["runs"])
 
 
 class EvalModel(StreamingModel):
@@ -314,6 +322,12 @@ def test_a_scripted_model_gives_exactly_the_expected_report(
     assert rows["mean"]["steps"] == [2, 2] and rows["qty"]["reproducible"] is True
     failures = {(f["question_id"], f["attempt"]) for f in report["failures"]}
     assert failures == {("max", 1), ("max", 2), ("east", 1), ("east", 2), ("min", 2)}
+    # One exported cell a run (east's failing cell is not exported), each the same in a
+    # fresh sandbox; not run on CPython without --reproduce-on-host.
+    assert [r["fresh_cells"] for r in report["runs"]] == [1] * 10
+    assert summary["reproducibility_in_fresh_sandbox"] == 1.0
+    assert summary["reproducibility_vs_cpython"] is None
+    assert report["setup"]["reproduce_on_host"] is False
     east = next(f for f in report["failures"] if f["question_id"] == "east")
     assert east["transcript"][0]["result"]["error"]["type"] == "KeyError"
     markdown = (out / "report.md").read_text()
@@ -345,6 +359,8 @@ class SometimesWrong(StreamingModel):
         # The files the page has: the ones its system prompt lists.
         listed = [n for n in self.files if f"- /data/{n}:" in messages[0]["content"]]
         context = {"files": [self.files[n] for n in listed]}
+        if is_recheck(messages[-1]):  # an answer sent back: this model stands by it
+            return self.text(str(messages[-2]["content"]))
         chat = ChatRequest(messages=messages, model="scripted", context=context)
         reply = await DemoModel().complete(chat)
         if reply.tool_calls:
@@ -353,8 +369,6 @@ class SometimesWrong(StreamingModel):
                 {"index": 0, "id": call["id"], "type": "function",
                  "function": {"name": call["name"], "arguments": call["arguments"]}}]},
                 "finish_reason": "tool_calls"}]}])  # fmt: skip
-        if is_recheck(messages[-1]):  # an answer sent back: this model stands by it
-            return self.text(str(messages[-2]["content"]))
         asked = [m["content"] for m in messages if m["role"] == "user"]
         checking = asked[-1].startswith(VERIFY_HEADER)
         question = next(q for q in reversed(asked) if not q.startswith(("Output of", "Verif")))

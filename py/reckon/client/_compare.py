@@ -10,6 +10,13 @@ from typing import Any
 
 __all__ = ["compare_cell", "normalize_text", "table_values", "why_different"]
 
+# Where a cell ran again: (the difference's key for the re-run's text, where it ran,
+# who ran it, who ran it first).
+_RERUNS = {
+    "cpython": ("cpython", "on CPython", "CPython", "the browser"),
+    "fresh": ("fresh", "in the fresh sandbox", "The fresh sandbox", "the session"),
+}
+
 _SIZE_SLACK = 3  # pixels
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
 _SITE = re.compile(r"\S*?site-packages/")
@@ -105,12 +112,12 @@ def why_different(code: str, fallback: str) -> str:
     return fallback
 
 
-def _first_difference(a: str, b: str) -> str:
+def _first_difference(a: str, b: str, where: str = "on CPython") -> str:
     lines_a, lines_b = a.splitlines(), b.splitlines()
     for number, (x, y) in enumerate(zip(lines_a, lines_b, strict=False), start=1):
         if x != y:
             return f"line {number} differs: {x[:120]!r} vs {y[:120]!r}"
-    return f"{len(lines_a)} lines in the browser, {len(lines_b)} on CPython"
+    return f"{len(lines_a)} lines in the browser, {len(lines_b)} {where}"
 
 
 def _text(value: Any) -> str:
@@ -118,20 +125,25 @@ def _text(value: Any) -> str:
 
 
 def compare_cell(
-    cell: dict[str, Any], run: dict[str, Any], *, workdir: str = ""
+    cell: dict[str, Any], run: dict[str, Any], *, workdir: str = "", rerun: str = "cpython"
 ) -> tuple[int, list[dict[str, Any]]]:
-    """``(outputs that matched, differences)`` for one code cell and its re-run."""
+    """``(outputs that matched, differences)`` for one code cell and its re-run.
+
+    ``rerun`` says where it ran again: ``"cpython"`` (each difference holds the re-run's
+    text under ``cpython``) or ``"fresh"``, a fresh browser sandbox (under ``fresh``).
+    """
+    key, where, who, first = _RERUNS[rerun]
     code = _text(cell.get("source"))
     stored = cell.get("outputs") or []
 
     def differ(output: str, detail: str, browser: str, cpython: str) -> dict[str, Any]:
         return {"output": output, "why": why_different(code, detail),
-                "browser": browser[:500], "cpython": cpython[:500]}  # fmt: skip
+                "browser": browser[:500], key: cpython[:500]}  # fmt: skip
 
     if run.get("status") != "ok":
         error = run.get("error") or {}
         kind = error.get("type", run.get("status"))
-        detail = f"it failed on CPython: {kind}: {error.get('message', '')}"
+        detail = f"it failed {where}: {kind}: {error.get('message', '')}"
         return 0, [differ("run", detail, "ran ok", _text(error.get("traceback")) or detail)]
     matched = 0
     differences: list[dict[str, Any]] = []
@@ -152,7 +164,9 @@ def compare_cell(
                 matched += 1
             else:
                 differences.append(
-                    differ(name, f"{name} differs: {_first_difference(a, b)}", browser, cpython)
+                    differ(
+                        name, f"{name} differs: {_first_difference(a, b, where)}", browser, cpython
+                    )
                 )
         elif kind == "execute_result":
             value_seen = True
@@ -170,11 +184,14 @@ def compare_cell(
                 a, b = normalize_text(browser), normalize_text(cpython, workdir=workdir)
                 differences.append(
                     differ(
-                        "value", f"the value differs: {_first_difference(a, b)}", browser, cpython
+                        "value",
+                        f"the value differs: {_first_difference(a, b, where)}",
+                        browser,
+                        cpython,
                     )
                 )
         elif kind == "display_data" and "image/png" in (output.get("data") or {}):
-            matched += _compare_figure(output, figures, differ, differences)
+            matched += _compare_figure(output, figures, differ, differences, where)
         else:
             differences.append(
                 differ(str(kind), f"an output of type {kind} cannot be compared", "", "")
@@ -182,13 +199,13 @@ def compare_cell(
     for name in ("stdout", "stderr"):
         if name not in streams_seen and normalize_text(str(run.get(name) or "")):
             differences.append(
-                differ("extra", f"CPython printed {name} the browser did not", "", str(run[name]))
+                differ("extra", f"{who} printed {name} {first} did not", "", str(run[name]))
             )
     if not value_seen and run.get("result"):
         differences.append(
             differ(
                 "extra",
-                "CPython produced a value the browser did not",
+                f"{who} produced a value {first} did not",
                 "",
                 str(run["result"].get("text")),
             )
@@ -197,7 +214,7 @@ def compare_cell(
         differences.append(
             differ(
                 "extra",
-                "CPython drew a figure the browser did not",
+                f"{who} drew a figure {first} did not",
                 "",
                 str(figure.get("description")),
             )
@@ -210,11 +227,12 @@ def _compare_figure(
     figures: list[dict[str, Any]],
     differ: Any,
     differences: list[dict[str, Any]],
+    where: str = "on CPython",
 ) -> int:
     description = _text(output["data"].get("text/plain"))
     size = (output.get("metadata") or {}).get("image/png") or {}
     if not figures:
-        differences.append(differ("figure", "the figure was not drawn on CPython", description, ""))
+        differences.append(differ("figure", f"the figure was not drawn {where}", description, ""))
         return 0
     figure = figures.pop(0)
     problems = []

@@ -23,9 +23,14 @@ Definitions (also in README, "Evaluation"):
 - with ``--verify``, **confirms correct** is the share of correct runs whose check
   (the key number recomputed another way) agreed, **catches wrong** the share of
   ask-ok-but-wrong runs whose check disagreed;
-- **reproducibility vs CPython**: each completed run's exported notebook is run
-  again on CPython with the same files (``reproduce_notebook``); the share of its
-  code cells whose outputs all match what the browser showed.
+- **reproducibility in a fresh sandbox**: each completed run's exported notebook is
+  run again in a fresh browser sandbox (a new session with only the same files, each
+  code cell through the page's ``run``: ``reproduce_in_sandbox``); the share of its
+  code cells whose outputs all match what the session showed;
+- **reproducibility vs CPython** (only with ``reproduce_on_host``, the CLI's
+  ``--reproduce-on-host``): the same on plain CPython on this machine
+  (``reproduce_notebook``), which runs the model's code outside any sandbox, with
+  this machine's network and files. Never by default.
 """
 
 from __future__ import annotations
@@ -34,13 +39,14 @@ import re
 import sys
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from reckon._exceptions import SessionError
 from reckon.client._answers import matches_expected, normalized_answer, run_check
 from reckon.client._questions import Question
-from reckon.client._reproduce import reproduce_notebook
+from reckon.client._reproduce import reproduce_in_sandbox, reproduce_notebook
 from reckon.client._session import Runtime, Session
 
 __all__ = ["RunRecord", "evaluate", "run_question", "summarize"]
@@ -71,7 +77,11 @@ class RunRecord:
     seconds: float = 0.0
     normalized: str = ""
     check_error: str | None = None
-    cpython_cells: int = 0
+    fresh_cells: int = 0  # the exported notebook, run again in a fresh browser sandbox
+    fresh_matched: int = 0
+    fresh_differences: list[dict[str, Any]] = field(default_factory=list)
+    fresh_error: str | None = None
+    cpython_cells: int = 0  # the same on this machine's CPython: only with reproduce_on_host
     cpython_matched: int = 0
     cpython_differences: list[dict[str, Any]] = field(default_factory=list)
     cpython_error: str | None = None
@@ -107,12 +117,24 @@ def _slim(step: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_question(
-    runtime: Runtime, question: Question, attempt: int, *, model: str | None, verify: bool = False
+    runtime: Runtime,
+    question: Question,
+    attempt: int,
+    *,
+    model: str | None,
+    verify: bool = False,
+    reproduce_on_host: bool = False,
 ) -> RunRecord:
-    """Ask ``question`` once, in a fresh session; never raises for a failed run."""
+    """Ask ``question`` once, in a fresh session; never raises for a failed run.
+
+    A completed run's exported notebook is run again in another fresh session's
+    sandbox; with ``reproduce_on_host`` also on this machine's CPython (outside any
+    sandbox: the model's code gets this machine's network and files).
+    """
     record = RunRecord(question.id, attempt, "session-error")
     started = time.monotonic()
     session: Session | None = None
+    notebook: str | None = None
     try:
         session = Session.on(runtime, model=model)
         for path in question.files:
@@ -125,9 +147,9 @@ def run_question(
             try:
                 notebook = session.export_notebook()
             except SessionError as exc:  # the run stands; only its reproduction is missing
-                record.cpython_error = f"the notebook could not be exported: {exc}"
-            else:
-                _reproduce(record, notebook, question)
+                record.fresh_error = f"the notebook could not be exported: {exc}"
+                if reproduce_on_host:
+                    record.cpython_error = record.fresh_error
     except SessionError as exc:
         record.message = str(exc)
         record.seconds = round(time.monotonic() - started, 3)
@@ -135,6 +157,10 @@ def run_question(
     finally:
         if session is not None:
             session.close()
+    if notebook is not None:
+        _reproduce_in_sandbox(record, runtime, notebook, question)
+        if reproduce_on_host:
+            _reproduce_on_host(record, notebook, question)
     steps = [s for s in outcome.get("steps") or [] if isinstance(s, dict)]
     code = [s for s in steps if s.get("kind") == "code"]
     failed = [s for s in code if (s.get("result") or {}).get("status") != "ok"]
@@ -159,8 +185,29 @@ def run_question(
     return record
 
 
-def _reproduce(record: RunRecord, notebook: str, question: Question) -> None:
-    """Run the exported notebook on CPython; a failure to do so is reported, not raised."""
+def _reproduce_in_sandbox(
+    record: RunRecord, runtime: Runtime, notebook: str, question: Question
+) -> None:
+    """Run the exported notebook again in a fresh session's sandbox (nothing from the
+    asked session, only the question's files); a failure is reported, not raised."""
+    fresh: Session | None = None
+    try:
+        fresh = Session.on(runtime)
+        report = reproduce_in_sandbox(fresh, notebook, question.files)
+    except (SessionError, OSError) as exc:
+        record.fresh_error = str(exc)
+        return
+    finally:
+        if fresh is not None:
+            with suppress(SessionError):  # the measurement stands; the context goes later
+                fresh.close()
+    record.fresh_cells, record.fresh_matched = report["cells"], report["matched"]
+    record.fresh_differences = report["differences"]
+
+
+def _reproduce_on_host(record: RunRecord, notebook: str, question: Question) -> None:
+    """Run the exported notebook on this machine's CPython, outside any sandbox (only
+    when asked: ``--reproduce-on-host``); a failure to do so is reported, not raised."""
     try:
         report = reproduce_notebook(notebook, question.files)
     except (SessionError, OSError) as exc:
@@ -205,6 +252,9 @@ def summarize(questions: list[Question], records: list[RunRecord]) -> dict[str, 
                 "steps": [r.steps for r in runs],
                 "retries": [r.retries for r in runs],
                 "seconds": [r.seconds for r in runs],
+                "fresh": _rate(
+                    sum(r.fresh_matched for r in runs), sum(r.fresh_cells for r in runs)
+                ),
                 "cpython": _rate(
                     sum(r.cpython_matched for r in runs), sum(r.cpython_cells for r in runs)
                 ),
@@ -224,6 +274,9 @@ def summarize(questions: list[Question], records: list[RunRecord]) -> dict[str, 
         "ungrounded_answer_rate": _rate(sum(bool(r.ungrounded) for r in answered), len(answered)),
         "median_seconds_per_run": _median([r.seconds for r in records]),
         "reproducibility": _rate(reproducible, repeated),
+        "reproducibility_in_fresh_sandbox": _rate(
+            sum(r.fresh_matched for r in records), sum(r.fresh_cells for r in records)
+        ),
         "reproducibility_vs_cpython": _rate(
             sum(r.cpython_matched for r in records), sum(r.cpython_cells for r in records)
         ),
@@ -266,16 +319,27 @@ def evaluate(
     model: str | None = None,
     repeat: int = 2,
     verify: bool = False,
+    reproduce_on_host: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> list[RunRecord]:
     """Every question ``repeat`` times (all first runs, then all second runs, so a
-    flaky minute of the machine does not hit both runs of one question)."""
+    flaky minute of the machine does not hit both runs of one question).
+
+    ``reproduce_on_host`` also runs each exported notebook on this machine's CPython,
+    outside any sandbox (see ``run_question``); off by default."""
     say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
     records: list[RunRecord] = []
     total = len(questions) * repeat
     for attempt in range(1, repeat + 1):
         for question in questions:
-            record = run_question(runtime, question, attempt, model=model, verify=verify)
+            record = run_question(
+                runtime,
+                question,
+                attempt,
+                model=model,
+                verify=verify,
+                reproduce_on_host=reproduce_on_host,
+            )
             records.append(record)
             verdict = "correct" if record.correct else "WRONG"
             say(

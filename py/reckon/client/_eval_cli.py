@@ -51,7 +51,22 @@ def _parser() -> argparse.ArgumentParser:
     add("--repeat", type=int, default=2, help="runs per question (default 2, for reproducibility)")
     add("--chromium", metavar="PATH", help="Chromium executable (default: chromium on PATH)")
     add("--verify", action="store_true", help="check each answer by a second route (README)")
+    add(
+        "--reproduce-on-host",
+        action="store_true",
+        help="also run each exported notebook on this machine's CPython, OUTSIDE the sandbox: "
+        "the model's code gets your network and your files (default: only a fresh browser "
+        "sandbox re-runs it)",
+    )
     return parser
+
+
+HOST_WARNING = (
+    "reckon eval: WARNING: --reproduce-on-host runs the code the model wrote on this "
+    "machine, in plain CPython outside the browser sandbox, as you: it can use your network "
+    "and read, change or send your files. Use it only with a model and question files you "
+    "trust, or inside a container or VM with no network and nothing of yours in it."
+)
 
 
 def _run(argv: list[str]) -> int:
@@ -70,6 +85,8 @@ def _run(argv: list[str]) -> int:
     questions_file = Path(args.questions)
     questions = load_questions(questions_file)
     model = args.model or (None if args.upstream else DEMO_MODEL)
+    if args.reproduce_on_host:
+        print(HOST_WARNING, file=sys.stderr, flush=True)
 
     started, clock = datetime.now(UTC), time.monotonic()
     runtime = Runtime(
@@ -82,7 +99,14 @@ def _run(argv: list[str]) -> int:
         context_window=args.context_window,
     )
     try:
-        records = evaluate(runtime, questions, model=model, repeat=args.repeat, verify=args.verify)
+        records = evaluate(
+            runtime,
+            questions,
+            model=model,
+            repeat=args.repeat,
+            verify=args.verify,
+            reproduce_on_host=args.reproduce_on_host,
+        )
     finally:
         runtime.close()
     answered_by = next((r.model for r in records if r.model), None)
@@ -93,6 +117,7 @@ def _run(argv: list[str]) -> int:
         "tools": args.tools,
         "repeat": args.repeat,
         "verify": args.verify,
+        "reproduce_on_host": args.reproduce_on_host,
         "started": started.isoformat(timespec="seconds"),
         "wall_seconds": round(time.monotonic() - clock, 1),
     }
@@ -102,7 +127,8 @@ def _run(argv: list[str]) -> int:
     print(
         f"accuracy {summary['answer_accuracy']} (lenient {summary['answer_accuracy_lenient']}), "
         f"grounded {summary['grounded_answer_rate']}, execution success "
-        f"{summary['execution_success_rate']}, reproducibility {summary['reproducibility']} "
+        f"{summary['execution_success_rate']}, reproducibility {summary['reproducibility']}, "
+        f"in a fresh sandbox {summary['reproducibility_in_fresh_sandbox']} "
         f"({summary['runs']} runs); report: {md_path} and {json_path}",
         flush=True,
     )

@@ -73,8 +73,22 @@ def _percent(rate: float | None) -> str:
     return "n/a" if rate is None else f"{rate:.1%}"
 
 
+def _on_host(report: dict[str, Any]) -> bool:
+    """Whether the exported notebooks also ran on this machine's CPython."""
+    runs = report["runs"]
+    return bool(report["setup"].get("reproduce_on_host")) or any(
+        r.get("cpython_cells") or r.get("cpython_error") for r in runs
+    )
+
+
 def _markdown(report: dict[str, Any]) -> str:
     setup, summary = report["setup"], report["summary"]
+    host = _on_host(report)
+    cpython = (
+        _percent(summary.get("reproducibility_vs_cpython"))
+        if host
+        else "not run (opt-in: --reproduce-on-host runs the code outside the sandbox)"
+    )
     lines = [
         "# Reckon evaluation",
         "",
@@ -94,8 +108,9 @@ def _markdown(report: dict[str, Any]) -> str:
         f"| grounded answers (every number traced to a step) | "
         f"{_percent(summary.get('grounded_answer_rate'))} |",
         f"| reproducibility | {_percent(summary['reproducibility'])} |",
-        "| reproducibility vs CPython (exported notebook cells that match) | "
-        f"{_percent(summary.get('reproducibility_vs_cpython'))} |",
+        "| reproducibility in a fresh sandbox (exported notebook cells that match) | "
+        f"{_percent(summary.get('reproducibility_in_fresh_sandbox'))} |",
+        f"| reproducibility vs CPython (exported notebook cells that match) | {cpython} |",
         f"| asks completed | {_percent(summary['completion_rate'])} |",
         f"| mean steps per run | {summary['mean_steps']} |",
         f"| retries (failed code steps) | {summary['total_retries']} |",
@@ -107,17 +122,22 @@ def _markdown(report: dict[str, Any]) -> str:
         "",
         "## Per question",
         "",
-        "| id | correct | executed | reproducible | CPython match | steps | retries | seconds |",
-        "|---|---|---|---|---|---|---|---|",
+        "| id | correct | executed | reproducible | fresh sandbox match "
+        + ("| CPython match " if host else "")
+        + "| steps | retries | seconds |",
+        "|---|---|---|---|---|" + ("---|" if host else "") + "---|---|---|",
     ]
     for row in summary["per_question"]:
         same = {True: "yes", False: "no", None: "n/a"}[row["reproducible"]]
         lines.append(
             f"| {row['id']} | {row['correct']}/{row['runs']} | {row['executed']}/{row['runs']} "
-            f"| {same} | {_percent(row.get('cpython'))} | {_join(row['steps'])} "
-            f"| {_join(row['retries'])} | {_join(row['seconds'])} |"
+            f"| {same} | {_percent(row.get('fresh'))} "
+            + (f"| {_percent(row.get('cpython'))} " if host else "")
+            + f"| {_join(row['steps'])} | {_join(row['retries'])} | {_join(row['seconds'])} |"
         )
-    lines += _cpython_section(report["runs"])
+    lines += _differences_section(report["runs"], "fresh")
+    if host:
+        lines += _differences_section(report["runs"], "cpython")
     lines += _verification_section(summary.get("verification"))
     lines += ["", f"## Failures ({len(report['failures'])})", ""]
     if not report["failures"]:
@@ -145,20 +165,25 @@ def _verification_section(stats: dict[str, Any] | None) -> list[str]:
     ]
 
 
-def _cpython_section(runs: list[dict[str, Any]]) -> list[str]:
-    """Each cell whose output on CPython differed from the browser's, and why."""
-    lines = ["", "## Differences on CPython", ""]
+_RERUN_NAMES = {"fresh": "in a fresh sandbox", "cpython": "on CPython"}
+
+
+def _differences_section(runs: list[dict[str, Any]], rerun: str) -> list[str]:
+    """Each exported cell whose output, run again ``rerun`` ("fresh": in a fresh
+    browser sandbox; "cpython": on this machine's CPython), differed, and why."""
+    name = _RERUN_NAMES[rerun]
+    lines = ["", f"## Differences {name}", ""]
     found = False
     for run in runs:
         where = f"{run['question_id']}, run {run['attempt']}"
-        if run.get("cpython_error"):
-            lines.append(f"- {where}: could not be run on CPython: {run['cpython_error']}")
+        if run.get(f"{rerun}_error"):
+            lines.append(f"- {where}: could not be run {name}: {run[f'{rerun}_error']}")
             found = True
-        for item in run.get("cpython_differences") or []:
+        for item in run.get(f"{rerun}_differences") or []:
             lines.append(f"- {where}, cell {item['cell']} ({item['output']}): {item['why']}")
             found = True
     if not found:
-        lines.append("None: every exported cell gave the same output on CPython.")
+        lines.append(f"None: every exported cell gave the same output {name}.")
     return lines
 
 

@@ -1,11 +1,24 @@
-"""Does an exported notebook reproduce on CPython? Run it and compare every output.
+"""Does an exported notebook reproduce? Run it again and compare every output.
 
-``reproduce_notebook(text, files)`` copies the input files into ``data/`` of a
-scratch directory, runs each code cell of the notebook there in a fresh CPython
-process (one namespace, like a Jupyter kernel, with nothing pre-loaded: the
-notebook's own setup cell must provide what it uses), captures outputs with
-the same kernel code the browser sandbox uses, and compares them with the
-outputs stored in the notebook:
+Two places to run it again:
+
+- ``reproduce_in_sandbox(session, text, files)`` (what ``reckon eval`` does): in a
+  fresh browser sandbox, a new headless ``Session`` with nothing in it but the input
+  files, through the page's ``run`` (the same walls as any run: no network, no host
+  files);
+- ``reproduce_notebook(text, files)``: **on this machine**, in a plain CPython
+  process, as you, with your network and your files. The code in an exported
+  notebook was written by a model, which may have been steered by text in a file, and
+  code can behave differently outside the browser (``sys.platform != "emscripten"``);
+  call it only on notebooks you have read or trust (``reckon eval`` does so only with
+  ``--reproduce-on-host``).
+
+``reproduce_notebook`` copies the input files into ``data/`` of a scratch directory,
+runs each code cell of the notebook there in a fresh CPython process (one namespace,
+like a Jupyter kernel, with nothing pre-loaded: the notebook's own setup cell must
+provide what it uses), captures outputs with the same kernel code the browser sandbox
+uses; ``reproduce_in_sandbox`` runs the same cells from ``/``, so ``data/`` is the
+sandbox's ``/data``. Both compare the outputs with the ones stored in the notebook:
 
 - text (stdout, stderr, a value's text) must be equal after normalising trivia:
   memory addresses, trailing spaces, the scratch directory, ``/data/`` vs ``data/``;
@@ -29,12 +42,15 @@ import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reckon._exceptions import SessionError
 from reckon.client._compare import compare_cell
 
-__all__ = ["execute_cells", "reproduce_notebook"]
+if TYPE_CHECKING:
+    from reckon.client._session import Session
+
+__all__ = ["execute_cells", "reproduce_in_sandbox", "reproduce_notebook"]
 
 _RUNS_FILE = "reckon-runs.json"
 
@@ -48,6 +64,12 @@ def reproduce_notebook(
 ) -> dict[str, Any]:
     """Run ``notebook`` (``.ipynb`` text or dict) on CPython with ``files`` (or every
     file in ``data_dir``) as its inputs and compare its outputs with the stored ones.
+
+    **This runs the notebook's code on this machine, outside any sandbox**: in a
+    CPython process started as you, which can use your network and read or change
+    your files. An exported notebook holds code a model wrote; run it here only after
+    reading it. ``reproduce_in_sandbox`` checks the same thing in a fresh browser
+    sandbox, and is what ``reckon eval`` uses unless it is given ``--reproduce-on-host``.
 
     Returns ``{status: "ok", cells, matched, share, outputs, outputs_matched,
     differences: [{cell, execution_count, output, why, browser, cpython}]}``.
@@ -64,21 +86,63 @@ def reproduce_notebook(
             shutil.copyfile(path, work / "data" / path.name)
         sources = ["".join(c.get("source", "")) for c in code_cells]
         runs = execute_cells(sources, work, timeout_s=timeout_s)
-        differences: list[dict[str, Any]] = []
-        outputs = outputs_matched = matched = compared_cells = 0
-        for number, (cell, run) in enumerate(zip(code_cells, runs, strict=True)):
-            setup = bool(cell.get("metadata", {}).get("reckon", {}).get("setup"))
-            same, found = compare_cell(cell, run, workdir=str(work))
-            for item in found:
-                item["cell"] = number
-                item["execution_count"] = cell.get("execution_count")
-            differences += found
-            if setup:
-                continue  # the export's own preamble: must run, but is not the session's work
-            compared_cells += 1
-            outputs += len(cell.get("outputs", []))
-            outputs_matched += same
-            matched += not found
+        return _compare(code_cells, runs, workdir=str(work), rerun="cpython")
+
+
+# Run first, not compared: the exported cells read data/ and write output/ relative to
+# the notebook, and in the sandbox those are /data and /output.
+_SANDBOX_PREAMBLE = "import os as _reckon_os\n_reckon_os.chdir('/')\ndel _reckon_os\n"
+
+
+def reproduce_in_sandbox(
+    session: Session,
+    notebook: str | dict[str, Any],
+    files: Iterable[str | os.PathLike[str]] = (),
+    *,
+    timeout_ms: int | None = None,
+) -> dict[str, Any]:
+    """Run ``notebook``'s code cells again in ``session``'s browser sandbox, with
+    ``files`` uploaded to ``/data``, and compare their outputs with the stored ones.
+
+    ``session`` should be a fresh one (``Session.on(runtime)``: its own browser
+    context, nothing defined, no other files); the code runs only inside its sandbox,
+    through the page's ``run``, so it reaches neither the network nor this machine's
+    files. ``timeout_ms`` limits each cell (default: the session's). Returns the shape
+    of ``reproduce_notebook``, each difference holding the re-run's text under
+    ``fresh``. Raises ``SessionError`` when the sandbox itself fails (a hung page);
+    a cell that fails is a difference, not an error.
+    """
+    nb: dict[str, Any] = json.loads(notebook) if isinstance(notebook, str) else notebook
+    code_cells = [c for c in nb.get("cells", []) if c.get("cell_type") == "code"]
+    for path in files:
+        reply = session.upload(path)
+        if reply.get("status") == "error":
+            raise SessionError(f"{Path(path).name} could not be uploaded: {reply.get('message')}")
+    prepared = session.run(_SANDBOX_PREAMBLE, timeout_ms=timeout_ms)
+    if prepared.get("status") != "ok":
+        raise SessionError(f"the fresh sandbox could not be prepared: {prepared.get('error')}")
+    runs = [session.run("".join(c.get("source", "")), timeout_ms=timeout_ms) for c in code_cells]
+    return _compare(code_cells, runs, workdir="", rerun="fresh")
+
+
+def _compare(
+    code_cells: list[dict[str, Any]], runs: list[dict[str, Any]], *, workdir: str, rerun: str
+) -> dict[str, Any]:
+    differences: list[dict[str, Any]] = []
+    outputs = outputs_matched = matched = compared_cells = 0
+    for number, (cell, run) in enumerate(zip(code_cells, runs, strict=True)):
+        setup = bool(cell.get("metadata", {}).get("reckon", {}).get("setup"))
+        same, found = compare_cell(cell, run, workdir=workdir, rerun=rerun)
+        for item in found:
+            item["cell"] = number
+            item["execution_count"] = cell.get("execution_count")
+        differences += found
+        if setup:
+            continue  # the export's own preamble: must run, but is not the session's work
+        compared_cells += 1
+        outputs += len(cell.get("outputs", []))
+        outputs_matched += same
+        matched += not found
     return {
         "status": "ok",
         "cells": compared_cells,
