@@ -310,6 +310,25 @@ def test_a_configured_window_cuts_before_sending(
     assert all(estimate_tokens(p["messages"]) <= 1200 for p in upstream.payloads[1:])
 
 
+@pytest.mark.parametrize("unfilled", ["@region[name]", "@East[name]", "The answer is @region[]."])
+def test_a_form_left_unfilled_is_sent_back_to_be_filled(
+    upstream: Upstream, sales: KernelExecutor, unfilled: str
+) -> None:
+    # Qwen2.5-Coder-1.5B copies the form as it stands, or puts the value where the
+    # name goes: 8 of 17 tools-mode answers in one benchmark run.
+    upstream.handlers += [
+        sse([tool_stream("print('East')")]),
+        text_reply(unfilled),
+        text_reply("@region[East]"),
+    ]
+    question = "Which region sold the most? Answer as @region[name]."
+    outcome = run(agent(upstream, sales).ask(question, environment=sales.environment()))
+    assert outcome["answer"] == "@region[East]"
+    recheck = next(s for s in outcome["steps"] if s["kind"] == "recheck")
+    assert "@region[name]" in recheck["message"]
+    assert "put the computed value inside them" in recheck["message"]
+
+
 def test_an_answer_without_the_asked_form_is_sent_back_for_it(
     upstream: Upstream, sales: KernelExecutor
 ) -> None:

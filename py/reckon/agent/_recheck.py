@@ -34,6 +34,9 @@ _FORMAT = (
     "The question asks for the answer in the form {form}. Give the final answer again, "
     "ending with exactly that form filled with the computed values."
 )
+# Said when the form is there but not filled in: small models copy `@total[value]`
+# as it stands, or write the number where the name goes (`@127[value]`).
+_FILL = " Keep the name before the brackets and put the computed value inside them."
 _SHOWN = 8
 _ASKED_FORM = re.compile(r"@[A-Za-z_]\w*\[[^\[\]]*\]")
 
@@ -65,9 +68,27 @@ def recheck_message(
             message += _LAST_OUTPUT.format(output=output)
         return "ungrounded", message
     forms = _ASKED_FORM.findall(question)
-    if forms and not _ASKED_FORM.search(answer) and "format" not in asked:
-        return "format", _FORMAT.format(form=" ".join(dict.fromkeys(forms)))
+    if forms and "format" not in asked and not _filled(question, answer):
+        message = _FORMAT.format(form=" ".join(dict.fromkeys(forms)))
+        return "format", message + (_FILL if _GIVEN_FORM.search(answer) else "")
     return None
+
+
+_NAMED = re.compile(r"@([A-Za-z_]\w*)\[([^\[\]]*)\]")
+_GIVEN_FORM = re.compile(r"@([^\s\[\]@]+)\[([^\[\]]*)\]")
+
+
+def _filled(question: str, answer: str) -> bool:
+    """Does ``answer`` fill every ``@name[…]`` the question asks for, under its name and
+    with something other than the question's placeholder?"""
+    given: dict[str, list[str]] = {}
+    for name, value in _GIVEN_FORM.findall(answer):
+        given.setdefault(name.lower(), []).append(value.strip().lower())
+    for name, placeholder in _NAMED.findall(question):
+        values = [v for v in given.get(name.lower(), []) if v and v != placeholder.strip().lower()]
+        if not values:
+            return False
+    return True
 
 
 def is_question(message: JSONDict) -> bool:
