@@ -7,6 +7,11 @@ import { canKeep, dropSnapshots, keepRuntime, loadRuntime, loadSnapshot, markChe
 const DEFAULT_TIMEOUT_MS = 60_000;
 const GRACE_MS = 3_000; // after the deadline's KeyboardInterrupt, before the worker is ended
 const BACKSTOP_MS = 15_000; // beyond the queue's own limits, for a cell that never starts
+// A live frame answers a ping at once (its main thread runs no Python). One that does
+// not answer in this long while requests wait, or after a restart, is dead: replaced.
+const PING_MS = 10_000;
+const HEARTBEAT_MS = 5_000;
+const RESTART_DEADLINE_MS = 120_000;
 const CLOSED = "this Reckon was closed (close()); create a new one to run code";
 
 /** @typedef {{status: string, stdout: string, stderr: string, [k: string]: unknown}} RunResult */
@@ -81,6 +86,7 @@ export class Sandbox extends EventTarget {
     }
     this.pending.clear();
     this.order = [];
+    if (this.heartbeat) clearInterval(this.heartbeat);
     if (this.workerPort) this.workerPort.close();
     if (this.port) this.port.close();
     if (this.frame) this.frame.remove();
@@ -143,6 +149,7 @@ export class Sandbox extends EventTarget {
     // Page-clock ms (fetched, boot, workerStart, replied) and worker-clock ms since its start.
     const workerStart = reply.marks.workerStart - performance.timeOrigin;
     this.bootMarks = { fetched: this.fetchedMs, boot: bootAt, ...reply.marks, workerStart, replied: repliedAt };
+    this.startHeartbeat();
     this.dispatchEvent(new CustomEvent("ready", { detail: { ms: this.startMs, versions: reply.versions } }));
     this.snapshotDone = this.afterBoot(reply.snapshot, plan);
     return reply;
@@ -291,6 +298,7 @@ export class Sandbox extends EventTarget {
   /** Fetch runtime files for the worker. If they cannot be had, the worker is told
    * so: an import that needs them then fails with this message instead of waiting forever. */
   handOver(names, options = {}) {
+    this.handed = [...new Set([...(this.handed || []), ...names])]; // a new frame needs them again
     this.fetchRuntime(names, options).then(
       (files) => this.port.postMessage({ type: "addRuntime", files }),
       (err) => this.port.postMessage({ type: "addRuntime", files: {}, failed: names, message: String((err && err.message) || err) }),
@@ -388,9 +396,74 @@ export class Sandbox extends EventTarget {
     this.workerPort.postMessage(msg, transfer);
   }
 
-  /** From the frame itself: only a real worker error ("crash"). */
+  /** From the frame itself: a real worker error ("crash"), or the heartbeat's answer. */
   onFrameMessage(msg) {
-    if (msg && typeof msg === "object" && msg.type === "crash") this.recover("crash", typeof msg.message === "string" ? msg.message : null);
+    if (!msg || typeof msg !== "object") return;
+    if (msg.type === "frame-pong") {
+      const waiter = this.pongs && this.pongs.get(msg.n);
+      if (waiter) waiter(true);
+      return;
+    }
+    if (msg.type === "crash") this.recover("crash", typeof msg.message === "string" ? msg.message : null);
+  }
+
+  /** Does the frame answer within `ms`? (A dead renderer never does.) */
+  frameAlive(ms = PING_MS) {
+    if (!this.port) return Promise.resolve(false);
+    this.pongs = this.pongs || new Map();
+    const n = (this.pingCount = (this.pingCount || 0) + 1);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => done(false), ms);
+      const done = (alive) => {
+        clearTimeout(timer);
+        this.pongs.delete(n);
+        resolve(alive);
+      };
+      this.pongs.set(n, done);
+      this.port.postMessage({ type: "frame-ping", n });
+    });
+  }
+
+  /** While requests wait, check now and then that the frame is still there. */
+  startHeartbeat() {
+    if (this.heartbeat) return;
+    let checking = false;
+    this.heartbeat = setInterval(async () => {
+      if (checking || this.closed || this.replacing || !this.pending.size) return;
+      checking = true;
+      try {
+        if (!(await this.frameAlive()) && !this.closed && !this.replacing) {
+          this.recover("crash", "The sandbox stopped responding (its renderer may have run out of memory or been ended by the system)");
+        }
+      } finally {
+        checking = false;
+      }
+    }, HEARTBEAT_MS);
+  }
+
+  /**
+   * A new frame for a dead one: the worker, Pyodide's files and the packages handed
+   * over again (the browser's HTTP cache has them), the uploads re-mounted.
+   */
+  async replaceFrame() {
+    const previous = this.pending.get(0); // a restart that never booted: it ends with this boot
+    for (const [id, entry] of this.pending) {
+      if (id !== 0) entry.resolve({ status: "error", message: "the sandbox frame was replaced" });
+    }
+    this.pending.clear();
+    this.order = [];
+    if (this.frame) this.frame.remove();
+    this.port = await this.openFrame();
+    const booted = this.boot("frame-start");
+    if (this.handed && this.handed.length) this.handOver([...this.handed]);
+    const mounts = this.remount();
+    try {
+      const [reply] = await Promise.all([booted, ...mounts]);
+      if (previous) previous.resolve(reply);
+    } catch (err) {
+      if (previous) previous.resolve({ status: "error", message: String((err && err.message) || err) });
+      throw err;
+    }
   }
 
   /** From the current worker, over its private channel. Still treated as data. */
@@ -562,7 +635,7 @@ export class Sandbox extends EventTarget {
       }
       void id;
     }
-    await this.restartWorker();
+    await this.restartOrReplace();
     this.dispatchEvent(new CustomEvent("restarted", { detail: { reason, runId } }));
     if (this.afterRestart) {
       this.hookDepth++;
@@ -578,16 +651,37 @@ export class Sandbox extends EventTarget {
 
   restartWorker() {
     const booted = this.boot("frame-restart");
-    // Re-mount the uploads right behind the boot request, before anything else can
-    // be sent: the worker handles messages in order, so no run sees an empty /data.
-    const mounts = [...this.files].map(([path, file]) => {
+    return Promise.all([booted, ...this.remount()]);
+  }
+
+  /** A new worker in the frame, or a new frame when the frame is dead or the restart
+   * never finishes: no request waits forever on a frame that is gone. */
+  async restartOrReplace() {
+    this.replacing = true;
+    try {
+      if (await this.frameAlive()) {
+        let timer;
+        const late = new Promise((resolve) => (timer = setTimeout(() => resolve("late"), RESTART_DEADLINE_MS)));
+        const outcome = await Promise.race([this.restartWorker().then(() => "ok", () => "failed"), late]);
+        clearTimeout(timer);
+        if (outcome === "ok") return;
+      }
+      await this.replaceFrame();
+    } finally {
+      this.replacing = false;
+    }
+  }
+
+  /** Re-mount the uploads right behind a boot request, before anything else can be
+   * sent: the worker handles messages in order, so no run sees an empty /data. */
+  remount() {
+    return [...this.files].map(([path, file]) => {
       const id = this.nextId++;
       return new Promise((resolve) => {
         this.pending.set(id, { resolve, collected: null, msg: { type: "mountFile" } });
         this.send({ type: "mountFile", id, path, file });
       });
     });
-    return Promise.all([booted, ...mounts]);
   }
 
   /**

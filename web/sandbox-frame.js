@@ -53,6 +53,10 @@
       if (worker) worker.postMessage(msg);
     } else if (msg.type === "frame-interrupt") {
       if (signal) Atomics.store(signal, 0, 2);
+    } else if (msg.type === "frame-ping") {
+      // The page's heartbeat: a frame whose renderer died (out of memory, killed by
+      // the OS) never answers, and the page replaces it.
+      port.postMessage({ type: "frame-pong", n: msg.n });
     }
   }
 

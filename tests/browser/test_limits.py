@@ -75,3 +75,48 @@ def test_an_exited_interpreter_says_so_and_the_session_is_rebuilt(a_console_page
     assert deep["status"] == "error" and deep["error"]["type"] == "RecursionError", deep["error"]
     assert "[Previous line repeated" in deep["error"]["traceback"]
     assert deep["restarted"] is False
+
+
+# A frame whose renderer died (out of memory from JS arrays, or ended by the system)
+# answers nothing. Navigating the sandbox frame away does the same to the page: the
+# frame's document, its worker and their ports are gone, with no error to see.
+KILL_THE_FRAME = "small.sandbox.frame.src = 'about:blank';"
+
+
+def test_a_dead_frame_is_replaced_and_no_request_waits_forever(a_console_page: Any) -> None:
+    outcome = a_console_page.evaluate(
+        """async () => {
+            const { createReckon } = await import("./reckon.js");
+            const small = createReckon({ agent: false, persist: false });
+            await small.ready();
+            await small.writeFile("kept.txt", "still here");
+            await small.run("x = 1");
+            const deadline = (p, what) => Promise.race([p, new Promise((_, reject) =>
+                setTimeout(() => reject(new Error(what + " waited over 90 s")), 90000))]);
+            """
+        + KILL_THE_FRAME
+        + """
+            // The run that finds the frame dead, then what comes after it.
+            const first = await deadline(small.run("print(2)"), "the first run");
+            const read = "print(open('/data/kept.txt').read())";
+            const kept = await deadline(small.run(read), "a later run");
+            const files = await deadline(small.listFiles("/data"), "listFiles");
+            // The reported case: a cell times out while the frame is dead, and the
+            // restart is posted to it.
+            """
+        + KILL_THE_FRAME
+        + """
+            const loop = small.run("while True: pass", { timeoutMs: 2000 });
+            const late = await deadline(loop, "a timed-out run");
+            const after = await deadline(small.run("print(3)"), "the run after the timeout");
+            small.close();
+            return { first, kept, files: files.map((f) => f.name), late, after };
+        }"""
+    )
+    assert outcome["first"]["status"] in ("ok", "error"), outcome["first"]
+    if outcome["first"]["status"] == "error":
+        assert "stopped responding" in outcome["first"]["error"]["message"]
+    assert outcome["kept"]["status"] == "ok" and outcome["kept"]["stdout"] == "still here\n"
+    assert outcome["files"] == ["kept.txt"]
+    assert outcome["late"]["status"] in ("timeout", "error")
+    assert outcome["after"]["status"] == "ok" and outcome["after"]["stdout"] == "3\n"
