@@ -117,6 +117,7 @@ def a_host(
     strict = TWO_WIDGETS.format(site=a_relay).replace("worker-src blob:", "worker-src 'self'")
     (folder / "strict.html").write_text(strict)
     (folder / "host.css").write_text((ROOT / "web" / "examples" / "host.css").read_text())
+    (folder / "frame.html").write_text(FRAMES_THE_PAGE.format(site=a_relay))
     handler = functools.partial(QuietHandler, directory=str(folder))
     server = QuietServer(("127.0.0.1", a_host_port), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -398,6 +399,33 @@ def test_a_failed_ask_is_an_error_event_on_its_widget(a_two_widget_page: Any) ->
     # The relay's own answer (an unknown model) was readable across origins.
     assert "Unknown model 'no-such-model'" in outcome["message"]
     assert not [e for e in events(page, "one") if e["type"] == "error"]
+
+
+FRAMES_THE_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Frames Reckon</title></head><body><iframe src="{site}/index.html"></iframe></body></html>"""
+
+
+@pytest.mark.parametrize("where", ["allowed", "foreign"])
+def test_only_allowed_origins_can_frame_the_pages(
+    a_browser: Any, a_host: str, a_relay: str, where: str
+) -> None:
+    # A page anywhere could frame Reckon under its own (clickjacking); the relay's
+    # frame-ancestors lets only its own pages and the origins it was told of.
+    host = a_host if where == "allowed" else a_host.replace("127.0.0.1", "localhost")
+    context = a_browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"{host}/frame.html")
+        page.wait_for_load_state("load")
+        child = page.frames[1]
+        child.wait_for_load_state("load")
+        loaded = child.url
+    finally:
+        context.close()
+    if where == "allowed":
+        assert loaded == f"{a_relay}/index.html"
+    else:
+        assert loaded.startswith("chrome-error://"), loaded
 
 
 def test_a_page_on_an_origin_the_relay_does_not_allow_gets_nothing(

@@ -94,6 +94,9 @@ def test_upstream_and_model_make_one_profile_named_default(tmp_path: Path) -> No
     ]
     assert config.site_dir == tmp_path.resolve()
     assert config.allowed_origins == ["https://a.example", "https://b.example"]
+    assert config_from_args(
+        ["serve", "--allow-embedder", "https://c.example"]
+    ).allowed_embedders == ["https://c.example"]
 
 
 def test_the_token_comes_from_the_flag_or_the_environment(
@@ -265,6 +268,6 @@ def test_reckon_serve_starts_prints_its_url_and_relays(
     }
     assert chat.status_code == 200
     assert an_upstream.seen[-1].headers["authorization"] == "Bearer sk-subprocess-key-123456"
-    assert index.headers["content-security-policy"] == "default-src 'self'"
+    assert index.headers["content-security-policy"] == "default-src 'self'; frame-ancestors 'self'"
     assert process.returncode == 0
     assert "sk-subprocess-key-123456" not in err

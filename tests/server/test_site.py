@@ -29,10 +29,29 @@ def test_the_index_is_served_at_the_root_with_the_builds_headers(a_site_relay: R
 
     assert response.status_code == 200
     assert "<title>Reckon</title>" in response.text
-    assert response.headers["content-security-policy"] == "default-src 'self'"
+    assert response.headers["content-security-policy"] == (
+        "default-src 'self'; frame-ancestors 'self'"
+    )
     assert response.headers["cross-origin-opener-policy"] == "same-origin"
     assert response.headers["x-content-type-options"] == "nosniff"
     assert response.headers["referrer-policy"] == "no-referrer"
+
+
+def test_only_the_relay_and_the_origins_it_was_told_of_may_frame_its_pages(
+    a_relay_with: Callable[..., Relay], a_site: Path
+) -> None:
+    relay = a_relay_with(
+        site_dir=a_site,
+        allowed_origins=["https://widget.example"],
+        allowed_embedders=["https://portal.example:8443"],
+    )
+    with relay.client() as client:
+        page = client.get("/index.html")
+        script = client.get("/assets/app.js")
+
+    ancestors = "frame-ancestors 'self' https://widget.example https://portal.example:8443"
+    assert page.headers["content-security-policy"] == f"default-src 'self'; {ancestors}"
+    assert "content-security-policy" not in script.headers
 
 
 def test_all_matching_rules_apply(a_site_relay: Relay) -> None:

@@ -74,7 +74,8 @@ def create_app(config: RelayConfig) -> Starlette:
         Route("/openapi.json", serve_openapi, methods=["GET"]),
     ]
     if config.site_dir is not None:
-        routes.append(Mount("/", app=Site(config.site_dir)))
+        embedders = [*config.allowed_origins, *config.allowed_embedders]
+        routes.append(Mount("/", app=Site(config.site_dir, frame_ancestors=embedders)))
     else:
         routes.append(Route("/", no_site))
 

@@ -61,6 +61,12 @@ def _parser() -> argparse.ArgumentParser:
     add("--token", help="require this bearer token on /v1/* and /api/* (or set RECKON_TOKEN)")
     many: dict[str, Any] = {"nargs": "+", "action": "extend", "default": []}
     add("--allow-origin", metavar="ORIGIN", **many, help="also accept pages at this origin")
+    add(
+        "--allow-embedder",
+        metavar="ORIGIN",
+        **many,
+        help="also let pages at this origin frame the site's pages (allowed origins may)",
+    )
     add("--allow-host", metavar="HOST", **many, help="also accept this Host name (proxies)")
     add("--log-prompts", action="store_true", default=None, help="log the messages sent to models")
     # Listed for --help only: main() hands `reckon eval ...` to reckon.client before parsing.
@@ -110,6 +116,7 @@ def config_from_args(argv: list[str] | None) -> RelayConfig:
     token = args.token or os.environ.get("RECKON_TOKEN") or file.get("token")
     settings["token"] = token or None
     settings["allowed_origins"] = [*file.get("allowed_origins", []), *args.allow_origin]
+    settings["allowed_embedders"] = [*file.get("allowed_embedders", []), *args.allow_embedder]
     settings["allowed_hosts"] = [*file.get("allowed_hosts", []), *args.allow_host]
     return RelayConfig(**settings)
 

@@ -100,6 +100,9 @@ class RelayConfig:
     port: int = 8000
     token: str | None = None
     allowed_origins: list[str] = field(default_factory=list)
+    # Origins whose pages may frame the site's pages besides the relay's own and the
+    # allowed origins (whose widgets frame the sandbox): CSP frame-ancestors.
+    allowed_embedders: list[str] = field(default_factory=list)
     # Extra names accepted in the Host header besides the loopback names.
     allowed_hosts: list[str] = field(default_factory=list)
     max_body_bytes: int = 4 * 1024 * 1024
@@ -128,7 +131,7 @@ class RelayConfig:
             value = getattr(self, name)
             if not (isinstance(value, int | float) and 0 < value < math.inf):
                 raise ConfigError(f"{name} must be a positive, finite number of seconds")
-        for origin in self.allowed_origins:
+        for origin in [*self.allowed_origins, *self.allowed_embedders]:
             if not re.match(r"^https?://[^/\s]+$", origin):
                 raise ConfigError(
                     f"allowed origin {origin!r} must look like https://example.org "
@@ -143,6 +146,7 @@ _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "site": str,
     "token": str,
     "allowed_origins": list,
+    "allowed_embedders": list,
     "allowed_hosts": list,
     "max_body_bytes": int,
     "max_concurrent_streams": int,

@@ -80,10 +80,13 @@ def load_header_rules(site_dir: Path) -> list[Rule]:
 class Site(StaticFiles):
     """StaticFiles (``html=True``) plus per-file headers and fixed media types."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, frame_ancestors: list[str] | None = None) -> None:
         super().__init__(directory=directory, html=True)
         self.root = Path(os.path.realpath(directory))
         self.rules = load_header_rules(directory)
+        # Only a header can say who may frame a page (a <meta> CSP cannot), so this is
+        # the relay's to add: the relay's own pages, and the origins it was told of.
+        self.frame_ancestors = " ".join(["'self'", *(frame_ancestors or [])])
 
     async def get_response(self, path: str, scope: Scope) -> Response:
         if Path(path).as_posix() == HEADERS_FILE:
@@ -128,6 +131,12 @@ class Site(StaticFiles):
             if fnmatchcase(relative, pattern):
                 for name, value in headers.items():
                     response.headers[name] = value
+        if real.suffix.lower() == ".html":
+            policy = response.headers.get("content-security-policy")
+            ancestors = f"frame-ancestors {self.frame_ancestors}"
+            response.headers["content-security-policy"] = (
+                f"{policy}; {ancestors}" if policy else ancestors
+            )
 
 
 def _wants_gzip(scope: Scope) -> bool:
