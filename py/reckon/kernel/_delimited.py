@@ -139,8 +139,3 @@ def _unique(names: list[str]) -> list[str]:
         seen.setdefault(name, 0)
         unique.append(name)
     return unique
-
-
-def text_preview(path: str, *, encoding: str, limit: int = 2000) -> str:
-    with open(path, encoding=encoding, errors="replace") as file:
-        return file.read(limit) if limit else ""
