@@ -310,15 +310,23 @@ def test_a_configured_window_cuts_before_sending(
     assert all(estimate_tokens(p["messages"]) <= 1200 for p in upstream.payloads[1:])
 
 
-@pytest.mark.parametrize("unfilled", ["@region[name]", "@East[name]", "The answer is @region[]."])
-def test_a_form_left_unfilled_is_sent_back_to_be_filled(
-    upstream: Upstream, sales: KernelExecutor, unfilled: str
+# Qwen2.5-Coder-1.5B leaves the form out, copies it as it stands, or puts the value
+# where the name goes: 8 of 17 tools-mode answers in one benchmark run were the last two.
+@pytest.mark.parametrize(
+    ("answer", "unfilled"),
+    [
+        ("The region with the highest sales is East.", False),
+        ("@region[name]", True),
+        ("@East[name]", True),
+        ("The answer is @region[].", True),
+    ],
+)
+def test_an_answer_without_the_asked_form_filled_is_sent_back_for_it(
+    upstream: Upstream, sales: KernelExecutor, answer: str, unfilled: bool
 ) -> None:
-    # Qwen2.5-Coder-1.5B copies the form as it stands, or puts the value where the
-    # name goes: 8 of 17 tools-mode answers in one benchmark run.
     upstream.handlers += [
         sse([tool_stream("print('East')")]),
-        text_reply(unfilled),
+        text_reply(answer),
         text_reply("@region[East]"),
     ]
     question = "Which region sold the most? Answer as @region[name]."
@@ -326,22 +334,7 @@ def test_a_form_left_unfilled_is_sent_back_to_be_filled(
     assert outcome["answer"] == "@region[East]"
     recheck = next(s for s in outcome["steps"] if s["kind"] == "recheck")
     assert "@region[name]" in recheck["message"]
-    assert "put the computed value inside them" in recheck["message"]
-
-
-def test_an_answer_without_the_asked_form_is_sent_back_for_it(
-    upstream: Upstream, sales: KernelExecutor
-) -> None:
-    upstream.handlers += [
-        sse([tool_stream("print('East')")]),
-        text_reply("The region with the highest sales is East."),
-        text_reply("@region[East]"),
-    ]
-    question = "Which region sold the most? Answer as @region[name]."
-    outcome = run(agent(upstream, sales).ask(question, environment=sales.environment()))
-    assert outcome["answer"] == "@region[East]"
-    recheck = next(s for s in outcome["steps"] if s["kind"] == "recheck")
-    assert "@region[name]" in recheck["message"]
+    assert ("put the computed value inside them" in recheck["message"]) is unfilled
 
 
 def test_a_small_value_given_as_the_answer_is_still_checked(
