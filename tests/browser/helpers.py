@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -23,9 +23,17 @@ from typing import Any, ClassVar
 
 # The page-side helpers of the headless API (a deadline race, base64 for bytes):
 # the tests call the page exactly as reckon.Session does.
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
 from reckon.client._session import _PRELUDE
 
 from .conftest import ROOT, SITE, QuietServer, an_unused_port, wait_for_port
+
+ChatHandler = Callable[[Request], Awaitable[Response]]
 
 
 def page_call(page: Any, body: str, arg: Any = None, *, deadline_s: float = 30.0) -> Any:
@@ -213,3 +221,25 @@ def reckon_serve(*flags: str, env: dict[str, str] | None = None) -> Iterator[str
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@contextmanager
+def a_model_server(chat: ChatHandler) -> Iterator[str]:
+    """A scripted OpenAI-compatible server on 127.0.0.1 answering chat completions with
+    ``chat`` (and an empty model list); yields its base URL, ``.../v1``."""
+    app = Starlette(
+        routes=[
+            Route("/v1/chat/completions", chat, methods=["POST"]),
+            Route("/v1/models", lambda r: JSONResponse({"object": "list", "data": []})),
+        ]
+    )
+    port = an_unused_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        wait_for_port(port)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        server.should_exit = True
+        thread.join(5)

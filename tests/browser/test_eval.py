@@ -17,7 +17,7 @@ import pytest
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from reckon.agent import ChatRequest, DemoModel
@@ -28,6 +28,7 @@ from reckon.kernel import inspect
 from reckon.server import main
 
 from .conftest import CHROMIUM, ROOT, SITE, an_unused_port, wait_for_port
+from .helpers import a_model_server
 from .test_agent_e2e import ScriptedModel as StreamingModel
 
 QUESTIONS = ROOT / "benchmarks" / "questions" / "questions.jsonl"
@@ -273,20 +274,8 @@ SCRIPTED_QUESTIONS = [
 @pytest.fixture(scope="module")
 def an_eval_model() -> Iterator[tuple[EvalModel, str]]:
     model = EvalModel()
-    app = Starlette(
-        routes=[
-            Route("/v1/chat/completions", model.chat, methods=["POST"]),
-            Route("/v1/models", lambda r: JSONResponse({"object": "list", "data": []})),
-        ]
-    )
-    port = an_unused_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_for_port(port)
-    yield model, f"http://127.0.0.1:{port}/v1"
-    server.should_exit = True
-    thread.join(5)
+    with a_model_server(model.chat) as url:
+        yield model, url
 
 
 def test_a_scripted_model_gives_exactly_the_expected_report(

@@ -20,17 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
-from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.responses import Response
 
 from reckon.client._eval import RunRecord, summarize
 from reckon.client._questions import Question
 from reckon.client._report import build_report, write_report
 
 from .conftest import CHROMIUM, an_unused_port, wait_for_port
+from .helpers import a_model_server
 from .test_agent_e2e import ScriptedModel as StreamingModel
 from .test_eval import SALES, read_report, reckon_eval
 
@@ -111,26 +109,6 @@ def a_canary() -> Iterator[tuple[str, list[tuple[str, str, bytes]]]]:
         server.server_close()
 
 
-@contextmanager
-def an_upstream(model: HostileModel) -> Iterator[str]:
-    app = Starlette(
-        routes=[
-            Route("/v1/chat/completions", model.chat, methods=["POST"]),
-            Route("/v1/models", lambda r: JSONResponse({"object": "list", "data": []})),
-        ]
-    )
-    port = an_unused_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        wait_for_port(port)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        server.should_exit = True
-        thread.join(5)
-
-
 @pytest.fixture
 def an_attack(tmp_path: Path) -> Iterator[dict[str, Any]]:
     """The secret (outside the question's files), the canary, the hostile upstream and
@@ -147,7 +125,7 @@ def an_attack(tmp_path: Path) -> Iterator[dict[str, Any]]:
     questions.write_text(json.dumps(question) + "\n")
     with a_canary() as (canary, hits):
         model = HostileModel(hostile_cell(secret, canary))
-        with an_upstream(model) as upstream:
+        with a_model_server(model.chat) as upstream:
             yield {"questions": questions, "upstream": upstream, "hits": hits, "model": model,
                    "out": tmp_path / "report"}  # fmt: skip
 
