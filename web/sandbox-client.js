@@ -360,7 +360,7 @@ export class Sandbox extends EventTarget {
         };
         // "*" because the frame's origin is opaque ("null"); the port is the channel.
         frame.contentWindow.postMessage({ type: "frame-connect" }, "*", [channel.port2]);
-      });
+      }, { once: true }); // a document loaded later in this frame is not ours: no port for it
       frame.addEventListener("error", () => reject(new Error("the sandbox frame failed to load")));
       this.container.appendChild(frame);
       this.frame = frame;
