@@ -124,3 +124,9 @@ def numbers_in(text: str) -> list[float]:
 def mentions(text: str, expected: float, *, tolerance: float = 1e-3) -> bool:
     """Whether ``text`` quotes ``expected`` (to 4 decimals, as the demo's cells round)."""
     return any(abs(n - expected) <= tolerance * max(1.0, abs(expected)) for n in numbers_in(text))
+
+
+def model_steps(outcome: dict[str, Any], kind: str | None = None) -> list[dict[str, Any]]:
+    """The steps of an ask but the tables Reckon loaded before the model's turn."""
+    steps = [s for s in outcome["steps"] if s.get("origin") != "reckon"]
+    return [s for s in steps if kind is None or s["kind"] == kind]

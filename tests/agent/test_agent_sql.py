@@ -21,7 +21,7 @@ from reckon.agent import (
 from reckon.agent._code import parse_tool_arguments, sql_cell
 from reckon.client._reproduce import reproduce_notebook
 
-from .helpers import KernelExecutor, ScriptedModel, answer, mentions, run
+from .helpers import KernelExecutor, ScriptedModel, answer, mentions, model_steps, run
 
 
 def sql_reply(query: str, call_id: str) -> ChatReply:
@@ -55,7 +55,7 @@ def test_a_failing_query_is_fixed_from_the_error(a_sales_table: KernelExecutor) 
     outcome = run(agent.ask("total price by region?", environment=executor.environment()))
 
     assert outcome["status"] == "ok", outcome
-    first, second = (s for s in outcome["steps"] if s["kind"] == "code")
+    first, second = model_steps(outcome, "code")
     assert first["result"]["status"] == "error"
     assert second["result"]["status"] == "ok"
     assert (
@@ -64,7 +64,9 @@ def test_a_failing_query_is_fixed_from_the_error(a_sales_table: KernelExecutor) 
     observation = model.requests[1].messages[-1]["content"]
     assert "no such column: prise" in observation
     assert "sales_2024 (sales 2024.csv): region, price" in observation
-    assert replay_cells(agent.transcript) == [second["code"]]
+    # The table Reckon loaded first is replayed too: a new sandbox needs it.
+    (loaded,) = [s["code"] for s in outcome["steps"] if s.get("origin") == "reckon"]
+    assert replay_cells(agent.transcript) == [loaded, second["code"]]
     assert model.requests[0].tools and RUN_SQL_TOOL in model.requests[0].tools
 
 

@@ -118,7 +118,8 @@ def test_a_failing_server_is_a_failed_run_not_a_crash(upstream: Upstream) -> Non
 
 
 def test_the_table_scores_the_baseline_like_reckon_eval(upstream: Upstream) -> None:
-    good = ask(upstream, QUANTITY, "```python\nprint(119)\n```", "@total_quantity[119]")
+    # Computed from literals, not printed as one: a printed literal grounds nothing.
+    good = ask(upstream, QUANTITY, "```python\nprint(100 + 19)\n```", "@total_quantity[119]")
     bad = ask(upstream, QUANTITY, "@total_quantity[500]")  # no code, a number from nowhere
     summary = summarize([QUANTITY], [good, bad])
     row = real_model.table_row("baseline", summary)
@@ -150,7 +151,7 @@ def test_a_baseline_only_run_prints_the_table_and_writes_the_results(
     upstream: Upstream, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Question 1 computed and right; 2 right but from no code; 3: the server fails (500).
-    script = ["```python\nprint(164.578)\n```", "@mean_value[164.58]", "@total[944]"]
+    script = ["```python\nprint(164578 / 1000)\n```", "@mean_value[164.58]", "@total[944]"]
     upstream.handlers.extend(reply(r) for r in script)
     argv = ["--only", "baseline", "--limit", "3", "--out", str(tmp_path / "out"),
             "--site", str(tmp_path / "no-site"), "--upstream", f"{upstream.url}/v1",

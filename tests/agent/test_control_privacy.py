@@ -12,7 +12,7 @@ from reckon import ProtocolError
 from reckon.agent import Agent, DemoModel, OpenAIModel
 from reckon.agent._privacy import HIDDEN, Privacy, Redactor
 
-from .helpers import KernelExecutor, ScriptedModel, answer, code_reply, run
+from .helpers import KernelExecutor, ScriptedModel, answer, code_reply, model_steps, run
 from .upstream import HttpxTransport, Upstream, serve, sse, text_stream, tool_stream
 
 PEOPLE = """\
@@ -83,7 +83,7 @@ def test_schema_mode_sends_no_protected_value_to_a_real_upstream(
     assert leaks(upstream.payloads) == []
     assert [r["body"] for r in outcome["sent"]] == upstream.payloads
     # The page still sees the real output, and the model was told values were hidden.
-    steps = outcome["steps"]
+    steps = model_steps(outcome)
     assert "Alice Zimmermann" in steps[0]["result"]["stdout"] and steps[0]["hidden"] > 0
     last = upstream.payloads[-1]["messages"]
     observations = [m["content"] for m in last if m["role"] == "tool"]
@@ -123,7 +123,7 @@ def test_the_hidden_cell_leaves_no_variables_and_a_failure_sends_nothing(
                            answer("ok")])  # fmt: skip
     agent = Agent(model, executor, privacy=Privacy.parse("schema"))
     outcome = run(agent.ask("q", environment=executor.environment()))
-    assert outcome["steps"][0]["result"]["stdout"] == "[]\n"
+    assert model_steps(outcome)[0]["result"]["stdout"] == "[]\n"
     broken = executor.environment()
     broken["files"][0]["read_with"] = "pd.read_csv('/nowhere.csv')"
     (executor.data_dir / "people.csv").unlink()
@@ -174,7 +174,7 @@ def test_many_values_are_paged_out_and_all_hidden(executor: KernelExecutor) -> N
     # The last rows are in the last page of values: hidden too.
     seen = model.requests[1].messages[-1]["content"]
     assert "customer-11999" not in seen and "42995.5" not in seen and "[hidden]" in seen
-    assert "customer-11999" in outcome["steps"][0]["result"]["stdout"]
+    assert "customer-11999" in model_steps(outcome)[0]["result"]["stdout"]
     hidden_runs = [c for c in executor.codes if "_reckon_hidden" in c]
     assert len(hidden_runs) >= 4  # collect, at least two pages, clean up
     assert "_reckon_hidden_json" not in executor.session.namespace

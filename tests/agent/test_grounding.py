@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reckon.agent._grounding import find_numbers, ground_answer
+from reckon.agent._grounding import find_numbers, ground_answer, step_sources
 from reckon.agent._think import ThinkSplitter
 from reckon.agent._toolcalls import find_text_tool_calls, lenient_json
 
@@ -153,3 +153,15 @@ def test_thinking_is_split_from_the_text(pieces: list[str], visible: str, thinki
     shown = "".join(splitter.feed(p) for p in pieces) + splitter.close()
     assert shown == visible == "".join(splitter.visible)
     assert "".join(splitter.thinking) == thinking
+
+
+def test_a_number_the_cell_wrote_as_a_literal_is_not_computed_by_it() -> None:
+    # Seen: the model printed the value it had invented (``print(23.45)``).
+    step = {"kind": "code", "index": 1, "code": "print(23.45)", "result": {"stdout": "23.45\n"}}
+    assert ground_answer("@mean[23.45]", step_sources([step]))["ungrounded"] == ["23.45"]
+    computed = {**step, "code": "print(round(df.x.mean(), 2))"}
+    assert ground_answer("@mean[23.45]", step_sources([computed]))["ungrounded"] == []
+    # A literal of another cell does not hide an output of this one.
+    earlier = {**step, "index": 0, "code": "x = 23.45", "result": {"stdout": ""}}
+    later = {**computed, "index": 2}
+    assert ground_answer("23.45", step_sources([earlier, later]))["ungrounded"] == []

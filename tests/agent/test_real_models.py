@@ -24,7 +24,7 @@ from reckon.agent._observe import (
     parse_observation,
 )
 
-from .helpers import KernelExecutor, run
+from .helpers import KernelExecutor, model_steps, run
 from .upstream import HttpxTransport, Upstream, chunk, sse, text_stream, tool_stream
 
 QWEN_CALL = (
@@ -73,7 +73,7 @@ def test_a_tool_call_written_as_text_runs_and_the_history_keeps_it_verbatim(
     upstream.handlers += [text_reply(code), text_reply("The total is 29 units.")]
     outcome = run(agent(upstream, sales).ask("total units?", environment=sales.environment()))
     assert outcome["status"] == "ok" and outcome["answer"] == "The total is 29 units."
-    (step,) = [s for s in outcome["steps"] if s["kind"] == "code"]
+    (step,) = model_steps(outcome, "code")
     assert step["result"]["stdout"] == "29\n"
     second = upstream.payloads[1]["messages"]
     # Byte for byte what the model wrote, then the output as a user message.
@@ -91,7 +91,7 @@ def test_fenced_json_with_a_triple_quoted_string_is_read_as_a_call(
         text_reply("North sold the most units."),
     ]
     outcome = run(agent(upstream, sales).ask("which region?", environment=sales.environment()))
-    code = [s for s in outcome["steps"] if s["kind"] == "code"]
+    code = model_steps(outcome, "code")
     assert code[0]["result"]["status"] == "ok" and code[0]["result"]["stdout"] == "North\n"
     assert code[0]["text"] == "I will compute it."
     assert outcome["answer"] == "North sold the most units."
@@ -139,17 +139,18 @@ def test_a_guess_with_no_code_is_sent_back_once(upstream: Upstream, sales: Kerne
     ]  # fmt: skip
     outcome = run(agent(upstream, sales).ask("total units?", environment=sales.environment()))
     assert outcome["answer"] == "The total is 29 units."
-    kinds = [s["kind"] for s in outcome["steps"]]
+    kinds = [s["kind"] for s in model_steps(outcome)]
     assert kinds == ["recheck", "code", "answer"]
-    assert "without running any code" in outcome["steps"][0]["message"]
-    assert outcome["grounding"]["numbers"][0]["steps"] == [1]
+    recheck, code, _ = model_steps(outcome)
+    assert "without running any code" in recheck["message"]
+    assert outcome["grounding"]["numbers"][0]["steps"] == [code["index"]]
 
 
 def test_a_number_no_step_computed_is_questioned_then_marked(
     upstream: Upstream, sales: KernelExecutor
 ) -> None:
     upstream.handlers += [
-        sse([tool_stream("print(29)")]),
+        sse([tool_stream("print(12 + 17)")]),
         text_reply("The total is 29 units, 41.5% from the North."),
         text_reply("The total is 29 units, 41.5% from the North."),  # stands by it
     ]
@@ -180,7 +181,7 @@ def test_a_guess_written_beside_the_code_gives_way_to_the_output(
         "Total units? Answer as @total[value].", environment=sales.environment()
     )
     outcome = run(ask)
-    assert [s["kind"] for s in outcome["steps"]] == ["code", "recheck", "answer"]
+    assert [s["kind"] for s in model_steps(outcome)] == ["code", "recheck", "answer"]
     assert outcome["answer"] == "@total[29]" and outcome["grounding"]["ungrounded"] == []
     observation = upstream.payloads[1]["messages"][-1]["content"]
     assert observation.startswith(OBSERVATION_HEADER) and "\n29\n" in observation

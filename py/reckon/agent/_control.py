@@ -17,6 +17,7 @@ from reckon.agent._approval import Decide, Decision, edited_note, parse_decision
 from reckon.agent._context import estimate_tokens, fit_messages, is_overflow
 from reckon.agent._grounding import ground_answer, step_sources
 from reckon.agent._observe import format_observation
+from reckon.agent._preload import TableLoads
 from reckon.agent._privacy import Privacy, Redactor, read_values, schema_environment
 from reckon.agent._recheck import is_question
 from reckon.agent._sent import SentLog, offline_body
@@ -55,6 +56,7 @@ class AgentControls:
     on_usage: Callable[[JSONDict], None] | None
     on_call: Callable[[JSONDict], None] | None
     _load_lines: list[str]
+    _tables: TableLoads
     _read_until: int
     _phase: str
     _proposals: int
@@ -70,7 +72,7 @@ class AgentControls:
         @property
         def session_usage(self) -> JSONDict: ...
 
-        async def _answer(self, environment: JSONDict) -> JSONDict: ...
+        async def _answer(self, environment: JSONDict, steps: list[JSONDict]) -> JSONDict: ...
 
         async def _run_cell(self, code: str) -> JSONDict: ...
 
@@ -85,7 +87,7 @@ class AgentControls:
         self.messages.append({"role": "user", "content": verification_prompt(outcome["answer"])})
         self._phase = "verify"
         try:
-            check = await self._answer(environment)
+            check = await self._answer(environment, [])
         finally:
             self._phase = ""
             del self.messages[keep:]
@@ -215,7 +217,9 @@ class AgentControls:
             shown, hidden = self._redactor.filter_result(result)
             extra["hidden"] = hidden
         observation = format_observation(shown, limit=self.observation_limit)
-        observation += _name_hint(result, self._load_lines) + _format_hint(result, code)
+        loaded = bool(self._tables.names)
+        observation += _name_hint(result, self._load_lines, loaded=loaded)
+        observation += _format_hint(result, code)
         if extra.get("hidden"):
             observation += (
                 f"\nprivacy: {extra['hidden']} value(s) from the user's files were replaced by "
@@ -244,7 +248,7 @@ class AgentControls:
 _UNDEFINED = re.compile(r"name '(\w+)' is not defined")
 
 
-def _name_hint(result: JSONDict, loads: list[str]) -> str:
+def _name_hint(result: JSONDict, loads: list[str], *, loaded: bool = False) -> str:
     """A NameError for a table variable: small models assume the file is loaded."""
     error = result.get("error")
     if result.get("status") != "error" or not isinstance(error, dict) or not loads:
@@ -255,6 +259,8 @@ def _name_hint(result: JSONDict, loads: list[str]) -> str:
     if match is None or match.group(1) in ("pd", "np", "plt"):
         return ""
     shown = "; ".join(loads[:3])
+    if loaded:
+        return f"\nnote: the files are loaded under these names: {shown}"
     return f"\nnote: no file is loaded at the start; load it first, e.g. {shown}"
 
 

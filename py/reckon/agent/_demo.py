@@ -40,6 +40,7 @@ class DemoModel:
     # It answers only from outputs and cannot take a recheck: its answers are traced
     # (and marked) like any model's, but never sent back.
     follows_rechecks = False
+    preloads = False  # its cells load the files themselves
 
     async def complete(
         self, request: ChatRequest, *, on_text: Callable[[str], None] | None = None

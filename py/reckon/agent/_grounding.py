@@ -7,6 +7,7 @@ precision the answer shows it: ``41.2`` is traced to ``41.2371``, ``1,235`` to
 question or in a file or column name) count as given, and so do small counts and
 list markers (0 to 10, ``1.``): flagging them would bury the real misses.
 
+A number the cell itself wrote as a literal (``print(23.45)``) is not computed by it.
 Everything else is *not computed*: the agent asks the model once to compute it or
 take it back, and the page marks what is left.
 """
@@ -116,8 +117,25 @@ def step_sources(steps: Iterable[JSONDict]) -> list[tuple[int | None, str]]:
             if isinstance(figure, dict):
                 parts.append(str(figure.get("description") or ""))
         index = step.get("index")
-        sources.append((index if isinstance(index, int) else None, "\n".join(parts)))
+        text = _without_literals("\n".join(parts), str(step.get("code") or ""))
+        sources.append((index if isinstance(index, int) else None, text))
     return sources
+
+
+def _without_literals(output: str, code: str) -> str:
+    """``output`` with the numbers its own cell wrote as literals blanked out: a cell
+    that prints ``23.45`` it was given (``print(23.45)``) computed nothing. Small
+    counts stay, like everywhere here (``round(x, 2)`` does not hide a 2)."""
+    literals = {n.value for n in find_numbers(code) if not _is_small_count(n)}
+    if not literals:
+        return output
+    kept: list[str] = []
+    last = 0
+    for number in find_numbers(output):
+        if number.value in literals or -number.value in literals:
+            kept += [output[last : number.start], " " * (number.end - number.start)]
+            last = number.end
+    return "".join(kept) + output[last:]
 
 
 def ground_answer(

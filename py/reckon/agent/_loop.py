@@ -15,10 +15,11 @@ from reckon.agent._context import LEFT_OUT
 from reckon.agent._control import AgentControls
 from reckon.agent._control import Stopped as _Stopped
 from reckon.agent._observe import observation_message
+from reckon.agent._preload import TableLoads
 from reckon.agent._privacy import Privacy, Redactor
 from reckon.agent._prompt import build_system_prompt
-from reckon.agent._recheck import is_question, recheck_message
-from reckon.agent._reply import Move, interpret
+from reckon.agent._recheck import is_question, recheck_message, repair_form
+from reckon.agent._reply import Move, interpret, without_imagined_results
 from reckon.agent._sent import SentLog
 from reckon.agent._transcript import Transcript
 from reckon.agent._types import (
@@ -84,6 +85,7 @@ class Agent(AgentControls):
         self._read_until = 0
         self._first_token_ms: float | None = None
         self._load_lines: list[str] = []
+        self._tables = TableLoads()
         # Tokens this conversation may use in all (None: no limit); ask() may add a
         # limit for one answer.
         self.token_budget = token_budget
@@ -124,6 +126,7 @@ class Agent(AgentControls):
         self.transcript = Transcript()
         self._sent_log.clear()
         self._read_until = 0
+        self._tables.clear()
 
     def stop(self) -> None:
         """Stop the current ask: cancel the model call and interrupt a running cell."""
@@ -170,13 +173,25 @@ class Agent(AgentControls):
             outcome = self._finish(_outcome("error", "", [], message))
             self.transcript.add(question, outcome)
             return outcome
+        steps: list[JSONDict] = []
+        files = [f for f in environment.get("files") or [] if isinstance(f, dict)]
+        try:
+            await self._load_tables(files, steps)
+        except _Stopped:
+            self._busy = False
+            outcome = self._finish(_outcome("stopped", "", steps, _STOPPED))
+            self.transcript.add(question, outcome)
+            return outcome
+        names = self._tables.names
         self._load_lines = [
-            f"df = {f['read_with']}"
-            for f in environment.get("files") or []
-            if isinstance(f, dict) and f.get("read_with")
+            f"{names.get(str(f.get('path')), 'df')} = {f['read_with']}"
+            for f in files
+            if f.get("read_with")
         ]
         tools = bool(getattr(self.model, "use_tools", True))
-        prompt = build_system_prompt(environment, privacy=self.privacy, tools=tools)
+        prompt = build_system_prompt(
+            environment, privacy=self.privacy, tools=tools, loaded=dict(names)
+        )
         system = {"role": "system", "content": prompt}
         # The environment changes between questions (uploads), so the prompt is rebuilt;
         # a note that the history was cut stays with it.
@@ -188,7 +203,7 @@ class Agent(AgentControls):
             self.messages.insert(0, system)
         self.messages.append({"role": "user", "content": question})
         try:
-            outcome = await self._answer(environment)
+            outcome = await self._answer(environment, steps)
             if outcome["status"] == "ok" and (self.verify if verify is None else verify):
                 outcome["verification"] = await self._check(outcome, environment)
             outcome = self._finish(outcome)
@@ -204,8 +219,30 @@ class Agent(AgentControls):
         outcome["privacy"] = self.privacy.mode
         return outcome
 
-    async def _answer(self, environment: JSONDict) -> JSONDict:
-        steps: list[JSONDict] = []
+    async def _load_tables(self, files: list[JSONDict], steps: list[JSONDict]) -> None:
+        """Load new tables as variables (``_preload``), each as a step of its own. Not in
+        ask mode (nothing runs unapproved) nor for a model that loads its own."""
+        if self.approval == "ask" or not getattr(self.model, "preloads", True):
+            return
+        for load in self._tables.plan(files):
+            started = time.monotonic()
+            try:
+                result = await self._run_cell(load.code)
+            except ReckonError as exc:
+                result = {"status": "error", "error": {"type": "SandboxError", "message": str(exc)}}
+            if result.get("status") == "ok":
+                self._tables.loaded(load)
+            else:
+                self._tables.failed(load)  # the prompt then says how to load it
+            text = (
+                f"Loaded {load.path} as {load.name}."
+                if load.path in self._tables.names
+                else (f"{load.path} could not be loaded as {load.name}; the model loads it.")
+            )
+            step = {"kind": "code", "text": text, "code": load.code, "result": result}
+            self._emit(steps, {**step, "origin": "reckon"}, started)
+
+    async def _answer(self, environment: JSONDict, steps: list[JSONDict]) -> JSONDict:
         last_text = ""
         last_code = ""
         failures = 0
@@ -232,6 +269,7 @@ class Agent(AgentControls):
                 message = f"The model call failed: {exc}"
                 self._emit(steps, {"kind": "error", "text": message}, started)
                 return _outcome("error", last_text, steps, message)
+            reply = without_imagined_results(reply)
             move = interpret(reply, last_code=last_code)
             self._first_token_ms = reply.first_token_ms
             if move.thinking:
@@ -242,18 +280,21 @@ class Agent(AgentControls):
                     message = "The model returned an empty reply."
                     self._emit(steps, {"kind": "error", "text": message}, started)
                     return _outcome("error", last_text, steps, message)
-                grounding = self._ground(move.text, steps, environment)
-                self.messages.append({"role": "assistant", "content": move.text})
-                again_text = self._recheck(move.text, grounding, has_files, ran_code, asked, steps)
+                text, grounding = self._repaired(move.text, steps, environment)
+                repair = {"written": move.text} if text != move.text else {}
+                self.messages.append({"role": "assistant", "content": text})
+                again_text = self._recheck(text, grounding, has_files, ran_code, asked, steps)
                 if again_text is not None:
                     self.messages.append({"role": "user", "content": again_text})
-                    step = {"kind": "recheck", "text": move.text, "message": again_text}
-                    self._emit(steps, {**step, "grounding": grounding}, started)
+                    step: JSONDict = {"kind": "recheck", "text": text, "message": again_text}
+                    self._emit(steps, {**step, "grounding": grounding, **repair}, started)
                     continue
                 self._emit(
-                    steps, {"kind": "answer", "text": move.text, "grounding": grounding}, started
+                    steps,
+                    {"kind": "answer", "text": text, "grounding": grounding, **repair},
+                    started,
                 )
-                outcome = _outcome("ok", move.text, steps)
+                outcome = _outcome("ok", text, steps)
                 outcome["grounding"] = grounding
                 return outcome
             if move.code is not None and not move.native:
@@ -308,7 +349,7 @@ class Agent(AgentControls):
             return None
         if self._phase == "verify":  # the check is kept out of the history; so is this
             return None
-        computed = ran_code or any(s.get("kind") == "code" for s in self.transcript.steps)
+        computed = ran_code or any(_by_model(s) for s in self.transcript.steps)
         question = next((m["content"] for m in reversed(self.messages) if is_question(m)), "")
         found = recheck_message(
             grounding,
@@ -324,11 +365,22 @@ class Agent(AgentControls):
         asked.add(found[0])
         return found[1]
 
+    def _repaired(
+        self, answer: str, steps: list[JSONDict], environment: JSONDict
+    ) -> tuple[str, JSONDict]:
+        """The answer (its form put right, ``repair_form``) and its grounding."""
+        grounding = self._ground(answer, steps, environment)
+        question = next((m["content"] for m in reversed(self.messages) if is_question(m)), "")
+        fixed = repair_form(str(question), answer, grounding)
+        if fixed is None:
+            return answer, grounding
+        return fixed, self._ground(fixed, steps, environment)
+
     def _last_output(self, steps: list[JSONDict]) -> str:
         """What the last cell that ran printed (its stdout, or its value)."""
         for step in reversed([*self.transcript.steps, *steps]):
             result = step.get("result")
-            if step.get("kind") == "code" and isinstance(result, dict):
+            if _by_model(step) and isinstance(result, dict):
                 value = result.get("result")
                 shown = value.get("text") if isinstance(value, dict) else None
                 return str(result.get("stdout") or shown or "")
@@ -452,6 +504,11 @@ class Agent(AgentControls):
 
 async def _within(awaitable: Awaitable[T], seconds: float) -> T:
     return await asyncio.wait_for(asyncio.shield(awaitable), timeout=seconds)
+
+
+def _by_model(step: JSONDict) -> bool:
+    """A cell the model wrote (not a table Reckon loaded for it)."""
+    return step.get("kind") == "code" and step.get("origin") != "reckon"
 
 
 def _describe_failure(result: JSONDict) -> str:

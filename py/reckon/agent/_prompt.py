@@ -20,8 +20,7 @@ _RULES = """\
 Rules:
 - Never guess. Every number in your answer must come from the output of code you ran.
 - {how_to_run}
-- pd (pandas), np (numpy) and plt (matplotlib.pyplot) are imported; no file is loaded:
-  load each file as shown above before using it. Variables persist between cells.
+- {loaded}
 - Print the values you need to see (shapes, heads, results), not whole tables.
 - If the code fails, read the error, fix the cause and run the code again.
 - Matplotlib figures are captured when the cell ends (no plt.show()); you get a text
@@ -31,6 +30,13 @@ Rules:
 - When the output has the result, give the final answer briefly, with the computed
   numbers. If the question asks for a format such as @name[value], end the answer with
   exactly that format, filled with the computed values."""
+
+_NOTHING_LOADED = """\
+pd (pandas), np (numpy) and plt (matplotlib.pyplot) are imported; no file is loaded:
+  load each file as shown above before using it. Variables persist between cells."""
+_LOADED = """\
+pd (pandas), np (numpy) and plt (matplotlib.pyplot) are imported, and the files are
+  loaded as shown above. Variables persist between cells."""
 
 _RUN_TOOLS = "Run Python with the run_python tool (run_sql runs one SQLite query over the tables)."
 _RUN_BLOCKS = (
@@ -46,10 +52,16 @@ rows; compute counts, sums, means and other aggregates, and answer from those.""
 
 
 def build_system_prompt(
-    environment: JSONDict, *, privacy: Privacy | None = None, tools: bool = True
+    environment: JSONDict,
+    *,
+    privacy: Privacy | None = None,
+    tools: bool = True,
+    loaded: dict[str, str] | None = None,
 ) -> str:
     """The system message for ``environment`` (python, packages, files, data_dir, output_dir);
-    ``tools``: the model calls tools (else it writes fenced code blocks)."""
+    ``tools``: the model calls tools (else it writes fenced code blocks); ``loaded``: the
+    variable that already holds each table, by path."""
+    loaded = loaded or {}
     python = str(environment.get("python") or "3")
     data_dir = str(environment.get("data_dir") or "/data")
     output_dir = str(environment.get("output_dir") or "/output")
@@ -65,7 +77,7 @@ def build_system_prompt(
     files = [f for f in environment.get("files") or [] if isinstance(f, dict)]
     if files:
         lines += ["", f"The user's files (in {data_dir}):"]
-        lines += [describe_file(f) for f in files]
+        lines += [describe_file(f, loaded_as=loaded.get(str(f.get("path")))) for f in files]
         lines.append(
             "read_table(path) is pre-loaded: it reads messy tables (encodings, delimiters, "
             "header rows, sheets) into a DataFrame."
@@ -73,7 +85,8 @@ def build_system_prompt(
     else:
         lines += ["", "The user has not uploaded any files yet."]
     how = _RUN_TOOLS if tools else _RUN_BLOCKS
-    lines += ["", _RULES.format(output_dir=output_dir, how_to_run=how)]
+    state = _LOADED if loaded else _NOTHING_LOADED
+    lines += ["", _RULES.format(output_dir=output_dir, how_to_run=how, loaded=state)]
     if privacy is not None and privacy.hides:
         allowed = sorted(privacy.allow_columns)
         shown = f" (except the columns {', '.join(allowed)})" if allowed else ""
@@ -81,8 +94,9 @@ def build_system_prompt(
     return "\n".join(lines)
 
 
-def describe_file(entry: JSONDict) -> str:
-    """One file's entry in the prompt, from its inspect dict (PROTOCOL section 2)."""
+def describe_file(entry: JSONDict, *, loaded_as: str | None = None) -> str:
+    """One file's entry in the prompt, from its inspect dict (PROTOCOL section 2);
+    ``loaded_as``: the variable that already holds it."""
     path = str(entry.get("path") or entry.get("name") or "?")
     if entry.get("status") == "error":
         return f"- {path}: cannot be read ({entry.get('message', 'unknown problem')})"
@@ -105,7 +119,10 @@ def describe_file(entry: JSONDict) -> str:
         if len(sheets) > 1:
             names = [repr(str(s.get("name") if isinstance(s, dict) else s)) for s in sheets]
             lines.append(f"  sheets: {', '.join(names)}")
-        if entry.get("read_with"):
+        if entry.get("read_with") and loaded_as:
+            run = f"{loaded_as} = {entry['read_with']}"
+            lines.append(f"  loaded as {loaded_as} (already run: {run})")
+        elif entry.get("read_with"):
             lines.append(f"  load it: df = {entry['read_with']}")
         if entry.get("sql_table"):
             lines.append(f"  SQL table: {entry['sql_table']}")

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import re
 
+from reckon.agent._grounding import find_numbers
 from reckon.agent._observe import OBSERVATION_HEADER, trim_text
 from reckon.agent._types import JSONDict
 
-__all__ = ["is_question", "recheck_message"]
+__all__ = ["is_question", "recheck_message", "repair_form"]
 
 _NO_CODE = (
     "You answered without running any code. Compute the answer from the user's files "
@@ -89,6 +90,41 @@ def _filled(question: str, answer: str) -> bool:
         if not values:
             return False
     return True
+
+
+def repair_form(question: str, answer: str, grounding: JSONDict) -> str | None:
+    """The answer with the one form the question asks for put right, or ``None``.
+
+    Two slips of small models are repaired, only when nothing else could be meant: the
+    value written where the name goes (``@3.17[value]`` for ``@mean[value]``), and the
+    form copied unfilled beside exactly one computed number (``The mean is 3.17.
+    @mean[value]``). The value is the model's own; grounding still checks it."""
+    asked = list(dict.fromkeys((n, p.strip().lower()) for n, p in _NAMED.findall(question)))
+    if len(asked) != 1 or _filled(question, answer):
+        return None
+    name, placeholder = asked[0]
+    forms = list(_GIVEN_FORM.finditer(answer))
+    if len(forms) != 1:
+        return None
+    form = forms[0]
+    inside = form.group(2).strip()
+    if inside.lower() not in (placeholder, ""):
+        return None
+    written = form.group(1)
+    numbers = find_numbers(written)
+    if len(numbers) == 1 and numbers[0].text == written:
+        value = written  # @3.17[value]
+    elif written.lower() == name.lower():
+        computed = {
+            str(n["text"]) for n in grounding.get("numbers") or []
+            if n.get("computed") and not n.get("given") and n.get("steps")
+        }  # fmt: skip
+        if len(computed) != 1:
+            return None
+        value = computed.pop()
+    else:
+        return None
+    return f"{answer[: form.start()]}@{name}[{value}]{answer[form.end() :]}"
 
 
 def is_question(message: JSONDict) -> bool:

@@ -9,7 +9,7 @@ parses tool calls (OpenAI, vLLM with a parser, Ollama), leaves them in the text
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reckon.agent._code import extract_code_blocks
@@ -17,7 +17,7 @@ from reckon.agent._think import ThinkSplitter
 from reckon.agent._toolcalls import find_text_tool_calls
 from reckon.agent._types import ChatReply
 
-__all__ = ["TOOL_NAMES", "Move", "interpret"]
+__all__ = ["TOOL_NAMES", "Move", "interpret", "without_imagined_results"]
 
 # Names small models give the tools (and the ones we offer); _code maps them back.
 TOOL_NAMES = {
@@ -62,6 +62,21 @@ def interpret(reply: ChatReply, *, last_code: str = "") -> Move:
     if blocks is not None and blocks.code.strip() != last_code.strip():
         return Move(blocks.text, thinking, code=blocks.code)
     return Move(visible.strip(), thinking)
+
+
+# Where a model goes on to write what the tool answered, or the next turn, itself:
+# Qwen's chat template wraps tool results in <tool_response>, and a small model that
+# writes a call as text often follows it with an invented result ("mean_value": 23.45)
+# and reasons from that. Nothing after such a marker is the model's to say.
+_IMAGINED = ("<tool_response>", "<|im_start|>", "<|im_end|>")
+
+
+def without_imagined_results(reply: ChatReply) -> ChatReply:
+    """``reply`` cut where the model starts writing a tool's answer or a new turn."""
+    cut = min((i for i in (reply.text.find(m) for m in _IMAGINED) if i >= 0), default=-1)
+    if cut < 0:
+        return reply
+    return replace(reply, text=reply.text[:cut].rstrip())
 
 
 def _as_text(arguments: Any) -> str:

@@ -162,7 +162,8 @@ def run_question(
         if reproduce_on_host:
             _reproduce_on_host(record, notebook, question)
     steps = [s for s in outcome.get("steps") or [] if isinstance(s, dict)]
-    code = [s for s in steps if s.get("kind") == "code"]
+    # The model's cells: a table Reckon loaded for it (origin "reckon") is not its work.
+    code = [s for s in steps if s.get("kind") == "code" and s.get("origin") != "reckon"]
     failed = [s for s in code if (s.get("result") or {}).get("status") != "ok"]
     record.status = str(outcome.get("status"))
     record.answer = str(outcome.get("answer") or "")

@@ -1,0 +1,93 @@
+"""Loading the user's tables before the model writes its first cell.
+
+Small models write ``df[...]`` before anything loads ``df``: with Qwen2.5-Coder-1.5B,
+the first (forced) tool call was a NameError in most questions of the benchmark, and
+a wasted step of prompt reading each time. So the agent runs each new table's read
+line itself, as a step of its own that the page shows and the notebook keeps, and the
+prompt says which variable holds which file. One table is ``df``; with several, each
+is ``df_<name>`` after its file. A file is loaded once per conversation (again only
+when it changes), so what the model did to ``df`` in an earlier answer is kept.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from reckon.agent._types import JSONDict
+
+__all__ = ["Load", "TableLoads"]
+
+# Larger tables are left for the model to load (or query with SQL) when it needs them:
+# reading one it never uses would cost the person seconds and memory on every upload.
+MAX_PRELOAD_BYTES = 100 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Load:
+    """One table to load: ``name = read_with``."""
+
+    path: str
+    name: str
+    read_with: str
+    key: tuple[str, str]
+
+    @property
+    def code(self) -> str:
+        return f"{self.name} = {self.read_with}"
+
+
+class TableLoads:
+    """Which variable holds which table, for one conversation."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}  # path -> variable, once loaded
+        self._keys: dict[str, tuple[str, str]] = {}
+
+    def clear(self) -> None:
+        self.names.clear()
+        self._keys.clear()
+
+    def plan(self, files: list[JSONDict]) -> list[Load]:
+        """The tables of ``files`` that are new or changed since they were loaded."""
+        tables = [f for f in files if _loadable(f)]
+        loads: list[Load] = []
+        taken = set(self.names.values())
+        alone = not self.names and len(tables) == 1
+        for entry in tables:
+            path = str(entry["path"])
+            key = (str(entry["read_with"]), str(entry.get("size")))
+            if self._keys.get(path) == key:
+                continue
+            name = self.names.get(path) or ("df" if alone else _variable(path, taken))
+            taken.add(name)
+            loads.append(Load(path, name, str(entry["read_with"]), key))
+        return loads
+
+    def loaded(self, load: Load) -> None:
+        self.names[load.path] = load.name
+        self._keys[load.path] = load.key
+
+    def failed(self, load: Load) -> None:
+        self.names.pop(load.path, None)
+        self._keys.pop(load.path, None)
+
+
+def _loadable(entry: JSONDict) -> bool:
+    if entry.get("status") == "error" or entry.get("kind") != "table":
+        return False
+    if not entry.get("read_with") or not entry.get("path"):
+        return False
+    size = entry.get("size")
+    return not (isinstance(size, int) and size > MAX_PRELOAD_BYTES)
+
+
+def _variable(path: str, taken: set[str]) -> str:
+    stem = re.sub(r"\W+", "_", PurePosixPath(path).stem.lower()).strip("_") or "table"
+    base = f"df_{stem}"
+    name, n = base, 2
+    while name in taken or keyword.iskeyword(name) or not name.isidentifier():
+        name, n = f"{base}_{n}", n + 1
+    return name

@@ -1,0 +1,179 @@
+"""What the agent does for a small model before and after its turn: tables loaded as
+variables first, an invented tool result cut off, the asked-for form put right.
+
+Each test scripts a real HTTP server on 127.0.0.1 with what Qwen2.5-Coder-1.5B sent
+through llama-cpp-python, and runs the cells in an in-process kernel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reckon.agent import Agent, OpenAIModel
+from reckon.agent._approval import Decision
+from reckon.agent._recheck import repair_form
+
+from .helpers import KernelExecutor, model_steps, run
+from .upstream import HttpxTransport, Upstream, sse, text_stream, tool_stream
+
+
+@pytest.fixture
+def sales(executor: KernelExecutor) -> KernelExecutor:
+    executor.data_dir.mkdir(parents=True, exist_ok=True)
+    rows = ["region,units", "North,5", "South,12", "North,9", "East,3"]
+    (executor.data_dir / "sales.csv").write_text("\n".join(rows) + "\n")
+    return executor
+
+
+def agent(upstream: Upstream, executor: KernelExecutor, **options: Any) -> Agent:
+    model = OpenAIModel(HttpxTransport(upstream.url), model="local")
+    return Agent(model, executor, **options)
+
+
+def text_reply(text: str) -> Any:
+    return sse([text_stream(text)])
+
+
+def loads(outcome: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s for s in outcome["steps"] if s.get("origin") == "reckon"]
+
+
+def test_one_table_is_loaded_as_df_before_the_model_writes_a_cell(
+    upstream: Upstream, sales: KernelExecutor
+) -> None:
+    # The model's first cell, as Qwen wrote it: df is used, never loaded.
+    upstream.handlers += [sse([tool_stream("print(df['units'].sum())")]), text_reply("29 units.")]
+    outcome = run(agent(upstream, sales).ask("total units?", environment=sales.environment()))
+    (load,) = loads(outcome)
+    assert load["index"] == 0 and load["code"].startswith("df = pd.read_csv(")
+    assert load["result"]["status"] == "ok" and "as df" in load["text"]
+    (cell,) = model_steps(outcome, "code")
+    assert cell["result"]["status"] == "ok" and cell["result"]["stdout"] == "29\n"
+    system = upstream.payloads[0]["messages"][0]["content"]
+    assert "loaded as df (already run: df = pd.read_csv(" in system
+    assert "no file is loaded" not in system and "the files are\n  loaded" in system
+    # What Reckon ran is not the model's work: no code of its own, no "executed".
+    assert outcome["grounding"]["numbers"][0]["steps"] == [cell["index"]]
+
+
+def test_a_table_is_loaded_once_and_again_only_when_it_changes(
+    upstream: Upstream, sales: KernelExecutor
+) -> None:
+    helper = agent(upstream, sales)
+    upstream.handlers += [sse([tool_stream("df = df[df.units > 4]\nprint(len(df))")]),
+                          text_reply("3 rows."),
+                          sse([tool_stream("print(len(df))")]), text_reply("Still 3.")]  # fmt: skip
+    first = run(helper.ask("keep the rows over 4", environment=sales.environment()))
+    second = run(helper.ask("how many now?", environment=sales.environment()))
+    assert len(loads(first)) == 1 and loads(second) == []
+    # The model's own change to df is kept for the follow-up.
+    assert model_steps(second, "code")[0]["result"]["stdout"] == "3\n"
+    (sales.data_dir / "sales.csv").write_text("region,units\nWest,1\n")
+    upstream.handlers += [sse([tool_stream("print(len(df))")]), text_reply("1 row.")]
+    third = run(helper.ask("and now?", environment=sales.environment()))
+    assert len(loads(third)) == 1 and model_steps(third, "code")[0]["result"]["stdout"] == "1\n"
+
+
+def test_several_tables_are_named_after_their_files(
+    upstream: Upstream, sales: KernelExecutor
+) -> None:
+    (sales.data_dir / "2024 people.csv").write_text("name,age\nAnn,31\nBo,40\n")
+    upstream.handlers += [
+        sse([tool_stream("print(df_sales.units.sum() + df_2024_people.age.sum())")]),
+        text_reply("100."),
+    ]
+    outcome = run(agent(upstream, sales).ask("sum?", environment=sales.environment()))
+    assert sorted(s["code"].split(" =")[0] for s in loads(outcome)) == [
+        "df_2024_people",
+        "df_sales",
+    ]
+    assert model_steps(outcome, "code")[0]["result"]["stdout"] == "100\n"
+    system = upstream.payloads[0]["messages"][0]["content"]
+    assert "loaded as df_sales" in system and "loaded as df_2024_people" in system
+
+
+def test_nothing_runs_unapproved_and_a_table_that_fails_is_left_to_the_model(
+    upstream: Upstream, sales: KernelExecutor
+) -> None:
+    async def approve(proposal: dict[str, Any]) -> Decision:
+        return Decision("run")
+
+    upstream.handlers += [sse([tool_stream("print(1 + 1)")]), text_reply("2.")]
+    asked = run(
+        agent(upstream, sales, approval="ask", decide=approve).ask(
+            "q", environment=sales.environment()
+        )
+    )
+    assert loads(asked) == []
+    assert "load it: df = pd.read_csv(" in upstream.payloads[0]["messages"][0]["content"]
+    broken = sales.environment()
+    broken["files"][0]["read_with"] = "pd.read_csv('/nowhere/sales.csv')"
+    upstream.handlers += [sse([tool_stream("print(1 + 1)")]), text_reply("2.")]
+    failed = run(agent(upstream, sales).ask("q", environment=broken))
+    (load,) = loads(failed)
+    assert load["result"]["status"] == "error" and "could not be loaded" in load["text"]
+    system = upstream.payloads[2]["messages"][0]["content"]
+    assert "load it: df = pd.read_csv('/nowhere" in system and "already run" not in system
+
+
+def test_a_tool_result_the_model_invents_is_cut_off(
+    upstream: Upstream, sales: KernelExecutor
+) -> None:
+    call = (
+        '<tool_call>\n{"name": "run_python", "arguments": {"code": '
+        "\"print(df['units'].mean())\"}}\n</tool_call>"
+    )
+    invented = '\n<tool_response>\n{"mean_value": 23.45}\n</tool_response>\nThe mean is 23.45.'
+    upstream.handlers += [text_reply(call + invented), text_reply("The mean is 7.25.")]
+    outcome = run(agent(upstream, sales).ask("mean units?", environment=sales.environment()))
+    assert outcome["answer"] == "The mean is 7.25."
+    history = upstream.payloads[1]["messages"]
+    assert history[-2] == {"role": "assistant", "content": call}
+    assert "23.45" not in str(history)
+
+
+def test_the_value_written_where_the_name_goes_is_put_in_its_place(
+    upstream: Upstream, sales: KernelExecutor
+) -> None:
+    upstream.handlers += [sse([tool_stream("print(df['units'].mean())")]),
+                          text_reply("The mean is @7.25[value].")]  # fmt: skip
+    question = "What is the mean of units? Answer as @mean_units[value]."
+    outcome = run(agent(upstream, sales).ask(question, environment=sales.environment()))
+    assert outcome["status"] == "ok" and outcome["answer"] == "The mean is @mean_units[7.25]."
+    final = outcome["steps"][-1]
+    assert final["kind"] == "answer" and final["written"] == "The mean is @7.25[value]."
+    assert outcome["grounding"]["ungrounded"] == []
+    assert len(upstream.payloads) == 2  # put right without another model call
+
+
+COMPUTED = {"numbers": [{"text": "7.25", "computed": True, "steps": [1]}], "ungrounded": []}
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "repaired"),
+    [
+        ("Answer as @mean[value].", "So @7.25[value]", "So @mean[7.25]"),
+        ("Answer as @mean[value].", "@7.25[]", "@mean[7.25]"),
+        ("Answer as @mean[value].", "It is 7.25. @mean[value]", "It is 7.25. @mean[7.25]"),
+        # Left alone: already right, two forms asked, two written, a word not a number,
+        # or a value the model put in another form.
+        ("Answer as @mean[value].", "@mean[7.25]", None),
+        ("Answer as @a[value] @b[value].", "@7.25[value]", None),
+        ("Answer as @mean[value].", "@7.25[value] @8[value]", None),
+        ("Answer as @mean[value].", "@average[value]", None),
+        ("Answer as @mean[value].", "@7.25[7.25]", None),
+        ("What is the mean?", "@7.25[value]", None),
+    ],
+)
+def test_repair_form(question: str, answer: str, repaired: str | None) -> None:
+    assert repair_form(question, answer, COMPUTED) == repaired
+
+
+def test_an_unfilled_form_is_filled_only_from_a_single_computed_number() -> None:
+    two = {"numbers": [{"text": "7.25", "computed": True, "steps": [1]},
+                       {"text": "29", "computed": True, "steps": [1]}]}  # fmt: skip
+    assert repair_form("Answer as @mean[value].", "7.25 of 29. @mean[value]", two) is None
+    guessed = {"numbers": [{"text": "7.25", "computed": False, "steps": []}]}
+    assert repair_form("Answer as @mean[value].", "7.25. @mean[value]", guessed) is None
