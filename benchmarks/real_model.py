@@ -1,7 +1,7 @@
 """Reckon against the simplest CodeAct loop, with a real local model, in one run.
 
     .venv/bin/python benchmarks/real_model.py [--questions PATH] [--limit N]
-        [--only tools,code,baseline] [--out DIR] [--site dist/site]
+        [--only auto,tools,code,baseline] [--out DIR] [--site dist/site]
         [--upstream URL --model NAME --context-window N] [--join DIR ...]
 
 Three systems answer the same questions (default: benchmarks/questions/real, 34
@@ -55,7 +55,14 @@ from reckon.client._questions import Question, load_questions  # noqa: E402
 DEFAULT_QUESTIONS = ROOT / "benchmarks" / "questions" / "real" / "questions.jsonl"
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "real-model"
 Report = dict[str, Any]  # report.json of reckon eval, or the same shape
-SYSTEMS = {"tools": "Reckon (tools)", "code": "Reckon (code blocks)", "baseline": "baseline"}
+SYSTEMS = {
+    "auto": "Reckon (auto, the default)",
+    "tools": "Reckon (tools)",
+    "code": "Reckon (code blocks)",
+    "baseline": "baseline",
+}
+# What each Reckon system passes as ``reckon eval --tools``.
+TOOL_MODES = {"auto": "auto", "tools": "on", "code": "off"}
 COLUMNS = [
     "accuracy (strict)",
     "accuracy (lenient)",
@@ -98,7 +105,7 @@ def run_reckon(mode: str, questions: Path, args: argparse.Namespace, url: str, o
         "--model",
         args.model,
         "--tools",
-        "on" if mode == "tools" else "off",
+        TOOL_MODES[mode],
         "--context-window",
         str(args.context_window),
         "--repeat",
@@ -213,7 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS)
     parser.add_argument("--limit", type=int, help="only the first N questions (a quick check)")
-    parser.add_argument("--only", default="tools,code,baseline", help="systems to run, in order")
+    parser.add_argument(
+        "--only", default="auto,tools,code,baseline", help="systems to run, in order"
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--site", type=Path, default=ROOT / "dist" / "site")
     parser.add_argument("--upstream", help="a model server already running (base URL .../v1)")
@@ -249,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     with model_server(args) if len(done) < len(only) else contextlib.nullcontext("") as url:
         for key in only:
             if key in done:
-                print(f"[real-model] {SYSTEMS[key]}: reused {args.out / key}", file=sys.stderr)
+                how = "joined from the parts" if args.join else f"reused {args.out / key}"
+                print(f"[real-model] {SYSTEMS[key]}: {how}", file=sys.stderr)
                 reports[key] = done[key]
             elif key == "baseline":
                 reports[key] = run_baseline(questions, url, args.model, args.site, args.out)
