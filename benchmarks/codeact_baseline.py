@@ -217,6 +217,7 @@ def _score(
         grounding = ground_answer(record.answer, step_sources(steps), given=given)
         record.ungrounded = [str(n) for n in grounding["ungrounded"]]
         record.grounded = not record.ungrounded
+        record.first_grounded = record.grounded  # nothing is sent back: the first is the last
         record.correct, record.check_error = _is_correct(question, record.answer)
         record.correct_lenient, _ = _is_correct(question, record.answer, strict=False)
     record.normalized = normalized_answer(record.answer)

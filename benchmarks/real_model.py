@@ -15,13 +15,14 @@ questions over messy public files) with the same model, one after the other:
 
 The model is Qwen2.5-Coder-1.5B-Instruct under llama-cpp-python
 (scripts/local_model.py, started here and stopped at the end), unless ``--upstream``
-names a server already running. All three are scored by reckon eval's own functions
+names a server already running. All systems are scored by reckon eval's own functions
 (``summarize``): accuracy (strict: the @name[value] form the question asks for;
 lenient: the values anywhere), execution success (every code step ran without error),
-grounded answers (every number traced to a step's output), median seconds per question.
+grounded answers (every number traced to a step's output; and of the first answer the
+model gave, before a recheck sent it back), median seconds per question.
 Prints one markdown table and writes DIR/results.json (the table, per-question
-results of each system) and DIR/table.md; Reckon's own reports are in DIR/tools and
-DIR/code. The model takes 20-60 s per question on a 2-core machine: the full set
+results of each system) and DIR/table.md; Reckon's own reports are in DIR/auto,
+DIR/tools and DIR/code. The model takes 20-60 s per question on a 2-core machine: the full set
 runs for hours.
 """
 
@@ -68,6 +69,7 @@ COLUMNS = [
     "accuracy (lenient)",
     "execution success",
     "grounded answers",
+    "grounded first answers",
     "median s/question",
     "questions",
 ]
@@ -164,6 +166,7 @@ def table_row(name: str, summary: dict[str, Any]) -> list[str]:
         percent("answer_accuracy_lenient"),
         percent("execution_success_rate"),
         percent("grounded_answer_rate"),
+        percent("grounded_first_answer_rate"),
         "n/a" if median is None else f"{median:.1f}",
         str(summary.get("questions")),
     ]

@@ -123,8 +123,8 @@ def test_the_table_scores_the_baseline_like_reckon_eval(upstream: Upstream) -> N
     bad = ask(upstream, QUANTITY, "@total_quantity[500]")  # no code, a number from nowhere
     summary = summarize([QUANTITY], [good, bad])
     row = real_model.table_row("baseline", summary)
-    assert row[:5] == ["baseline", "50%", "50%", "50%", "50%"]
-    assert row[5] == f"{summary['median_seconds_per_run']:.1f}" and row[6] == "1"
+    assert row[:6] == ["baseline", "50%", "50%", "50%", "50%", "50%"]
+    assert row[6] == f"{summary['median_seconds_per_run']:.1f}" and row[7] == "1"
     assert real_model.markdown([row]).splitlines()[0].startswith("| system | accuracy (strict)")
 
 
@@ -158,10 +158,10 @@ def test_a_baseline_only_run_prints_the_table_and_writes_the_results(
             "--model", "scripted"]  # fmt: skip
     assert real_model.main(argv) == 0
     printed = capsys.readouterr().out
-    assert "| baseline | 67% | 67% | 33% | 50% |" in printed
+    assert "| baseline | 67% | 67% | 33% | 50% | 50% |" in printed
     assert "| baseline | 2/3 |" in printed  # by difficulty: the first three are easy
     results = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert results["table"][0][:5] == ["baseline", "67%", "67%", "33%", "50%"]
+    assert results["table"][0][:6] == ["baseline", "67%", "67%", "33%", "50%", "50%"]
     assert results["setup"]["limit"] == 3
     runs = results["runs"]["baseline"]
     assert [r["question_id"] for r in runs] == ["easy-tsv-mean", "easy-tsv-sum", "easy-tsv-max"]

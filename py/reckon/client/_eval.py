@@ -70,6 +70,8 @@ class RunRecord:
     computed: bool = False
     grounded: bool = False
     ungrounded: list[str] = field(default_factory=list)
+    # The model's first answer, before any recheck sent it back: its numbers all traced.
+    first_grounded: bool = False
     steps: int = 0
     code_steps: int = 0
     retries: int = 0
@@ -176,6 +178,11 @@ def run_question(
     grounding = grounding if isinstance(grounding, dict) else {}
     record.ungrounded = [str(n) for n in grounding.get("ungrounded") or []]
     record.grounded = record.status == "ok" and not record.ungrounded
+    said = [s for s in steps if s.get("kind") in ("recheck", "answer") and not s.get("phase")]
+    first = said[0].get("grounding") if said else None
+    record.first_grounded = (
+        record.status == "ok" and isinstance(first, dict) and not first.get("ungrounded")
+    )
     if record.status == "ok":
         record.correct, record.check_error = _is_correct(question, record.answer)
         record.correct_lenient, _ = _is_correct(question, record.answer, strict=False)
@@ -272,6 +279,7 @@ def summarize(questions: list[Question], records: list[RunRecord]) -> dict[str, 
         "answer_accuracy_lenient": _rate(sum(r.correct_lenient for r in records), total),
         "correct_and_computed": _rate(sum(r.correct and r.computed for r in records), total),
         "grounded_answer_rate": _rate(sum(r.grounded for r in answered), len(answered)),
+        "grounded_first_answer_rate": _rate(sum(r.first_grounded for r in answered), len(answered)),
         "ungrounded_answer_rate": _rate(sum(bool(r.ungrounded) for r in answered), len(answered)),
         "median_seconds_per_run": _median([r.seconds for r in records]),
         "reproducibility": _rate(reproducible, repeated),

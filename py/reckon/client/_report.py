@@ -107,6 +107,8 @@ def _markdown(report: dict[str, Any]) -> str:
         f"| correct and computed by code | {_percent(summary.get('correct_and_computed'))} |",
         f"| grounded answers (every number traced to a step) | "
         f"{_percent(summary.get('grounded_answer_rate'))} |",
+        "| grounded first answers (before a recheck sent any back) | "
+        f"{_percent(summary.get('grounded_first_answer_rate'))} |",
         f"| reproducibility | {_percent(summary['reproducibility'])} |",
         "| reproducibility in a fresh sandbox (exported notebook cells that match) | "
         f"{_percent(summary.get('reproducibility_in_fresh_sandbox'))} |",
