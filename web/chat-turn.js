@@ -28,7 +28,10 @@ export function renderStep(step, save) {
   box.dataset.stepIndex = String(step.index);
   box.open = step.result ? step.result.status !== "ok" || (step.result.figures || []).length > 0 || !!step.result.result : true;
   const number = Number.isInteger(step.index) ? `Step ${step.index + 1}` : "Step";
-  const head = step.kind === "code" ? `${number}: ran code (${step.result ? step.result.status : "…"})` : `${number}: ${step.kind}`;
+  const status = step.result ? step.result.status : "…";
+  // A table Reckon loaded before the model's turn is not the model's code.
+  const did = step.origin === "reckon" ? "Reckon loaded a table" : "ran code";
+  const head = step.kind === "code" ? `${number}: ${did} (${status})` : `${number}: ${step.kind}`;
   const summary = el("summary", "", head);
   if (step.ms) summary.appendChild(el("span", "muted step-time", ` · ${seconds(step.ms)}`));
   box.appendChild(summary);
@@ -95,7 +98,7 @@ export class Turn {
 
   delta(text) {
     this.stopWaiting();
-    this.live.textContent += text;
+    this.live.append(text); // a node per piece: += would copy the whole text each time
   }
 
   addStep(step) {
@@ -105,7 +108,7 @@ export class Turn {
     if (step.kind === "answer" || step.phase === "verify") return null;
     const box = renderStep(step, this.save);
     this.steps.appendChild(box);
-    if (step.kind === "code") this.waitFor(`reading the output of step ${step.index + 1}`);
+    if (step.kind === "code" && step.origin !== "reckon") this.waitFor(`reading the output of step ${step.index + 1}`);
     else if (step.kind === "thinking") this.waitFor("writing");
     return box;
   }

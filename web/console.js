@@ -71,7 +71,7 @@ async function runCell() {
   box.appendChild(live);
   $("outputs").prepend(box);
   status.textContent = "running…";
-  const result = await reckon.run(code, { onStream: (_name, text) => (live.textContent += text) });
+  const result = await reckon.run(code, { onStream: (_name, text) => live.append(text) });
   live.remove();
   box.appendChild(renderResult(result, save));
   status.textContent = `${result.status} in ${Math.round(result.duration_ms)} ms`;

@@ -32,6 +32,9 @@ export class Sandbox extends EventTarget {
     this.root = root;
     this.container = container;
     this.config = { memoryLimitMB, kernel: { output_limit: outputLimit } };
+    // Enforced here too: the kernel's limit lives inside the sandbox, where a cell can
+    // raise it (the second outside attack put 40 MB into the chat that way).
+    this.outputLimit = outputLimit;
     this.nextId = 1;
     this.pending = new Map(); // id -> {resolve, onStream, run}
     // Ids in the order they were sent to the current worker, which handles them one
@@ -481,9 +484,10 @@ export class Sandbox extends EventTarget {
     } else if (msg.type === "stream") {
       const entry = this.pending.get(msg.id);
       if (!entry || !entry.collected || typeof msg.text !== "string" || (msg.name !== "stdout" && msg.name !== "stderr")) return;
-      entry.collected[msg.name] += msg.text;
-      if (entry.onStream) entry.onStream(msg.name, msg.text);
-      this.dispatchEvent(new CustomEvent("stream", { detail: { id: msg.id, name: msg.name, text: msg.text } }));
+      const text = liveText(entry.collected, msg.name, msg.text);
+      if (!text) return;
+      if (entry.onStream) entry.onStream(msg.name, text);
+      this.dispatchEvent(new CustomEvent("stream", { detail: { id: msg.id, name: msg.name, text } }));
     } else if (msg.type === "started") {
       const entry = this.pending.get(msg.id);
       if (entry && entry.started) entry.started();
@@ -557,7 +561,7 @@ export class Sandbox extends EventTarget {
       entry.resolve = async (reply) => {
         if (watchdog) clearTimeout(watchdog);
         if (backstop) clearTimeout(backstop);
-        const result = toRunResult(reply, entry, started);
+        const result = toRunResult(reply, entry, started, this.outputLimit);
         if (reply.restartNeeded) {
           // The memory ceiling, or an interpreter that exited or crashed: replace the
           // worker the same way as after a timeout kill.
@@ -769,7 +773,43 @@ function explain(reason, message, rebuilds = false) {
   }
 }
 
-function toRunResult(reply, entry, started) {
+// The live view stops here: past it a runaway print only slows the page (the result
+// keeps its own, smaller limit).
+const LIVE_LIMIT = 1_000_000;
+
+/** What of a streamed batch still goes to the live view, with a marker where it stops;
+ * "" after that. `collected` keeps what was shown, per stream. */
+function liveText(collected, name, text) {
+  const room = LIVE_LIMIT - collected[name].length;
+  if (room <= 0) return "";
+  const shown = text.length <= room ? text : `${text.slice(0, room)}\n[live output stopped after ${LIVE_LIMIT.toLocaleString("en")} characters]\n`;
+  collected[name] += shown;
+  return shown;
+}
+
+/** `text` within `limit` characters, with a marker saying how much was cut. */
+function capped(text, limit) {
+  if (typeof text !== "string" || text.length <= limit) return text;
+  return `${text.slice(0, limit)}\n[output truncated by the page: ${(text.length - limit).toLocaleString("en")} more characters not shown]`;
+}
+
+/** The sandbox's result held to the page's own limit, whatever the sandbox says. */
+function withinLimit(result, limit) {
+  const over = (t) => typeof t === "string" && t.length > limit;
+  const value = result.result && typeof result.result === "object" ? result.result : null;
+  const error = result.error && typeof result.error === "object" ? result.error : null;
+  if (!over(result.stdout) && !over(result.stderr) && !over(value && value.text) && !over(error && error.traceback) && !over(error && error.message)) return result;
+  return {
+    ...result,
+    stdout: capped(result.stdout, limit),
+    stderr: capped(result.stderr, limit),
+    result: value ? { ...value, text: capped(value.text, limit) } : result.result,
+    error: error ? { ...error, traceback: capped(error.traceback, limit), message: capped(error.message, limit) } : result.error,
+    truncated: true,
+  };
+}
+
+function toRunResult(reply, entry, started, limit = Infinity) {
   const base = {
     status: "error",
     stdout: entry.collected.stdout,
@@ -782,13 +822,13 @@ function toRunResult(reply, entry, started) {
     duration_ms: performance.now() - started,
     restarted: false,
   };
-  if (reply.restartedByClient) return { ...base, status: reply.status, error: reply.error, restarted: true };
+  if (reply.restartedByClient) return withinLimit({ ...base, status: reply.status, error: reply.error, restarted: true }, limit);
   const { type, id, restartNeeded, ...result } = reply;
   void type;
   void id;
   void restartNeeded;
   if (typeof result.status !== "string") return { ...base, error: { type: "ProtocolError", message: "malformed reply from the sandbox", traceback: "", line: null } };
-  return { ...base, ...result };
+  return withinLimit({ ...base, ...result }, limit);
 }
 
 function isLoopback(host) {

@@ -43,6 +43,14 @@ async function serveRuntime(url) {
   return new Response(blob, { headers: { "Content-Type": MIME[ext] || "application/octet-stream" } });
 }
 
+// Nothing a cell starts may outlive it: no worker of its own, which would keep running
+// after the run, a restart or reset() (the second outside attack). Nothing here needs
+// one, and a worker has no other realm to fetch the constructors back from.
+for (const name of ["Worker", "SharedWorker"]) {
+  delete self[name];
+  Object.defineProperty(self, name, { value: undefined, writable: false, configurable: false });
+}
+
 const networkFetch = self.fetch.bind(self);
 self.fetch = (input, init) => {
   const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;

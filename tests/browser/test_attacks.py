@@ -70,6 +70,14 @@ async def first_message(target, seconds=4):
     except asyncio.TimeoutError:
         return "BLOCKED (no message)"
 
+async def worker_verdict(make):
+    """What a worker the cell starts says first; BLOCKED when none can be started."""
+    try:
+        worker = make()
+    except Exception as exc:
+        return f"BLOCKED {type(exc).__name__}: {exc}"[:300]
+    return await first_message(worker)
+
 async def settle_call(fn, seconds=5):
     """settle(fn()), where fn itself may already refuse (an API that is not there)."""
     try:
@@ -270,8 +278,9 @@ ATTACKS: dict[str, Attack] = {
         "    print(await first_message(w))"
     ),
     "worker-from-blob-fetches": Attack(
-        "w = js.Worker.new(blob_url(" + repr(JS_FETCH_VERDICT.format(url="CANARY/nested")) + "))\n"
-        "print(await first_message(w))"
+        "print(await worker_verdict(lambda: js.Worker.new(blob_url("
+        + repr(JS_FETCH_VERDICT.format(url="CANARY/nested"))
+        + "))))"
     ),
     "worker-from-blob-xhr-sync": Attack(
         "src = "
@@ -279,7 +288,7 @@ ATTACKS: dict[str, Attack] = {
             "try { postMessage((" + JS_XHR_SYNC.format() + ')("CANARY/nested-xhr")) }'
             ' catch (e) { postMessage("BLOCKED " + e) }'
         )
-        + "\nprint(await first_message(js.Worker.new(blob_url(src))))"
+        + "\nprint(await worker_verdict(lambda: js.Worker.new(blob_url(src))))"
     ),
     "dynamic-import-canary": Attack(
         "print(await js.eval(\"import('CANARY/module.js').then(() => 'REACHED',"
@@ -288,7 +297,7 @@ ATTACKS: dict[str, Attack] = {
     "worker-from-blob-importScripts": Attack(
         'src = \'try { importScripts("CANARY/nested.js"); postMessage("REACHED") }'
         ' catch (e) { postMessage("BLOCKED " + e) }\'\n'
-        "print(await first_message(js.Worker.new(blob_url(src))))"
+        "print(await worker_verdict(lambda: js.Worker.new(blob_url(src))))"
     ),
     "worker-from-data-url": Attack(
         "try:\n"
@@ -297,6 +306,15 @@ ATTACKS: dict[str, Attack] = {
         '    print("BLOCKED", type(exc).__name__)\n'
         "else:\n"
         "    print(await first_message(w))"
+    ),
+    "worker-that-would-outlive-the-run": Attack(
+        # A worker would keep running after the run, a restart and reset(): there is none
+        # to start, and the constructor cannot be put back.
+        "attempt(lambda: js.eval('new Worker(URL.createObjectURL(new Blob([\"setInterval("
+        "() => fetch(\\\"CANARY/late\\\"), 100)\"])))'))\n"
+        "attempt(lambda: js.eval('Object.defineProperty(self, \"Worker\", {value: 1}); 1'))\n"
+        "print('typeof', js.eval('typeof Worker + \" \" + typeof SharedWorker'))",
+        must_print="typeof undefined undefined",
     ),
     "sharedworker-from-blob": Attack(
         "attempt(lambda: js.SharedWorker.new(blob_url("

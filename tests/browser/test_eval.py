@@ -307,18 +307,21 @@ def test_a_scripted_model_gives_exactly_the_expected_report(
     assert {k: r["correct"] for k, r in rows.items()} == {
         "mean": 2, "qty": 2, "max": 0, "east": 2, "min": 1,
     }  # fmt: skip
-    assert rows["east"]["steps"] == [3, 3] and rows["east"]["retries"] == [1, 1]
-    assert rows["mean"]["steps"] == [2, 2] and rows["qty"]["reproducible"] is True
+    # Each ask starts with the table Reckon loads (a step, not the model's code).
+    assert rows["east"]["steps"] == [4, 4] and rows["east"]["retries"] == [1, 1]
+    assert rows["mean"]["steps"] == [3, 3] and rows["qty"]["reproducible"] is True
     failures = {(f["question_id"], f["attempt"]) for f in report["failures"]}
     assert failures == {("max", 1), ("max", 2), ("east", 1), ("east", 2), ("min", 2)}
-    # One exported cell a run (east's failing cell is not exported), each the same in a
-    # fresh sandbox; not run on CPython without --reproduce-on-host.
-    assert [r["fresh_cells"] for r in report["runs"]] == [1] * 10
+    # Two exported cells a run, the load and the model's (east's failing cell is not
+    # exported), each the same in a fresh sandbox; not on CPython without the opt-in.
+    assert [r["fresh_cells"] for r in report["runs"]] == [2] * 10
+    assert [r["code_steps"] for r in report["runs"]] == [1, 1, 1, 1, 1, 1, 2, 2, 1, 1]
     assert summary["reproducibility_in_fresh_sandbox"] == 1.0
     assert summary["reproducibility_vs_cpython"] is None
     assert report["setup"]["reproduce_on_host"] is False
     east = next(f for f in report["failures"] if f["question_id"] == "east")
-    assert east["transcript"][0]["result"]["error"]["type"] == "KeyError"
+    assert east["transcript"][0]["origin"] == "reckon"
+    assert east["transcript"][1]["result"]["error"]["type"] == "KeyError"
     markdown = (out / "report.md").read_text()
     assert "| answer accuracy (strict: @name[value] as asked) | 70.0% |" in markdown
     assert "KeyError" in markdown and "@max_price[20]" in markdown

@@ -153,8 +153,9 @@ def test_eval_reproduces_in_a_fresh_sandbox_and_never_runs_model_code_on_the_hos
     report = read_report(an_attack["out"])
     (run,) = report["runs"]
     assert run["status"] == "ok" and run["correct"] and run["executed"], run
-    # The exported notebook was measured in a fresh sandbox: its one code cell matched.
-    assert (run["fresh_cells"], run["fresh_matched"]) == (1, 1), run
+    # The exported notebook was measured in a fresh sandbox: its two cells (the table
+    # Reckon loaded, the model's cell) matched.
+    assert (run["fresh_cells"], run["fresh_matched"]) == (2, 2), run
     assert run["fresh_error"] is None and run["fresh_differences"] == []
     # ... and not on this machine.
     assert (run["cpython_cells"], run["cpython_error"]) == (0, None)
@@ -184,8 +185,8 @@ def test_reproduce_on_host_warns_and_then_runs_the_code_on_this_machine(
     assert SECRET in body.decode() and SALES in body.decode()
     report = read_report(an_attack["out"])
     (run,) = report["runs"]
-    assert (run["fresh_cells"], run["fresh_matched"]) == (1, 1), run
-    assert (run["cpython_cells"], run["cpython_matched"]) == (1, 1), run
+    assert (run["fresh_cells"], run["fresh_matched"]) == (2, 2), run
+    assert (run["cpython_cells"], run["cpython_matched"]) == (2, 2), run
     assert report["setup"]["reproduce_on_host"] is True
     summary = report["summary"]
     assert summary["reproducibility_in_fresh_sandbox"] == summary["reproducibility_vs_cpython"]

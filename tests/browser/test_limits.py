@@ -128,3 +128,29 @@ def test_a_dead_frame_is_replaced_and_no_request_waits_forever(a_console_page: A
     assert outcome["late"]["status"] in ("timeout", "error"), outcome["late"]
     after = outcome["after"]
     assert after["status"] == "ok" and after["stdout"] == "3\n", after
+
+
+def test_a_cell_that_raises_its_own_output_limit_is_held_to_the_pages(
+    a_console_page: Any,
+) -> None:
+    # The limit the kernel applies lives inside the sandbox, where the cell can change it.
+    outcome = a_console_page.evaluate(
+        """async () => {
+            const { createReckon } = await import("./reckon.js");
+            const small = createReckon({ agent: false, persist: false });
+            await small.ready();
+            let live = 0;
+            const code = "import sys\\nsys.stdout._limit = 10**9\\nprint('x' * 3_000_000)";
+            const result = await small.run(code, { onStream: (_n, text) => (live += text.length) });
+            const after = await small.run("print('fine')");
+            small.close();
+            return { status: result.status, length: result.stdout.length, tail: result.stdout.slice(-160),
+                     truncated: result.truncated, live, after: after.stdout };
+        }"""
+    )
+    assert outcome["status"] == "ok", outcome
+    assert outcome["length"] < 100_200 and outcome["truncated"] is True, outcome
+    assert "truncated by the page" in outcome["tail"], outcome["tail"]
+    # The live view stops at a million characters, with a line saying so.
+    assert 1_000_000 <= outcome["live"] < 1_000_200, outcome["live"]
+    assert outcome["after"] == "fine\n"
