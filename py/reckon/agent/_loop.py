@@ -230,17 +230,7 @@ class Agent(AgentControls):
                 result = await self._run_cell(load.code)
             except ReckonError as exc:
                 result = {"status": "error", "error": {"type": "SandboxError", "message": str(exc)}}
-            if result.get("status") == "ok":
-                self._tables.loaded(load)
-            else:
-                self._tables.failed(load)  # the prompt then says how to load it
-            text = (
-                f"Loaded {load.path} as {load.name}."
-                if load.path in self._tables.names
-                else (f"{load.path} could not be loaded as {load.name}; the model loads it.")
-            )
-            step = {"kind": "code", "text": text, "code": load.code, "result": result}
-            self._emit(steps, {**step, "origin": "reckon"}, started)
+            self._emit(steps, self._tables.step(load, result), started)
 
     async def _answer(self, environment: JSONDict, steps: list[JSONDict]) -> JSONDict:
         last_text = ""

@@ -66,13 +66,18 @@ class TableLoads:
             loads.append(Load(path, name, str(entry["read_with"]), key))
         return loads
 
-    def loaded(self, load: Load) -> None:
-        self.names[load.path] = load.name
-        self._keys[load.path] = load.key
-
-    def failed(self, load: Load) -> None:
-        self.names.pop(load.path, None)
-        self._keys.pop(load.path, None)
+    def step(self, load: Load, result: JSONDict) -> JSONDict:
+        """Record how ``load`` went (``result``: the cell's); the step that shows it."""
+        if result.get("status") == "ok":
+            self.names[load.path] = load.name
+            self._keys[load.path] = load.key
+            text = f"Loaded {load.path} as {load.name}."
+        else:  # the prompt then says how to load it
+            self.names.pop(load.path, None)
+            self._keys.pop(load.path, None)
+            text = f"{load.path} could not be loaded as {load.name}; the model loads it."
+        return {"kind": "code", "text": text, "code": load.code, "result": result,
+                "origin": "reckon"}  # fmt: skip
 
 
 def _loadable(entry: JSONDict) -> bool:
