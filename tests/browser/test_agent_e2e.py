@@ -164,7 +164,9 @@ def test_a_failing_first_cell_is_fixed_from_its_traceback(
 
     assert outcome["status"] == "ok", outcome
     assert "16.25" in outcome["answer"]  # (10 + 20 + 30 + 5) / 4, computed in the sandbox
-    code_steps = [s for s in outcome["steps"] if s["kind"] == "code"]
+    # The table Reckon loads before the model's turn, then the model's two cells.
+    loaded, *code_steps = [s for s in outcome["steps"] if s["kind"] == "code"]
+    assert loaded["origin"] == "reckon" and loaded["result"]["status"] == "ok"
     assert [s["result"]["status"] for s in code_steps] == ["error", "ok"]
     assert code_steps[0]["result"]["error"]["type"] == "KeyError"
     figures = code_steps[1]["result"]["figures"]
