@@ -61,6 +61,8 @@ PRYING_CELLS = [
     "raise KeyError(df['name'][2] + ' / ' + df['email'][3])",
     "import matplotlib.pyplot as plt\nplt.bar(df['name'], df['salary'])\nplt.title(df['name'][0])",
     "print(len(df), df.shape, round(df['salary'].mean(), 2), df['department'].nunique())",
+    # A silent cell's assigned values are shown to the model: hidden like any output.
+    "names, top = df['name'].tolist(), df['salary'].max()",
 ]
 
 
@@ -92,6 +94,7 @@ def test_schema_mode_sends_no_protected_value_to_a_real_upstream(
     # Allowed columns, schema, shapes and aggregates are still there.
     assert "Paris" in observations[0] and "salary" in observations[0]
     assert "4 (4, 5) 64103.25 3" in observations[4]
+    assert "values assigned" in observations[5] and "[hidden]" in observations[5]
     system = last[0]["content"]
     assert "Privacy:" in system and "except the columns city" in system
 

@@ -148,6 +148,24 @@ def test_the_value_written_where_the_name_goes_is_put_in_its_place(
     assert len(upstream.payloads) == 2  # put right without another model call
 
 
+def test_a_value_computed_into_a_name_and_never_printed_is_shown(
+    upstream: Upstream, sales: KernelExecutor
+) -> None:
+    # Seen: `mean_temperature = df['temperature'].mean().round(2)`, then a guessed "20.5".
+    upstream.handlers += [sse([tool_stream("mean_units = df['units'].mean()")]),
+                          text_reply("@mean_units[7.25]")]  # fmt: skip
+    question = "What is the mean of units? Answer as @mean_units[value]."
+    outcome = run(agent(upstream, sales).ask(question, environment=sales.environment()))
+    (cell,) = model_steps(outcome, "code")
+    shown = {"name": "mean_units", "type": "float64", "text": "np.float64(7.25)"}
+    assert cell["result"]["assigned"] == [shown]
+    observation = upstream.payloads[1]["messages"][-1]["content"]
+    assert "(the cell printed nothing):\nmean_units = np.float64(7.25)" in observation
+    assert "printed nothing; print" not in observation
+    assert outcome["grounding"]["ungrounded"] == []
+    assert outcome["grounding"]["numbers"][0]["steps"] == [cell["index"]]
+
+
 COMPUTED = {"numbers": [{"text": "7.25", "computed": True, "steps": [1]}], "ungrounded": []}
 
 

@@ -311,7 +311,7 @@ ATTACKS: dict[str, Attack] = {
         # A worker would keep running after the run, a restart and reset(): there is none
         # to start, and the constructor cannot be put back.
         "attempt(lambda: js.eval('new Worker(URL.createObjectURL(new Blob([\"setInterval("
-        "() => fetch(\\\"CANARY/late\\\"), 100)\"])))'))\n"
+        '() => fetch(\\"CANARY/late\\"), 100)"])))\'))\n'
         "attempt(lambda: js.eval('Object.defineProperty(self, \"Worker\", {value: 1}); 1'))\n"
         "print('typeof', js.eval('typeof Worker + \" \" + typeof SharedWorker'))",
         must_print="typeof undefined undefined",

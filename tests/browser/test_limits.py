@@ -144,7 +144,8 @@ def test_a_cell_that_raises_its_own_output_limit_is_held_to_the_pages(
             const result = await small.run(code, { onStream: (_n, text) => (live += text.length) });
             const after = await small.run("print('fine')");
             small.close();
-            return { status: result.status, length: result.stdout.length, tail: result.stdout.slice(-160),
+            const tail = result.stdout.slice(-160);
+            return { status: result.status, length: result.stdout.length, tail,
                      truncated: result.truncated, live, after: after.stdout };
         }"""
     )

@@ -259,3 +259,25 @@ def test_files_created_and_modified_under_output(a_session: Runner) -> None:
     result = a_session(f"open({str(target)!r}, 'a').write('1,2\\n')")
     assert result["files"] == [{"path": str(target), "size": 8, "change": "modified"}]
     assert a_session("1")["files"] == []
+
+
+@pytest.mark.parametrize(
+    ("code", "assigned"),
+    [
+        ("m = sum([1.5, 2.25])", [{"name": "m", "type": "float", "text": "3.75"}]),
+        ("a, b = 1, 'x'", [{"name": "a", "type": "int", "text": "1"},
+                           {"name": "b", "type": "str", "text": "'x'"}]),
+        ("n: int = 4", [{"name": "n", "type": "int", "text": "4"}]),
+        ("n = 4\nn += 1", [{"name": "n", "type": "int", "text": "5"}]),
+        ("v = None", None),  # nothing to show
+        ("m = 2\nprint(m)", None),  # it printed: the model sees that
+        ("d = {}\nd['k'] = 1", None),  # not a plain name
+        ("m = 2\nm", None),  # a trailing expression is the result instead
+        ("m = 1 / 0", None),  # failed
+    ],
+)  # fmt: skip
+def test_a_silent_cell_that_ends_with_an_assignment_shows_the_values(
+    a_session: Runner, code: str, assigned: list[dict[str, str]] | None
+) -> None:
+    result = a_session(code)
+    assert result.get("assigned") == assigned

@@ -1,11 +1,12 @@
 """Tracing every number of an answer to the step output that computed it.
 
 A number in the answer is *computed* when some code step's output (printed text,
-the value shown, a SQL table, a figure's description) holds the same number at the
-precision the answer shows it: ``41.2`` is traced to ``41.2371``, ``1,235`` to
-``1234.6``, ``12.5%`` to ``0.125`` or ``12.5``. Numbers the person gave (in the
-question or in a file or column name) count as given, and so do small counts and
-list markers (0 to 10, ``1.``): flagging them would bury the real misses.
+the value shown, a SQL table, a figure's description, the values a silent cell
+assigned) holds the same number at the precision the answer shows it: ``41.2`` is
+traced to ``41.2371``, ``1,235`` to ``1234.6``, ``12.5%`` to ``0.125`` or ``12.5``.
+Numbers the person gave (in the question or in a file or column name) count as
+given, and so do small counts and list markers (0 to 10, ``1.``): flagging them
+would bury the real misses.
 
 A number the cell itself wrote as a literal (``print(23.45)``) is not computed by it.
 Everything else is *not computed*: the agent asks the model once to compute it or
@@ -116,6 +117,9 @@ def step_sources(steps: Iterable[JSONDict]) -> list[tuple[int | None, str]]:
         for figure in result.get("figures") or []:
             if isinstance(figure, dict):
                 parts.append(str(figure.get("description") or ""))
+        for assigned in result.get("assigned") or []:
+            if isinstance(assigned, dict):
+                parts.append(str(assigned.get("text") or ""))
         index = step.get("index")
         text = _without_literals("\n".join(parts), str(step.get("code") or ""))
         sources.append((index if isinstance(index, int) else None, text))

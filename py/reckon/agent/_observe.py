@@ -74,6 +74,10 @@ def format_observation(result: JSONDict, *, limit: int = 6000) -> str:
     value = result.get("result")
     if isinstance(value, dict) and value.get("text") is not None:
         parts.append(f"value ({value.get('type', 'object')}):\n{str(value['text']).rstrip()}")
+    assigned = [a for a in result.get("assigned") or [] if isinstance(a, dict)]
+    if assigned:
+        lines = [f"{a.get('name')} = {str(a.get('text')).rstrip()}" for a in assigned]
+        parts.append("values assigned (the cell printed nothing):\n" + "\n".join(lines))
     figures = [f for f in result.get("figures") or [] if isinstance(f, dict)]
     if figures:
         lines = [f"- {f.get('description') or 'a figure'}" for f in figures]
@@ -90,7 +94,8 @@ def format_observation(result: JSONDict, *, limit: int = 6000) -> str:
         notes.append("- the output went over the sandbox's cap and was cut")
     if result.get("restarted"):
         notes.append("- the sandbox was restarted: all variables and /output files are gone")
-    if not stdout and not stderr and value is None and not figures and status == "ok":
+    silent = not stdout and not stderr and value is None and not figures and not assigned
+    if silent and status == "ok":
         notes.append("- the code printed nothing; print what you need to see")
     if notes:
         parts.append("notes:\n" + "\n".join(notes))

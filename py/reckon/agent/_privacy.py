@@ -237,6 +237,12 @@ class Redactor:
         error = result.get("error")
         if isinstance(error, dict):
             filtered["error"] = {k: clean(v) for k, v in error.items()}
+        if result.get("assigned") is not None:
+            filtered["assigned"] = [
+                {"name": a.get("name"), "type": a.get("type"), "text": clean(a.get("text"))}
+                for a in result.get("assigned") or []
+                if isinstance(a, dict)
+            ]
         filtered["figures"] = [
             {"description": clean(f.get("description"))}
             for f in result.get("figures") or []

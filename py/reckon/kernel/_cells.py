@@ -16,10 +16,12 @@ _FLAGS = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 
 @dataclass(frozen=True)
 class CompiledCell:
-    """A cell split into statements and, when it ends with one, a trailing expression."""
+    """A cell split into statements and, when it ends with one, a trailing expression;
+    ``assigned``: the plain names its last statement assigns (``x = …``, ``a, b = …``)."""
 
     body: CodeType | None
     expression: CodeType | None
+    assigned: tuple[str, ...] = ()
 
 
 def compile_cell(source: str, *, filename: str) -> CompiledCell:
@@ -34,9 +36,29 @@ def compile_cell(source: str, *, filename: str) -> CompiledCell:
         assert isinstance(last, ast.Expr)
         expression = ast.Expression(body=last.value)
         ast.copy_location(expression, last)
+    assigned = _assigned(tree.body[-1]) if tree.body and expression is None else ()
     body = compile(tree, filename, "exec", flags=_FLAGS) if tree.body else None
     value = compile(expression, filename, "eval", flags=_FLAGS) if expression else None
-    return CompiledCell(body=body, expression=value)
+    return CompiledCell(body=body, expression=value, assigned=assigned)
+
+
+def _assigned(node: ast.stmt) -> tuple[str, ...]:
+    """The plain names ``node`` assigns, in order; () for anything else."""
+    if isinstance(node, ast.Assign):
+        targets: list[ast.expr] = list(node.targets)
+    elif isinstance(node, ast.AnnAssign | ast.AugAssign) and (
+        not isinstance(node, ast.AnnAssign) or node.value is not None
+    ):
+        targets = [node.target]
+    else:
+        return ()
+    names: list[str] = []
+    for target in targets:
+        parts = target.elts if isinstance(target, ast.Tuple | ast.List) else [target]
+        if not all(isinstance(p, ast.Name) for p in parts):
+            return ()
+        names += [p.id for p in parts if isinstance(p, ast.Name) and p.id not in names]
+    return tuple(names)
 
 
 def _suppressed(source: str, node: ast.stmt) -> bool:

@@ -20,6 +20,9 @@ from reckon.kernel._traceback import cell_filename, format_error, format_syntax_
 __all__ = ["Session"]
 
 
+_ASSIGNED_SHOWN = 4
+
+
 class Session:
     """One namespace that lives across runs, like a notebook kernel.
 
@@ -86,6 +89,7 @@ class Session:
         status = "ok"
         error: dict[str, Any] | None = None
         result: dict[str, Any] | None = None
+        assigned: list[dict[str, Any]] = []
         capture = OutputCapture(
             limit=self.output_limit,
             stream_limit=self.stream_limit,
@@ -103,6 +107,7 @@ class Session:
                 try:
                     value = await execute(cell, self.namespace)
                     result = describe_value(value)
+                    assigned = _assigned_values(cell.assigned, self.namespace)
                 except KeyboardInterrupt as exc:
                     status, error = "interrupted", format_error(exc, cell=filename)
                 except BaseException as exc:
@@ -120,9 +125,11 @@ class Session:
                     f"[{figures.skipped} more figures not shown; draw at most "
                     "20 per run, or save them to files]\n"
                 )
+        stdout = capture.stdout.getvalue()
+        shown = {"assigned": assigned} if assigned and not stdout and status == "ok" else {}
         return {
             "status": status,
-            "stdout": capture.stdout.getvalue(),
+            "stdout": stdout,
             "stderr": capture.stderr.getvalue(),
             "truncated": capture.truncated,
             "result": result,
@@ -131,4 +138,17 @@ class Session:
             "error": error,
             "duration_ms": (time.perf_counter() - started) * 1000.0,
             "restarted": False,
+            **shown,
         }
+
+
+def _assigned_values(names: tuple[str, ...], namespace: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a cell that ends with ``x = …`` assigned: small models compute a value into
+    a name and never print it, then answer with a guess (seen with Qwen2.5-Coder-1.5B:
+    `mean_temperature = df['temperature'].mean().round(2)`, then "20.5")."""
+    shown: list[dict[str, Any]] = []
+    for name in names[:_ASSIGNED_SHOWN]:
+        described = describe_value(namespace.get(name))
+        if described is not None:
+            shown.append({"name": name, "type": described["type"], "text": described["text"]})
+    return shown
