@@ -67,6 +67,9 @@ export function renderResult(result, onDownload) {
       box.appendChild(el("pre", "value", result.result.text));
     }
   }
+  // A silent cell that ended with `x = …`: the values the model was shown.
+  const assigned = Array.isArray(result.assigned) ? result.assigned : [];
+  if (assigned.length) box.appendChild(el("pre", "value assigned", assigned.map((a) => `${a.name} = ${a.text}`).join("\n")));
   for (const fig of result.figures || []) {
     const img = el("img", "figure");
     img.src = `data:image/png;base64,${fig.png}`;
