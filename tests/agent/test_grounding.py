@@ -165,3 +165,15 @@ def test_a_number_the_cell_wrote_as_a_literal_is_not_computed_by_it() -> None:
     earlier = {**step, "index": 0, "code": "x = 23.45", "result": {"stdout": ""}}
     later = {**computed, "index": 2}
     assert ground_answer("23.45", step_sources([earlier, later]))["ungrounded"] == []
+
+
+def test_a_table_reckon_loaded_grounds_nothing() -> None:
+    # Its result shows the table's first rows to the person; the model did not see them.
+    loaded = {
+        "kind": "code",
+        "index": 0,
+        "origin": "reckon",
+        "code": "df = pd.read_csv(p)",
+        "result": {"stdout": "", "assigned": [{"name": "df", "text": "  price\n0  30"}]},
+    }
+    assert ground_answer("The top price is 30.", step_sources([loaded]))["ungrounded"] == ["30"]

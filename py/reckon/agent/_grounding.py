@@ -110,6 +110,8 @@ def step_sources(steps: Iterable[JSONDict]) -> list[tuple[int | None, str]]:
         result = step.get("result")
         if step.get("kind") != "code" or not isinstance(result, dict):
             continue
+        if step.get("origin") == "reckon":  # a table Reckon loaded: the model never saw it
+            continue
         parts = [str(result.get("stdout") or "")]
         value = result.get("result")
         if isinstance(value, dict):
