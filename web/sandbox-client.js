@@ -561,7 +561,7 @@ export class Sandbox extends EventTarget {
       entry.resolve = async (reply) => {
         if (watchdog) clearTimeout(watchdog);
         if (backstop) clearTimeout(backstop);
-        const result = toRunResult(reply, entry, started, this.outputLimit);
+        const result = toRunResult(reply, entry, started, this.outputLimit + MARKER_ROOM);
         if (reply.restartNeeded) {
           // The memory ceiling, or an interpreter that exited or crashed: replace the
           // worker the same way as after a timeout kill.
@@ -773,6 +773,8 @@ function explain(reason, message, rebuilds = false) {
   }
 }
 
+// The kernel keeps `outputLimit` characters and then says what it cut: room for that.
+const MARKER_ROOM = 1000;
 // The live view stops here: past it a runaway print only slows the page (the result
 // keeps its own, smaller limit).
 const LIVE_LIMIT = 1_000_000;
