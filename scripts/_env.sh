@@ -29,6 +29,14 @@ ensure_chromium() {
   fi
 }
 
+# The relay's Redis-backed limits are tested against a real redis-server (Debian's).
+ensure_redis() {
+  if ! command -v redis-server >/dev/null 2>&1; then
+    echo "installing redis-server for the relay's limit tests (apt-get)" >&2
+    apt_install redis-server
+  fi
+}
+
 # scripts/run serves without Chromium; only `reckon eval` and reckon.Session need it.
 note_missing_chromium() {
   if [ -z "${RECKON_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then

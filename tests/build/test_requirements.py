@@ -12,6 +12,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from packaging.markers import Marker
+
 ROOT = Path(__file__).resolve().parents[2]
 # What requirements-eval.txt adds for CPython use; `reckon serve` needs none of them.
 EXTRAS = ("playwright", "numpy", "pandas", "matplotlib", "scipy", "sklearn", "pyarrow", "sympy")
@@ -25,7 +27,10 @@ def pins(path: Path) -> dict[str, str]:
         if line.startswith("-r "):
             found |= pins(path.parent / line.removeprefix("-r ").strip())
         elif "==" in line:
-            name, version = line.split("==")
+            requirement, _, marker = line.partition(";")
+            if marker.strip() and not Marker(marker.strip()).evaluate():
+                continue  # a pin for another Python than this one
+            name, version = requirement.split("==")
             found[name.strip()] = version.strip()
     return found
 

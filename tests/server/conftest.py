@@ -7,11 +7,12 @@ rather than sleeping.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +25,8 @@ from starlette.types import Receive, Scope, Send
 
 from reckon.server import Profile, RelayConfig, create_app
 from reckon.server._serve import uvicorn_config
+
+from .redis_kit import RedisServer, a_redis_server, ping
 
 THE_KEY = "sk-test-0123456789abcdef-SECRET"
 KEY_ENV = "RECKON_TEST_UPSTREAM_KEY"
@@ -225,7 +228,8 @@ class Relay:
 def no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("RECKON_TOKEN", raising=False)
+    for name in ("RECKON_TOKEN", "RECKON_CLIENT_SECRET", "RECKON_REDIS_URL"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv(KEY_ENV, THE_KEY)
 
 
@@ -296,3 +300,50 @@ def a_site(tmp_path: Path) -> Path:
         )
     )
     return site
+
+
+@pytest.fixture(scope="session")
+def a_running_redis() -> Iterator[RedisServer]:
+    with a_redis_server() as server:
+        yield server
+
+
+@pytest.fixture
+def a_redis(a_running_redis: RedisServer) -> RedisServer:
+    """The test session's redis-server: running (a test may have stopped it) and empty."""
+    if a_running_redis.process.poll() is not None or not ping(a_running_redis.port):
+        a_running_redis.start()
+    with socket.create_connection(("127.0.0.1", a_running_redis.port), timeout=5) as conn:
+        conn.sendall(b"FLUSHALL\r\n")
+        assert conn.recv(64).startswith(b"+OK")
+    return a_running_redis
+
+
+HELLO_BODY = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}
+
+
+def burst(
+    urls: Sequence[str],
+    count: int,
+    *,
+    headers: dict[str, str] | None = None,
+    body: dict[str, Any] | None = None,
+) -> list[httpx.Response]:
+    """`count` chat calls sent at once, spread over `urls` in turn; the answers in order."""
+
+    async def run() -> list[httpx.Response]:
+        limits = httpx.Limits(max_connections=count, max_keepalive_connections=count)
+        async with httpx.AsyncClient(limits=limits, timeout=30, trust_env=False) as client:
+            start = asyncio.Event()
+
+            async def one(number: int) -> httpx.Response:
+                await start.wait()
+                url = f"{urls[number % len(urls)]}/v1/chat/completions"
+                return await client.post(url, json=body or HELLO_BODY, headers=headers)
+
+            tasks = [asyncio.ensure_future(one(n)) for n in range(count)]
+            await asyncio.sleep(0)  # every task is waiting on the start line
+            start.set()
+            return list(await asyncio.gather(*tasks))
+
+    return asyncio.run(run())

@@ -16,7 +16,7 @@ import pytest
 
 import reckon
 from reckon import ConfigError
-from reckon.server import Profile, main
+from reckon.server import Limits, Profile, main
 from reckon.server._cli import config_from_args
 
 from .conftest import FakeUpstream
@@ -271,3 +271,119 @@ def test_reckon_serve_starts_prints_its_url_and_relays(
     assert index.headers["content-security-policy"] == "default-src 'self'; frame-ancestors 'self'"
     assert process.returncode == 0
     assert "sk-subprocess-key-123456" not in err
+
+
+A_PUBLIC_CONFIG = """
+client_secret = "a-site-secret-that-is-long-enough-0123456789"
+redis = "redis://:hunter2-redis-password@127.0.0.1:6379/0"
+metrics = "open"
+trusted_proxies = ["10.0.0.0/8"]
+
+[limits]
+requests_per_minute = 30
+tokens_per_day = 200000
+
+[[client]]
+id = "alice"
+token = "alice-token-0123456789abcdef"
+
+[[client]]
+id = "bob@example.org"
+token = "bob-token-0123456789abcdef"
+"""
+
+
+def test_a_config_file_gives_clients_limits_and_redis(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RECKON_CLIENT_SECRET", raising=False)
+    monkeypatch.delenv("RECKON_REDIS_URL", raising=False)
+    config = config_from_args(["serve", "--config", str(a_config_file(tmp_path, A_PUBLIC_CONFIG))])
+
+    assert [(c.id, c.token) for c in config.clients] == [
+        ("alice", "alice-token-0123456789abcdef"),
+        ("bob@example.org", "bob-token-0123456789abcdef"),
+    ]
+    assert config.client_secret == "a-site-secret-that-is-long-enough-0123456789"
+    assert config.limits == Limits(requests_per_minute=30, tokens_per_day=200000)
+    assert config.redis_url == "redis://:hunter2-redis-password@127.0.0.1:6379/0"
+    assert (config.metrics, config.trusted_proxies) == ("open", ["10.0.0.0/8"])
+    assert config.auth_required
+    # Secrets stay out of the config's repr, which a traceback could print.
+    for secret in ("alice-token", "a-site-secret", "hunter2"):
+        assert secret not in repr(config)
+
+
+def test_limit_flags_win_over_the_file_and_the_environment_gives_secrets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RECKON_CLIENT_SECRET", "from-the-environment-0123456789abcdef")
+    monkeypatch.setenv("RECKON_REDIS_URL", "redis://127.0.0.1:6390/1")
+    path = a_config_file(tmp_path, A_PUBLIC_CONFIG)
+    argv = ["serve", "--config", str(path), "--requests-per-minute", "5"]
+    argv += ["--concurrent-streams", "2", "--metrics", "off", "--trust-proxy", "192.0.2.7"]
+
+    config = config_from_args(argv)
+    flags_only = config_from_args(["serve", "--tokens-per-day", "9", "--redis", "unix:///r.sock"])
+
+    assert config.limits == Limits(
+        requests_per_minute=5, tokens_per_day=200000, concurrent_streams=2
+    )
+    assert config.client_secret == "from-the-environment-0123456789abcdef"
+    assert config.redis_url == "redis://127.0.0.1:6390/1"
+    assert config.metrics == "off"
+    assert config.trusted_proxies == ["10.0.0.0/8", "192.0.2.7"]
+    assert flags_only.limits == Limits(tokens_per_day=9)
+    assert flags_only.redis_url == "unix:///r.sock"
+
+
+def test_without_any_of_it_the_relay_is_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RECKON_CLIENT_SECRET", raising=False)
+    monkeypatch.delenv("RECKON_REDIS_URL", raising=False)
+    config = config_from_args(["serve"])
+
+    assert (config.clients, config.client_secret, config.redis_url) == ([], None, None)
+    assert config.limits == Limits() and not config.limits.any
+    assert not config.auth_required
+
+
+@pytest.mark.parametrize(
+    ("text", "complaint"),
+    [
+        ("[limits]\nrequests_per_hour = 5", "[limits] has an unknown key 'requests_per_hour'"),
+        ("[limits]\ntokens_per_day = 0", "tokens_per_day must be a whole number of at least 1"),
+        ("[limits]\ntokens_per_day = 1.5", "[limits] 'tokens_per_day' must be a whole number"),
+        ("[limits]\nconcurrent_streams = true", "must be a whole number"),
+        ("limits = 5", "'limits' has the wrong type"),
+        ("[[client]]\nid = 'a'", "[[client]] #1 needs 'token'"),
+        ("[[client]]\ntoken = 'a-long-token-0123456789'", "needs 'id'"),
+        ("[[client]]\nid = 'a'\ntoken = 'short'", "at least 16 characters"),
+        ("[[client]]\nid = 'a'\ntoken = 'a-long-token-0123456789'\nrole = 'x'", "unknown key"),
+        ("client_secret = 'short'", "client_secret must be at least 32 characters"),
+        ("redis = 'redis://127.0.0.1:6379/0'", "no limit is set"),
+        ("redis = 'http://h:1'\n[limits]\ntokens_per_day = 5", "must look like redis://"),
+        ("redis = 'redis://h:port/0'\n[limits]\ntokens_per_day = 5", "port that is not a number"),
+        ("metrics = 'public'", "metrics 'public' is not one of token, open, off"),
+        ("trusted_proxies = ['proxy.lan']", "trusted proxy 'proxy.lan'"),
+    ],
+)
+def test_bad_client_and_limit_settings_are_one_line_and_exit_code_2(
+    tmp_path: Path, text: str, complaint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["serve", "--config", str(a_config_file(tmp_path, text))]) == 2
+
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert complaint in err
+
+
+def test_a_bad_redis_address_never_shows_its_password(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["serve", "--tokens-per-day", "5", "--redis", "redis://u:hunter2@h:port/0"]
+
+    assert main(argv) == 2
+
+    err = capsys.readouterr().err
+    assert "port that is not a number" in err
+    assert "hunter2" not in err

@@ -2,7 +2,9 @@
 
 The upstreams misbehave on purpose (down, junk bytes that echo the request, a
 stream cut mid-way, answers the relay does not expect) and clients send
-malformed requests; then the process's whole stdout and stderr are searched.
+malformed requests; then the process's whole stdout and stderr are searched, and
+so is its /metrics. The tokens looked for are all of them: the shared one, a
+client's own, the signing secret and tokens signed with it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 import httpx
 
 import reckon
+from reckon.server import mint_token
 from reckon.server._errors import ScrubbingFilter
 
 from .conftest import KEY_ENV, THE_KEY, FakeUpstream, Script
@@ -34,6 +37,9 @@ TOKEN = "relay-token-5f4dcc3b5aa765d61d83-SECRET"
 # A key with a stray newline: it shows up escaped (`\n`) in header-validation errors.
 ODD_KEY_ENV = "RECKON_TEST_ODD_KEY"
 ODD_KEY = "sk-odd-0123456789abcdef-SECRET\n"
+CLIENT_TOKEN = "client-token-9f86d081884c7d65-SECRET"
+CLIENT_SECRET = "signing-secret-2c26b46b68ffc68ff99b453c1d30413413422d706-SECRET"
+SIGNED = mint_token("site-user-7", CLIENT_SECRET, ttl=3600)
 
 
 def _read_request(conn: socket.socket) -> bytes:
@@ -111,13 +117,16 @@ def test_no_log_line_of_a_real_relay_process_holds_the_key_or_token(
         ]
         config = tmp_path / "relay.toml"
         config.write_text(
-            "".join(
+            # Limits high enough to refuse nothing here: what is logged is the point.
+            "[limits]\nrequests_per_minute = 100000\ntokens_per_day = 100000000\n\n"
+            f'[[client]]\nid = "carol"\ntoken = "{CLIENT_TOKEN}"\n\n'
+            + "".join(
                 f'[[profile]]\nname = "{name}"\nbase_url = "{url}"\nprotocol = "{protocol}"\n'
                 f'api_key_env = "{env}"\nmodels = ["m"]\n\n'
                 for name, url, protocol, env in profiles
             )
         )
-        err, out, statuses = _drive_a_relay(config, tmp_path, an_upstream)
+        err, out, statuses, metrics = _drive_a_relay(config, tmp_path, an_upstream)
 
     logs = out + err
     # The run did provoke what it meant to: refusals, upstream failures, and log
@@ -126,17 +135,24 @@ def test_no_log_line_of_a_real_relay_process_holds_the_key_or_token(
     assert 502 in statuses and 404 in statuses, statuses
     assert "says the prompt" in logs and "Invalid HTTP request" in logs, logs[-3000:]
     assert "[redacted]" in logs, logs[-3000:]
-    for secret in (THE_KEY, TOKEN, ODD_KEY.strip()):
+    assert "for client carol" in logs and "for client site-user-7" in logs, logs[-3000:]
+    assert metrics.startswith("# HELP"), metrics[:300]
+    signature = SIGNED.rsplit(".", 1)[1]
+    for secret in (THE_KEY, TOKEN, ODD_KEY.strip(), CLIENT_TOKEN, CLIENT_SECRET, signature):
         assert secret not in logs, f"{secret[:6]}… appears in the relay's output"
+        assert secret not in metrics, f"{secret[:6]}… appears in the relay's metrics"
 
 
-def _drive_a_relay(config: Path, cwd: Path, upstream: FakeUpstream) -> tuple[str, str, list[int]]:
+def _drive_a_relay(
+    config: Path, cwd: Path, upstream: FakeUpstream
+) -> tuple[str, str, list[int], str]:
     env = {
         **os.environ,
         "PYTHONPATH": str(Path(reckon.__file__).parents[1]),
         KEY_ENV: THE_KEY,
         ODD_KEY_ENV: ODD_KEY,
         "RECKON_TOKEN": TOKEN,
+        "RECKON_CLIENT_SECRET": CLIENT_SECRET,
     }
     command = [sys.executable, "-m", "reckon.server", "serve", "--port", "0"]
     # Prompts are logged on request: this one quotes the key, as a user might.
@@ -157,6 +173,7 @@ def _drive_a_relay(config: Path, cwd: Path, upstream: FakeUpstream) -> tuple[str
     reader = threading.Thread(target=read_lines, daemon=True)
     reader.start()
     statuses: list[int] = []
+    metrics = ""
     try:
         first = lines.get(timeout=20)
         match = re.search(r"open (http://127\.0\.0\.1:(\d+)/)", first)
@@ -204,6 +221,19 @@ def _drive_a_relay(config: Path, cwd: Path, upstream: FakeUpstream) -> tuple[str
             big = b'{"model": "good/m", "messages": [], "x": "' + b"k" * (5 << 20) + b'"}'
             with suppress(httpx.HTTPError):
                 statuses.append(client.post("/v1/chat/completions", content=big).status_code)
+            # A client's own token and a signed one: their ids are logged, never the tokens,
+            # even when the caller puts a token where a model name goes (that is logged).
+            upstream.script = Script()
+            for token in (CLIENT_TOKEN, SIGNED):
+                as_client = {"Authorization": f"Bearer {token}"}
+                for model in ("good/m", SIGNED, CLIENT_TOKEN, CLIENT_SECRET):
+                    body = {"model": model, "messages": hello}
+                    answer = client.post("/v1/chat/completions", json=body, headers=as_client)
+                    statuses.append(answer.status_code)
+            forged = SIGNED[:-2] + ("AA" if not SIGNED.endswith("AA") else "BB")
+            refused = client.get("/api/info", headers={"Authorization": f"Bearer {forged}"})
+            statuses.append(refused.status_code)
+            metrics = client.get("/metrics").text
         # Bytes that are not HTTP, with the key in the request line.
         with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
             raw.sendall(f"GET\x00 /{THE_KEY} HTTP/9\r\nX: {TOKEN}\r\n\r\n".encode())
@@ -213,7 +243,7 @@ def _drive_a_relay(config: Path, cwd: Path, upstream: FakeUpstream) -> tuple[str
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=20)
         reader.join(5)
-    return err, "".join(seen_out), statuses
+    return err, "".join(seen_out), statuses, metrics
 
 
 def test_a_traceback_logged_by_another_library_is_scrubbed_too() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,10 +14,15 @@ import pytest
 import requests
 import schemathesis
 from schemathesis.core.failures import FailureGroup
-from schemathesis.specs.openapi.checks import response_schema_conformance
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 from starlette.routing import Mount, Route
 
-from reckon.server import Profile, RelayConfig, create_app
+from reckon.server import Limits, Profile, RelayConfig, create_app
 from reckon.server._openapi import openapi_document
 
 from .conftest import Relay
@@ -129,7 +135,7 @@ def test_every_operation_has_an_id_and_error_answers_in_the_error_shape(
 def test_the_errors_of_protocol_md_are_described(document: dict[str, Any]) -> None:
     responses = document["paths"]["/v1/chat/completions"]["post"]["responses"]
 
-    assert {"200", "400", "401", "403", "404", "413", "429", "502", "504"} <= set(responses)
+    assert {"200", "400", "401", "403", "404", "413", "429", "502", "503", "504"} <= set(responses)
     assert set(responses["200"]["content"]) == {"application/json", "text/event-stream"}
 
 
@@ -212,3 +218,36 @@ def test_the_stream_schema_tells_chunks_from_anything_else(stream: bytes, valid:
     else:
         with pytest.raises(FailureGroup):
             case.validate_response(response, checks=[response_schema_conformance])
+
+
+def test_limit_refusals_a_down_limit_store_and_metrics_answer_as_documented(
+    a_relay_with: Callable[..., Relay],
+) -> None:
+    checks = [
+        status_code_conformance,
+        content_type_conformance,
+        response_headers_conformance,
+        response_schema_conformance,
+    ]
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        nobody = f"redis://127.0.0.1:{closed.getsockname()[1]}/0"
+        limited = a_relay_with(limits=Limits(requests_per_minute=1))
+        down = a_relay_with(limits=Limits(requests_per_minute=1), redis_url=nobody)
+        schema = schemathesis.openapi.from_dict(json.loads(openapi_document()))
+        chat = schema["/v1/chat/completions"]["POST"]
+        body = {"model": "tiny-model", "messages": [{"role": "user", "content": "hi"}]}
+        statuses = []
+        with requests.Session() as session:
+            session.trust_env = False
+            for base in (limited.url, limited.url, down.url):
+                case = chat.Case(body=body)
+                response = case.call(base_url=base, session=session, timeout=10)
+                case.validate_response(response, checks=checks)
+                statuses.append(response.status_code)
+            metrics = schema["/metrics"]["GET"].Case()
+            scraped = metrics.call(base_url=limited.url, session=session, timeout=10)
+            metrics.validate_response(scraped, checks=checks)
+
+    assert statuses == [200, 429, 503]
+    assert scraped.status_code == 200

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from reckon.server import Profile
+from reckon.server import Client, Limits, Profile, mint_token
 
 from .conftest import KEY_ENV, MODEL, THE_KEY, FakeUpstream, Relay, Script
 
@@ -163,3 +163,46 @@ def test_an_answer_without_the_key_streams_byte_for_byte(
         response = client.post("/v1/chat/completions", json=chat)
 
     assert response.content == b"".join(chunks)
+
+
+def test_client_tokens_and_the_signing_secret_are_treated_like_the_key(
+    a_relay_with: Callable[..., Relay],
+    an_upstream: FakeUpstream,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    own = "client-own-token-0123456789-SECRET"
+    secret = "signing-secret-for-secrets-test-0123456789-SECRET"
+    relay = a_relay_with(
+        clients=[Client("carol", own)],
+        client_secret=secret,
+        limits=Limits(requests_per_minute=100),
+        metrics="open",
+    )
+    signed = mint_token("dan", secret, ttl=60)
+    seen = []
+    with relay.client() as client:
+        for token in (own, signed):
+            auth = {"Authorization": f"Bearer {token}"}
+            chat = {"model": MODEL, "messages": HELLO}
+            seen.append(client.post("/v1/chat/completions", json=chat, headers=auth))
+            # An upstream that echoes what it was told, and one that guesses the secrets.
+            an_upstream.script = Script(
+                status=401, body=json.dumps({"error": {"message": f"{own} {secret}"}}).encode()
+            )
+            seen.append(client.post("/v1/chat/completions", json=chat, headers=auth))
+            an_upstream.script = Script(chunks=[f"data: {own}\n\n".encode(), b"data: [DONE]\n\n"])
+            seen.append(
+                client.post("/v1/chat/completions", json={**chat, "stream": True}, headers=auth)
+            )
+            an_upstream.script = Script()
+        seen.append(client.get("/metrics"))
+
+    assert [r.status_code for r in seen] == [200, 401, 200, 200, 401, 200, 200]
+    forwarded = json.dumps([s.headers for s in an_upstream.seen])
+    for response in seen:
+        for value in (own, secret, signed):
+            assert value not in everything_in(response)
+            assert value not in caplog.text
+            assert value not in forwarded
+    assert "for client carol" in caplog.text and "for client dan" in caplog.text

@@ -6,9 +6,21 @@ keeps to a few small modules because it is the process with the secret.
 
 from __future__ import annotations
 
+from reckon.server._access import Client, Limits
 from reckon.server._app import create_app
 from reckon.server._cli import main
 from reckon.server._config import Profile, RelayConfig, load_config_file
 from reckon.server._errors import RelayError
+from reckon.server._identity import mint_token
 
-__all__ = ["Profile", "RelayConfig", "RelayError", "create_app", "load_config_file", "main"]
+__all__ = [
+    "Client",
+    "Limits",
+    "Profile",
+    "RelayConfig",
+    "RelayError",
+    "create_app",
+    "load_config_file",
+    "main",
+    "mint_token",
+]

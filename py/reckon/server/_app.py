@@ -17,6 +17,8 @@ from starlette.routing import BaseRoute, Mount, Route
 from reckon.server._config import RelayConfig
 from reckon.server._errors import RelayError, error_response
 from reckon.server._guard import Guard
+from reckon.server._limits import Limiter
+from reckon.server._metrics import Metrics, MetricsMiddleware
 from reckon.server._openapi import serve_openapi
 from reckon.server._relay import ChatCompletions
 from reckon.server._site import Site
@@ -35,6 +37,8 @@ _NO_SITE = (
 def create_app(config: RelayConfig) -> Starlette:
     """The relay as an ASGI app: API routes, the static site, and the request guard."""
     upstreams = Upstreams(config)
+    metrics = Metrics(in_flight=lambda: upstreams.in_flight)
+    limiter = Limiter(config, metrics, upstreams.scrubber)
 
     async def list_models(request: Request) -> Response:
         targets, failures = await upstreams.catalogue()
@@ -60,26 +64,30 @@ def create_app(config: RelayConfig) -> Starlette:
                     for t in targets
                 },
                 "demo": not config.profiles,
-                "auth": config.token is not None,
+                "auth": config.auth_required,
             }
         )
 
     async def no_site(request: Request) -> Response:
         return PlainTextResponse(_NO_SITE, status_code=404)
 
+    chat = ChatCompletions(upstreams, limiter=limiter, metrics=metrics)
     routes: list[BaseRoute] = [
-        Route("/v1/chat/completions", ChatCompletions(upstreams), methods=["POST"]),
+        Route("/v1/chat/completions", chat, methods=["POST"]),
         Route("/v1/models", list_models, methods=["GET"]),
         Route("/api/info", info, methods=["GET"]),
         Route("/openapi.json", serve_openapi, methods=["GET"]),
     ]
+    if config.metrics != "off":
+        routes.append(Route("/metrics", metrics.endpoint, methods=["GET"]))
     if config.site_dir is not None:
         embedders = [*config.allowed_origins, *config.allowed_embedders]
         routes.append(Mount("/", app=Site(config.site_dir, frame_ancestors=embedders)))
     else:
         routes.append(Route("/", no_site))
 
-    middleware = [Middleware(Guard, config=config)]
+    # Outermost, so that the guard's refusals are counted too.
+    middleware = [Middleware(MetricsMiddleware, metrics=metrics), Middleware(Guard, config=config)]
     if config.allowed_origins:
         # Lets a copy of the site hosted elsewhere call the relay; the Guard
         # has already refused every origin not on this list.
@@ -97,7 +105,7 @@ def create_app(config: RelayConfig) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with upstreams:
+        async with upstreams, limiter.running():
             yield
 
     app = Starlette(
@@ -111,6 +119,7 @@ def create_app(config: RelayConfig) -> Starlette:
         },
     )
     app.state.upstreams = upstreams
+    app.state.metrics = metrics
     return app
 
 

@@ -1,4 +1,6 @@
-"""``reckon serve``: parse flags (and an optional TOML file), then run the relay.
+"""``reckon serve``: parse flags (and an optional TOML file), then run the relay;
+``reckon token``: mint a signed client token, to try a relay the way an embedding
+site's users will reach it.
 
 Flags win over the config file, which wins over the defaults. Every mistake
 in either becomes one line on stderr and exit code 2.
@@ -8,25 +10,32 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import ipaddress
 import logging
 import os
 import socket
 import sys
+import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
 from reckon._exceptions import ConfigError
+from reckon.server._access import LIMIT_NAMES, METRICS_MODES, Limits
 from reckon.server._config import DEFAULT_KEY_ENV, Profile, RelayConfig, load_config_file
+from reckon.server._identity import SECRET_ENV, mint_token
 
 __all__ = ["config_from_args", "main"]
 
 _DEFAULT_SITE = Path("dist/site")
+REDIS_ENV = "RECKON_REDIS_URL"
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        raise ConfigError(f"{message} (see 'reckon serve --help')")
+        command = self.prog if self.prog != "reckon" else "reckon serve"
+        raise ConfigError(f"{message} (see '{command} --help')")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,8 +78,40 @@ def _parser() -> argparse.ArgumentParser:
     )
     add("--allow-host", metavar="HOST", **many, help="also accept this Host name (proxies)")
     add("--log-prompts", action="store_true", default=None, help="log the messages sent to models")
+    for name, what in zip(
+        LIMIT_NAMES,
+        ("model calls per minute", "tokens per day (UTC)", "model calls under way at once"),
+        strict=True,
+    ):
+        flag = f"--{name.replace('_', '-')}"
+        add(flag, type=int, metavar="N", help=f"limit each client (or address) to N {what}")
+    add(
+        "--redis",
+        metavar="URL",
+        help=f"keep the limits in Redis, shared by every replica (or set {REDIS_ENV})",
+    )
+    add("--metrics", choices=METRICS_MODES, help="who may read GET /metrics (default token)")
+    add(
+        "--trust-proxy",
+        metavar="ADDR",
+        **many,
+        help="a proxy (IP or network) whose X-Forwarded-For names the client",
+    )
     # Listed for --help only: main() hands `reckon eval ...` to reckon.client before parsing.
     commands.add_parser("eval", help="run a question set headless and report (reckon eval -h)")
+    token = commands.add_parser(
+        "token",
+        help="mint a signed client token (to try a relay with client_secret)",
+        description="Print a token the relay accepts for one client until it expires, signed "
+        f"with the secret in ${SECRET_ENV} (the relay's client_secret).",
+    )
+    token.add_argument("--client", required=True, metavar="ID", help="the client id to sign")
+    token.add_argument(
+        "--ttl", type=int, default=3600, metavar="SECONDS", help="lifetime (default 3600)"
+    )
+    token.add_argument(
+        "--secret-env", default=SECRET_ENV, metavar="NAME", help=f"default {SECRET_ENV}"
+    )
     return parser
 
 
@@ -118,6 +159,15 @@ def config_from_args(argv: list[str] | None) -> RelayConfig:
     settings["allowed_origins"] = [*file.get("allowed_origins", []), *args.allow_origin]
     settings["allowed_embedders"] = [*file.get("allowed_embedders", []), *args.allow_embedder]
     settings["allowed_hosts"] = [*file.get("allowed_hosts", []), *args.allow_host]
+    settings["trusted_proxies"] = [*file.get("trusted_proxies", []), *args.trust_proxy]
+    secret = os.environ.get(SECRET_ENV) or file.get("client_secret")
+    settings["client_secret"] = secret or None
+    flags = {n: getattr(args, n) for n in LIMIT_NAMES if getattr(args, n) is not None}
+    settings["limits"] = dataclasses.replace(file.get("limits", Limits()), **flags)
+    redis = args.redis or os.environ.get(REDIS_ENV) or file.get("redis_url")
+    settings["redis_url"] = redis or None
+    if args.metrics is not None:
+        settings["metrics"] = args.metrics
     return RelayConfig(**settings)
 
 
@@ -127,6 +177,9 @@ def _bind(host: str, port: int) -> socket.socket:
         sock = socket.socket(family, kind, proto)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
+        # Listening now, not when uvicorn starts: the "running" line is printed before,
+        # and a client that connects on reading it must wait in the queue, not be refused.
+        sock.listen(socket.SOMAXCONN)
     except OSError as exc:
         raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     sock.set_inheritable(True)
@@ -151,11 +204,19 @@ def _notes(config: RelayConfig) -> list[str]:
             notes.append(
                 f"{profile.api_key_env} is not set: calls to '{profile.name}' go without an API key"
             )
-    if not _is_loopback(config.host) and config.token is None:
+    if not _is_loopback(config.host) and not config.auth_required:
         notes.append(
             f"listening on {config.host} without --token: anyone who can reach this port can "
             "use your model server's API key"
         )
+    if not _is_loopback(config.host) and not config.limits.any:
+        notes.append(
+            "no limits are set (--requests-per-minute, --tokens-per-day, --concurrent-streams): "
+            "whoever may call the relay may spend the key without bound"
+        )
+    if config.limits.any:
+        where = "Redis" if config.redis_url else "memory (this process only)"
+        notes.append(f"limits per client: {config.limits.describe()}; counted in {where}")
     if config.host in ("0.0.0.0", "::") and not config.allowed_hosts:
         notes.append(
             "other machines must reach the relay by a name or address given with --allow-host"
@@ -194,6 +255,24 @@ def _serve(config: RelayConfig) -> int:
     return 0
 
 
+def _token(args: argparse.Namespace) -> int:
+    secret = os.environ.get(args.secret_env)
+    if not secret:
+        raise ConfigError(
+            f"${args.secret_env} is not set: set it to the relay's client_secret "
+            "(the token is signed with it)"
+        )
+    now = time.time()
+    token = mint_token(args.client, secret, ttl=args.ttl, now=now)
+    expiry = datetime.fromtimestamp(int(now) + args.ttl, UTC)
+    print(token, flush=True)
+    print(
+        f"reckon: token for client {args.client!r}, valid until {expiry:%Y-%m-%d %H:%M:%S} UTC",
+        file=sys.stderr,
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``reckon`` console script; returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
@@ -202,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return eval_main(argv[1:])
     try:
+        if argv[:1] == ["token"]:
+            return _token(_parser().parse_args(argv))
         config = config_from_args(argv)
         return _serve(config)
     except ConfigError as exc:

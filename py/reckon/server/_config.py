@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from reckon._exceptions import ConfigError
+from reckon.server._access import Client, Limits, check_access, limits_from_table
 
 __all__ = ["DEFAULT_KEY_ENV", "Profile", "RelayConfig", "load_config_file"]
 
@@ -116,6 +117,22 @@ class RelayConfig:
     header_timeout: float = 10.0
     body_timeout: float = 30.0
     log_prompts: bool = False
+    # Callers with an identity of their own: a token each, or a token the embedding site
+    # signed with `client_secret` (see _identity). `token` above stays the one shared token.
+    clients: list[Client] = field(default_factory=list)
+    client_secret: str | None = field(default=None, repr=False)
+    limits: Limits = field(default_factory=Limits)
+    # Where the limits are counted when several replicas share them; None: in memory.
+    redis_url: str | None = field(default=None, repr=False)
+    metrics: str = "token"
+    # Peers whose X-Forwarded-For names the client (uvicorn's forwarded_allow_ips);
+    # empty: uvicorn's default, loopback only (or $FORWARDED_ALLOW_IPS).
+    trusted_proxies: list[str] = field(default_factory=list)
+
+    @property
+    def auth_required(self) -> bool:
+        """Whether /v1/* and /api/* need a bearer token of some kind."""
+        return self.token is not None or bool(self.clients) or self.client_secret is not None
 
     def __post_init__(self) -> None:
         names = [p.name for p in self.profiles]
@@ -137,6 +154,7 @@ class RelayConfig:
                     f"allowed origin {origin!r} must look like https://example.org "
                     "(scheme and host, optional port, no path or trailing slash)"
                 )
+        check_access(self)
 
 
 _TIMEOUTS = ("connect_timeout", "first_byte_timeout", "header_timeout", "body_timeout")
@@ -156,7 +174,15 @@ _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "body_timeout": (int, float),
     "log_prompts": bool,
     "profile": list,
+    "client": list,
+    "client_secret": str,
+    "limits": dict,
+    "redis": str,
+    "metrics": str,
+    "trusted_proxies": list,
 }
+# Lists of tables, checked table by table below.
+_TABLE_LISTS = ("profile", "client")
 _PROFILE_KEYS: dict[str, type] = {
     "name": str,
     "base_url": str,
@@ -181,7 +207,7 @@ def _check(table: dict[str, Any], schema: dict[str, Any], where: str) -> None:
             raise ConfigError(f"{where}: {key!r} has the wrong type ({type(value).__name__})")
         if (
             isinstance(value, list)
-            and key != "profile"
+            and key not in _TABLE_LISTS
             and not all(isinstance(v, str) for v in value)
         ):
             raise ConfigError(f"{where}: {key!r} must be a list of strings")
@@ -200,9 +226,16 @@ def load_config_file(path: Path) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
     _check(data, _TOP_KEYS, str(path))
-    settings: dict[str, Any] = {k: v for k, v in data.items() if k not in ("profile", "site")}
+    own = ("profile", "site", "client", "limits", "redis")
+    settings: dict[str, Any] = {k: v for k, v in data.items() if k not in own}
     if "site" in data:
         settings["site_dir"] = (path.parent / data["site"]).resolve()
+    if "redis" in data:
+        settings["redis_url"] = data["redis"]
+    if "limits" in data:
+        settings["limits"] = Limits(**limits_from_table(data["limits"], str(path)))
+    if "client" in data:
+        settings["clients"] = _clients(data["client"], path)
     for key in _TIMEOUTS:
         if key in settings:
             settings[key] = float(settings[key])
@@ -231,3 +264,17 @@ def load_config_file(path: Path) -> dict[str, Any]:
         )
     settings["profiles"] = profiles
     return settings
+
+
+def _clients(tables: list[Any], path: Path) -> list[Client]:
+    clients = []
+    for index, table in enumerate(tables, start=1):
+        where = f"{path}: [[client]] #{index}"
+        if not isinstance(table, dict):
+            raise ConfigError(f"{where} must be a table")
+        _check(table, {"id": str, "token": str}, where)
+        for required in ("id", "token"):
+            if required not in table:
+                raise ConfigError(f"{where} needs {required!r}")
+        clients.append(Client(id=table["id"], token=table["token"]))
+    return clients

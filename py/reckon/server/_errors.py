@@ -8,6 +8,7 @@ messages say what to do, not only what went wrong.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Iterable, Mapping
 
 from starlette.responses import JSONResponse
@@ -18,6 +19,10 @@ __all__ = ["REDACTED", "RelayError", "Scrubber", "ScrubbingFilter", "error_respo
 # replacing such words inside model output would corrupt it for no gain.
 _MIN_SECRET_LENGTH = 8
 REDACTED = "[redacted]"
+# The signature of a signed client token (`<id>.<expiry>.<43 base64url characters>`,
+# see _identity): such tokens are minted elsewhere, so they cannot be listed as
+# secrets, but the shape is distinctive enough to take out of every log line.
+_SIGNED_TOKEN = re.compile(r"(\.[0-9]{1,12}\.)[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])")
 
 _DEFAULT_TYPES = {
     400: "invalid_request_error",
@@ -29,6 +34,7 @@ _DEFAULT_TYPES = {
     413: "request_too_large",
     429: "rate_limit_error",
     502: "upstream_error",
+    503: "service_unavailable",
     504: "upstream_timeout",
 }
 
@@ -42,16 +48,20 @@ class RelayError(Exception):
         message: str,
         *,
         type: str | None = None,
+        code: str | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.type = type or _DEFAULT_TYPES.get(status, "server_error")
+        self.code = code
         self.headers = dict(headers or {})
 
     def response(self) -> JSONResponse:
-        return error_response(self.status, self.message, type=self.type, headers=self.headers)
+        return error_response(
+            self.status, self.message, type=self.type, code=self.code, headers=self.headers
+        )
 
 
 def error_response(
@@ -59,11 +69,17 @@ def error_response(
     message: str,
     *,
     type: str | None = None,
+    code: str | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> JSONResponse:
+    """``code``, when given, names the rule more precisely than ``type`` (as OpenAI's
+    errors do): which limit a 429 is about, for one."""
     kind = type or _DEFAULT_TYPES.get(status, "server_error")
+    error = {"type": kind, "message": message}
+    if code is not None:
+        error["code"] = code
     return JSONResponse(
-        {"error": {"type": kind, "message": message}},
+        {"error": error},
         status_code=status,
         headers={"Cache-Control": "no-store", **(headers or {})},
     )
@@ -98,7 +114,7 @@ class Scrubber:
     def text(self, value: str) -> str:
         for secret in self._texts:
             value = value.replace(secret, REDACTED)
-        return value
+        return _SIGNED_TOKEN.sub(rf"\g<1>{REDACTED}", value)
 
     def chunk(self, data: bytes) -> bytes:
         if not self._bytes:

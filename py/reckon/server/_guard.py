@@ -8,7 +8,10 @@
   can spend the user's API key from the user's browser. This covers the site's
   files too: a page elsewhere can embed ``<reckon-chat>`` from this relay only
   when its origin is allowed.
-- With a token configured, /v1/* and /api/* need ``Authorization: Bearer``.
+- With a token configured (the shared ``--token``, clients' own tokens, or a
+  ``client_secret`` for signed tokens), /v1/* and /api/* need
+  ``Authorization: Bearer``; so does /metrics unless it is ``open``. Who the caller
+  turned out to be is left in the scope for the limits (``_identity``).
 
 Every response also gets ``X-Content-Type-Options`` and ``Referrer-Policy``. For an
 allowed origin, CORS headers are added by Starlette's CORSMiddleware inside this
@@ -18,19 +21,19 @@ them too, so the page can read why it was refused.
 
 from __future__ import annotations
 
-import hmac
-
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from reckon.server._config import RelayConfig
-from reckon.server._errors import error_response
+from reckon.server._errors import RelayError, error_response
+from reckon.server._identity import IDENTITY, Keyring
 
 __all__ = ["Guard"]
 
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "[::1]"})
 _WILDCARD = frozenset({"0.0.0.0", "::", "[::]", ""})
 _PROTECTED = ("/v1/", "/api/")
+_METRICS = "/metrics"
 _SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
 
 
@@ -54,6 +57,8 @@ class Guard:
         self.names = names
         self.extra = {h.lower() for h in config.allowed_hosts}
         self.origins = set(config.allowed_origins)
+        self.keyring = Keyring(config)
+        self.metrics_protected = config.metrics == "token"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -80,16 +85,16 @@ class Guard:
             await error_response(403, problem)(scope, receive, send_with_headers)
             return
         preflight = scope["method"] == "OPTIONS" and "access-control-request-method" in headers
-        if (
-            self.config.token is not None
-            and scope["path"].startswith(_PROTECTED)
-            and not preflight
-            and (problem := self._token_problem(headers)) is not None
-        ):
-            response = error_response(401, problem, headers={"WWW-Authenticate": "Bearer"})
-            await response(scope, receive, send_with_headers)
-            return
+        if self.keyring.required and self._protects(scope["path"]) and not preflight:
+            try:
+                scope[IDENTITY] = self.keyring.identify(headers.get("authorization"))
+            except RelayError as refused:
+                await refused.response()(scope, receive, send_with_headers)
+                return
         await self.app(scope, receive, send_with_headers)
+
+    def _protects(self, path: str) -> bool:
+        return path.startswith(_PROTECTED) or (path == _METRICS and self.metrics_protected)
 
     def _ports(self, scope: Scope) -> set[int]:
         ports = {self.config.port}
@@ -125,18 +130,3 @@ class Guard:
             f"relay may use it. Open Reckon from {own}/, or start the relay with "
             f"--allow-origin {origin}."
         )
-
-    def _token_problem(self, headers: Headers) -> str | None:
-        assert self.config.token is not None
-        scheme, _, given = headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not given.strip():
-            return (
-                "This relay needs a token: send 'Authorization: Bearer <token>' with the token "
-                "the relay was started with (--token or RECKON_TOKEN)."
-            )
-        if not hmac.compare_digest(given.strip().encode(), self.config.token.encode()):
-            return (
-                "The token is wrong: use the one the relay was started with "
-                "(--token or RECKON_TOKEN)."
-            )
-        return None

@@ -20,9 +20,14 @@ from starlette.types import Receive, Scope, Send
 
 from reckon.server import _anthropic, _json
 from reckon.server._errors import RelayError, Scrubber
+from reckon.server._identity import IDENTITY, Identity
+from reckon.server._limits import Limiter
+from reckon.server._metrics import Metrics
 from reckon.server._pump import pump
+from reckon.server._request import ClientGone, parse_request, read_body
 from reckon.server._scrub import EventScrubber
 from reckon.server._upstream import Target, Upstreams, chat_call, describe_failure
+from reckon.server._usage import UsageMeter, estimate_prompt_tokens
 
 __all__ = ["ChatCompletions"]
 
@@ -35,65 +40,6 @@ _STREAM_HEADERS = [
     (b"x-accel-buffering", b"no"),
 ]
 _ERROR_BODY_LIMIT = 64 * 1024
-_SHAPE_HINT = 'send {"model": "...", "messages": [{"role": "user", "content": "..."}]}'
-
-
-class _ClientGone(Exception):
-    """The browser disconnected before its request body arrived."""
-
-
-async def _read_body(receive: Receive, limit: int, timeout: float) -> bytes:
-    try:
-        with anyio.fail_after(timeout):  # all of it: a trickle is no excuse
-            return await _read_all(receive, limit)
-    except TimeoutError:
-        raise RelayError(
-            408,
-            f"The request body did not arrive within {timeout:g} s. Send it at once "
-            "(or raise body_timeout).",
-        ) from None
-
-
-async def _read_all(receive: Receive, limit: int) -> bytes:
-    # Counted as it arrives: Content-Length can lie, and chunked bodies have none.
-    body = bytearray()
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise _ClientGone
-        body += message.get("body", b"")
-        if len(body) > limit:
-            raise RelayError(
-                413,
-                f"The request body is over the relay's limit of {limit} bytes. Send fewer or "
-                "shorter messages (or attach large data as files), or raise max_body_bytes.",
-            )
-        if not message.get("more_body", False):
-            return bytes(body)
-
-
-def _parse(body: bytes) -> dict[str, Any]:
-    try:
-        payload = _json.loads(body)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        # ValueError covers JSONDecodeError and integers past Python's digit limit;
-        # RecursionError, nesting deeper than the parser goes.
-        detail = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
-        raise RelayError(
-            400, f"The request body is not valid JSON ({detail}); {_SHAPE_HINT}."
-        ) from None
-    if not isinstance(payload, dict):
-        raise RelayError(400, f"The request body must be a JSON object; {_SHAPE_HINT}.")
-    messages = payload.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise RelayError(400, f"'messages' must be a non-empty list; {_SHAPE_HINT}.")
-    if not all(isinstance(m, dict) for m in messages):
-        raise RelayError(400, f"Every item of 'messages' must be an object; {_SHAPE_HINT}.")
-    if payload.get("model") is not None and not isinstance(payload["model"], str):
-        raise RelayError(400, "'model' must be a string such as 'gpt-4o-mini' or 'profile/model'.")
-    if "stream" in payload and not isinstance(payload["stream"], bool | None):
-        raise RelayError(400, "'stream' must be true or false.")
-    return payload
 
 
 def _upstream_error(
@@ -158,49 +104,70 @@ async def _until_disconnect(receive: Receive, work: Callable[[], Awaitable[None]
 class ChatCompletions:
     """The ASGI app behind ``POST /v1/chat/completions``."""
 
-    def __init__(self, upstreams: Upstreams) -> None:
+    def __init__(self, upstreams: Upstreams, *, limiter: Limiter, metrics: Metrics) -> None:
         self.upstreams = upstreams
         self.config = upstreams.config
+        self.limiter = limiter
+        self.metrics = metrics
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            raw = await _read_body(receive, self.config.max_body_bytes, self.config.body_timeout)
-            payload = _parse(raw)
+            raw = await read_body(receive, self.config.max_body_bytes, self.config.body_timeout)
+            payload = parse_request(raw)
             target = await self.upstreams.resolve(payload.get("model"))
             url, body = chat_call(target, payload)
             if self.upstreams.in_flight >= self.config.max_concurrent_streams:
+                self.metrics.refused("max_concurrent_streams")
                 raise RelayError(
                     429,
                     f"The relay is already forwarding {self.config.max_concurrent_streams} model "
                     "calls; retry in a moment (or raise max_concurrent_streams).",
+                    code="max_concurrent_streams",
                     headers={"Retry-After": "1"},
                 )
-        except _ClientGone:
+            # Worked out only when needed: for the limits now, else if usage is missing.
+            estimate = estimate_prompt_tokens(payload) if self.limiter.store else None
+            admission = await self.limiter.admit(scope, reserve=estimate or 0)
+        except ClientGone:
             return
         except RelayError as exc:
             log.info("chat request refused (%d): %s", exc.status, exc.message)
             await exc.response()(scope, receive, send)
             return
-        stream = payload.get("stream") is True
-        if self.config.log_prompts:
-            log.info("prompt for %s: %s", target.id, json.dumps(payload["messages"]))
         started = time.monotonic()
         outcome = ["cancelled (client went away)"]
+        meter = UsageMeter(
+            lambda: estimate_prompt_tokens(payload) if estimate is None else estimate
+        )
 
         async def work() -> None:
-            outcome[0] = await self._forward(target, url, body, payload, scope, receive, send)
+            if self.config.log_prompts:
+                log.info("prompt for %s: %s", target.id, json.dumps(payload["messages"]))
+            outcome[0] = await self._forward(
+                target, url, body, payload, meter, scope, receive, send
+            )
 
         self.upstreams.in_flight += 1
         try:
             await _until_disconnect(receive, work)
         finally:
             self.upstreams.in_flight -= 1
+            usage = meter.result()
+            self.metrics.used(usage)
+            if admission is not None:
+                # Shielded: a client that left must still give its place back.
+                with anyio.CancelScope(shield=True):
+                    await self.limiter.settle(admission, tokens=usage.total)
+            identity: Identity | None = scope.get(IDENTITY)
             log.info(
-                "chat %s%s -> %s in %.0f ms",
+                "chat %s%s%s -> %s in %.0f ms, %d tokens%s",
                 target.id,
-                " (stream)" if stream else "",
+                " (stream)" if payload.get("stream") is True else "",
+                f" for client {identity.client}" if identity and identity.client else "",
                 outcome[0],
                 (time.monotonic() - started) * 1000,
+                usage.total,
+                "" if usage.reported else " (estimated)",
             )
 
     async def _forward(
@@ -209,6 +176,7 @@ class ChatCompletions:
         url: str,
         body: bytes,
         payload: dict[str, Any],
+        meter: UsageMeter,
         scope: Scope,
         receive: Receive,
         send: Send,
@@ -219,14 +187,16 @@ class ChatCompletions:
         request = client.build_request(
             "POST", url, content=body, headers=self.upstreams.headers(target.profile, stream=stream)
         )
+        sent = time.monotonic()
         try:
             response = await client.send(request, stream=True)
         except httpx.HTTPError as exc:
             error = describe_failure(exc, target.profile, self.config)
             await error.response()(scope, receive, send)
             return str(error.status)
+        self.metrics.upstream(target.profile.name, time.monotonic() - sent)
         try:
-            return await self._answer(response, target, payload, scrub, scope, receive, send)
+            return await self._answer(response, target, payload, scrub, meter, scope, receive, send)
         finally:
             # Shielded: on cancellation this close is what tells the upstream to stop.
             with anyio.CancelScope(shield=True):
@@ -238,6 +208,7 @@ class ChatCompletions:
         target: Target,
         payload: dict[str, Any],
         scrub: Scrubber,
+        meter: UsageMeter,
         scope: Scope,
         receive: Receive,
         send: Send,
@@ -294,17 +265,20 @@ class ChatCompletions:
             await untranslatable.response()(scope, receive, send)
             return str(untranslatable.status)
         await send({"type": "http.response.start", "status": status, "headers": headers})
+        meter.start(sse=is_sse)
         # Secrets are looked for in the text the browser will read (unless compressed).
         clean: Scrubber | EventScrubber = scrub
         if "content-encoding" not in response.headers:
             clean = EventScrubber(scrub, sse=is_sse)
         sent = [clean.chunk(first)]
+        meter.feed(sent[0])
         await send({"type": "http.response.body", "body": sent[0], "more_body": True})
 
         async def forward(chunk: bytes) -> None:
             data = clean.chunk(chunk)
             if data:
                 sent[0] = data
+                meter.feed(data)
                 await send({"type": "http.response.body", "body": data, "more_body": True})
 
         outcome = str(status)
@@ -318,5 +292,7 @@ class ChatCompletions:
             if is_sse:
                 error = describe_failure(exc, profile, self.config)
                 ending += _error_event(error, ending or sent[0])
+                self.metrics.error(error.type)
+        meter.feed(ending)
         await send({"type": "http.response.body", "body": ending, "more_body": False})
         return outcome

@@ -32,6 +32,10 @@ def uvicorn_config(app: Any, config: RelayConfig, **options: Any) -> uvicorn.Con
         "http": _timed_protocol(config.header_timeout),
         **options,
     }
+    if config.trusted_proxies:
+        # Who may say, in X-Forwarded-For, which address a call comes from (the limits
+        # count callers without an identity by it).
+        settings.setdefault("forwarded_allow_ips", list(config.trusted_proxies))
     return uvicorn.Config(app, **settings)
 
 

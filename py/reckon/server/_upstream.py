@@ -21,6 +21,7 @@ import httpx
 
 from reckon import __version__
 from reckon.server import _anthropic, _json
+from reckon.server._access import redis_password
 from reckon.server._config import Profile, RelayConfig
 from reckon.server._errors import RelayError, Scrubber
 
@@ -128,8 +129,12 @@ class Upstreams:
         return os.environ.get(profile.api_key_env) or None
 
     def secrets(self) -> list[str | None]:
-        """What must never leave the relay: each profile's key, and the relay token."""
-        return [*(self.key(p) for p in self.config.profiles), self.config.token]
+        """What must never leave the relay: each profile's key, the relay's tokens (shared
+        and per client), the signing secret and the Redis password."""
+        c = self.config
+        keys = [self.key(p) for p in c.profiles]
+        clients = [client.token for client in c.clients]
+        return [*keys, c.token, *clients, c.client_secret, redis_password(c.redis_url)]
 
     def scrubber(self) -> Scrubber:
         return Scrubber(self.secrets())
