@@ -25,12 +25,10 @@ import json
 import os
 import re
 import socket
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +40,7 @@ sys.path.insert(0, str(ROOT / "py"))
 
 from redis_kit import RedisServer, a_redis_server  # noqa: E402
 
+from _procs import a_process, text_table  # noqa: E402
 from reckon.server._usage import estimate_prompt_tokens  # noqa: E402
 
 MODEL = "bench-model"
@@ -102,36 +101,6 @@ def serve_upstream() -> int:
     return 0
 
 
-def _environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "py"), env.get("PYTHONPATH")]))
-    return env
-
-
-@contextmanager
-def a_process(argv: list[str], pattern: re.Pattern[str], log: Path) -> Iterator[int]:
-    """Starts `argv`, waits for the line naming its port; yields the port."""
-    with log.open("wb") as errors:
-        process = subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=errors, env=_environment(), cwd=log.parent
-        )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline().decode()
-        match = pattern.search(line)
-        if match is None:
-            process.kill()
-            raise SystemExit(f"{argv[1:4]} did not start: {line!r}\n{log.read_text()[-2000:]}")
-        yield int(match.group(1))
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 class Fleet:
     """The relay processes of this run, all in front of one fake model server."""
 
@@ -153,7 +122,7 @@ class Fleet:
         if redis is not None:
             argv += ["--redis", redis]
         log = self.work / f"relay{self.count}.log"
-        port = self.stack.enter_context(a_process(argv, _RUNNING, log))
+        _, port = self.stack.enter_context(a_process(argv, _RUNNING, log))
         return f"http://127.0.0.1:{port}"
 
 
@@ -337,7 +306,7 @@ def cost(fleet: Fleet, redis: RedisServer, direct: str, args: argparse.Namespace
                          f"{p95 / b95:.2f}", f"{(p50 - b50) * 1000:+.2f}",
                          f"{(p95 - b95) * 1000:+.2f}"])  # fmt: skip
         kinds = {f"{name}: {kind}" for name, found in problems.items() for kind in found}
-        out.append(_table(rows) + "".join(f"\n  error: {kind}" for kind in sorted(kinds)))
+        out.append(text_table(rows) + "".join(f"\n  error: {kind}" for kind in sorted(kinds)))
     return out
 
 
@@ -358,20 +327,6 @@ def fail_closed(fleet: Fleet, redis: RedisServer) -> str:
     )
 
 
-def _table(rows: list[list[str]]) -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = []
-    for number, row in enumerate(rows):
-        cells = [
-            c.ljust(w) if i == 0 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        ]
-        lines.append("  ".join(cells).rstrip())
-        if number == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sequential", type=int, default=300, help="sequential calls per target")
@@ -384,7 +339,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="reckon-limits-") as tmp, ExitStack() as stack:
         work = Path(tmp)
         upstream_argv = [sys.executable, str(Path(__file__).resolve()), "--serve-upstream"]
-        port = stack.enter_context(
+        _, port = stack.enter_context(
             a_process(upstream_argv, re.compile(r"PORT (\d+)"), work / "upstream.log")
         )
         direct = f"http://127.0.0.1:{port}/v1"
@@ -392,7 +347,7 @@ def main() -> int:
         fleet = Fleet(stack, work, direct)
         print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}", file=sys.stderr)
         rows, exact = exactness(fleet, redis)
-        print(_table(rows))
+        print(text_table(rows))
         print()
         for table in cost(fleet, redis, direct, args):
             print(table)

@@ -19,16 +19,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import re
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,6 +38,8 @@ from load_kit import (  # noqa: E402
     run_load,
     streaming_upstream,
 )
+
+from _procs import a_process, text_table  # noqa: E402
 
 _RUNNING = re.compile(r"open http://127\.0\.0\.1:(\d+)/")
 
@@ -59,36 +57,6 @@ def serve_upstream() -> int:
     config = uvicorn.Config(streaming_upstream, log_config=None, access_log=False, lifespan="off")
     uvicorn.Server(config).run(sockets=[sock])
     return 0
-
-
-def _environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "py"), env.get("PYTHONPATH")]))
-    return env
-
-
-@contextmanager
-def a_process(argv: list[str], pattern: re.Pattern[str], log: Path) -> Iterator[tuple[int, int]]:
-    """Starts `argv`, waits for the line naming its port; yields (pid, port)."""
-    with log.open("wb") as errors:
-        process = subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=errors, env=_environment(), cwd=log.parent
-        )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline().decode()
-        match = pattern.search(line)
-        if match is None:
-            process.kill()
-            raise SystemExit(f"{argv[1:3]} did not start: {line!r}\n{log.read_text()[-2000:]}")
-        yield process.pid, int(match.group(1))
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def memory_kib(pid: int) -> dict[str, int]:
@@ -134,20 +102,6 @@ def _load_row(report: LoadReport) -> list[str]:
         f"{report.streams / report.seconds:,.0f}",
         f"{report.chunks / report.seconds:,.0f}",
     ]
-
-
-def _table(rows: list[list[str]]) -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = []
-    for number, row in enumerate(rows):
-        cells = [
-            c.ljust(w) if i == 0 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        ]
-        lines.append("  ".join(cells))
-        if number == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
 
 
 def main() -> int:
@@ -223,7 +177,7 @@ def measure(args: argparse.Namespace, pid: int, urls: dict[str, str]) -> int:
     direct_rate = loads["direct"].chunks / loads["direct"].seconds
     relayed_rate = loads["relayed"].chunks / loads["relayed"].seconds
     rows.append(["relayed/direct", "", "", "", "", f"{relayed_rate / direct_rate:.2f}"])
-    print(_table(rows))
+    print(text_table(rows))
     for name, report in loads.items():
         for sample in report.samples:
             print(f"  {name} error: {sample}")
@@ -263,7 +217,7 @@ def measure(args: argparse.Namespace, pid: int, urls: dict[str, str]) -> int:
             f"{best['direct'] / best['relayed']:.2f}",
         ]
     )
-    print(_table(rows))
+    print(text_table(rows))
     print()
 
     rows = [["relay memory (MiB)", "RSS", "peak (VmHWM)"]]
@@ -276,7 +230,7 @@ def measure(args: argparse.Namespace, pid: int, urls: dict[str, str]) -> int:
         rows.append([label, f"{kib['VmRSS'] / 1024:.1f}", f"{kib['VmHWM'] / 1024:.1f}"])
     growth = (settled["VmRSS"] - idle["VmRSS"]) / 1024
     rows.append(["growth (2 s later - before)", f"{growth:+.1f}", ""])
-    print(_table(rows))
+    print(text_table(rows))
     return 0
 
 

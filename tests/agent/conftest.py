@@ -14,6 +14,15 @@ def executor(tmp_path: Path) -> KernelExecutor:
     return KernelExecutor(tmp_path)
 
 
+@pytest.fixture
+def sales(executor: KernelExecutor) -> KernelExecutor:
+    """A small sales.csv in the executor's data folder (units: North 14, South 12, East 3)."""
+    executor.data_dir.mkdir(parents=True, exist_ok=True)
+    rows = ["region,units", "North,5", "South,12", "North,9", "East,3"]
+    (executor.data_dir / "sales.csv").write_text("\n".join(rows) + "\n")
+    return executor
+
+
 @pytest.fixture(scope="module")
 def an_upstream_server() -> Iterator[Upstream]:
     """One fake OpenAI-compatible server on loopback per test module."""

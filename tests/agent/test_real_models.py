@@ -41,14 +41,6 @@ FENCED_TRIPLE = (
 )
 
 
-@pytest.fixture
-def sales(executor: KernelExecutor) -> KernelExecutor:
-    executor.data_dir.mkdir(parents=True, exist_ok=True)
-    rows = ["region,units", "North,5", "South,12", "North,9", "East,3"]
-    (executor.data_dir / "sales.csv").write_text("\n".join(rows) + "\n")
-    return executor
-
-
 def agent(upstream: Upstream, executor: KernelExecutor, **options: Any) -> Agent:
     model = OpenAIModel(HttpxTransport(upstream.url), model="local", **options)
     return Agent(model, executor)

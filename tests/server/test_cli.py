@@ -198,6 +198,22 @@ def test_bad_flags_are_one_line_and_exit_code_2(
         ("header_timeout = inf", "finite number of seconds"),
         ("body_timeout = nan", "finite number of seconds"),
         ("first_byte_timeout = 0", "finite number of seconds"),
+        # Clients, limits, Redis, metrics, proxies.
+        ("[limits]\nrequests_per_hour = 5", "[limits] has an unknown key 'requests_per_hour'"),
+        ("[limits]\ntokens_per_day = 0", "tokens_per_day must be a whole number of at least 1"),
+        ("[limits]\ntokens_per_day = 1.5", "[limits] 'tokens_per_day' must be a whole number"),
+        ("[limits]\nconcurrent_streams = true", "must be a whole number"),
+        ("limits = 5", "'limits' has the wrong type"),
+        ("[[client]]\nid = 'a'", "[[client]] #1 needs 'token'"),
+        ("[[client]]\ntoken = 'a-long-token-0123456789'", "needs 'id'"),
+        ("[[client]]\nid = 'a'\ntoken = 'short'", "at least 16 characters"),
+        ("[[client]]\nid = 'a'\ntoken = 'a-long-token-0123456789'\nrole = 'x'", "unknown key"),
+        ("client_secret = 'short'", "client_secret must be at least 32 characters"),
+        ("redis = 'redis://127.0.0.1:6379/0'", "no limit is set"),
+        ("redis = 'http://h:1'\n[limits]\ntokens_per_day = 5", "must look like redis://"),
+        ("redis = 'redis://h:port/0'\n[limits]\ntokens_per_day = 5", "port that is not a number"),
+        ("metrics = 'public'", "metrics 'public' is not one of token, open, off"),
+        ("trusted_proxies = ['proxy.lan']", "trusted proxy 'proxy.lan'"),
     ],
 )
 def test_a_bad_config_file_is_one_line_and_exit_code_2(
@@ -345,36 +361,6 @@ def test_without_any_of_it_the_relay_is_as_before(monkeypatch: pytest.MonkeyPatc
     assert (config.clients, config.client_secret, config.redis_url) == ([], None, None)
     assert config.limits == Limits() and not config.limits.any
     assert not config.auth_required
-
-
-@pytest.mark.parametrize(
-    ("text", "complaint"),
-    [
-        ("[limits]\nrequests_per_hour = 5", "[limits] has an unknown key 'requests_per_hour'"),
-        ("[limits]\ntokens_per_day = 0", "tokens_per_day must be a whole number of at least 1"),
-        ("[limits]\ntokens_per_day = 1.5", "[limits] 'tokens_per_day' must be a whole number"),
-        ("[limits]\nconcurrent_streams = true", "must be a whole number"),
-        ("limits = 5", "'limits' has the wrong type"),
-        ("[[client]]\nid = 'a'", "[[client]] #1 needs 'token'"),
-        ("[[client]]\ntoken = 'a-long-token-0123456789'", "needs 'id'"),
-        ("[[client]]\nid = 'a'\ntoken = 'short'", "at least 16 characters"),
-        ("[[client]]\nid = 'a'\ntoken = 'a-long-token-0123456789'\nrole = 'x'", "unknown key"),
-        ("client_secret = 'short'", "client_secret must be at least 32 characters"),
-        ("redis = 'redis://127.0.0.1:6379/0'", "no limit is set"),
-        ("redis = 'http://h:1'\n[limits]\ntokens_per_day = 5", "must look like redis://"),
-        ("redis = 'redis://h:port/0'\n[limits]\ntokens_per_day = 5", "port that is not a number"),
-        ("metrics = 'public'", "metrics 'public' is not one of token, open, off"),
-        ("trusted_proxies = ['proxy.lan']", "trusted proxy 'proxy.lan'"),
-    ],
-)
-def test_bad_client_and_limit_settings_are_one_line_and_exit_code_2(
-    tmp_path: Path, text: str, complaint: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["serve", "--config", str(a_config_file(tmp_path, text))]) == 2
-
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1
-    assert complaint in err
 
 
 def test_a_bad_redis_address_never_shows_its_password(
