@@ -47,7 +47,9 @@ class StepModel:
         ask = int(match.group(1)) if match else -1
         done = [m for m in messages[last_user:] if m.get("role") == "tool"]
         if len(done) < STEPS_PER_ASK:
-            code = f"print('step {ask}.{len(done)}')"
+            # The step's number is put together, not written out whole: an output that
+            # only repeats a literal of its cell grounds nothing (and the answer cites it).
+            code = f"print('step {ask}.' + str({len(done)}))"
             return _stream([_tool_call(code, f"call_{ask}_{len(done)}")])
         seen = re.findall(r"step \d+\.\d+", str(done[-1].get("content")))
         answer = f"Ask {ask} finished after {seen[-1] if seen else 'nothing'}."
