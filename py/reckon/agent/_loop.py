@@ -340,7 +340,7 @@ class Agent(AgentControls):
         if self._phase == "verify":  # the check is kept out of the history; so is this
             return None
         computed = ran_code or any(_by_model(s) for s in self.transcript.steps)
-        question = next((m["content"] for m in reversed(self.messages) if is_question(m)), "")
+        question = self._question()
         found = recheck_message(
             grounding,
             has_files,
@@ -355,13 +355,16 @@ class Agent(AgentControls):
         asked.add(found[0])
         return found[1]
 
+    def _question(self) -> str:
+        """The person's last question (not a cell's output or one of our rechecks)."""
+        return str(next((m["content"] for m in reversed(self.messages) if is_question(m)), ""))
+
     def _repaired(
         self, answer: str, steps: list[JSONDict], environment: JSONDict
     ) -> tuple[str, JSONDict]:
         """The answer (its form put right, ``repair_form``) and its grounding."""
         grounding = self._ground(answer, steps, environment)
-        question = next((m["content"] for m in reversed(self.messages) if is_question(m)), "")
-        fixed = repair_form(str(question), answer, grounding)
+        fixed = repair_form(self._question(), answer, grounding)
         if fixed is None:
             return answer, grounding
         return fixed, self._ground(fixed, steps, environment)
