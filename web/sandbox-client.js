@@ -800,9 +800,13 @@ function withinLimit(result, limit) {
   const over = (t) => typeof t === "string" && t.length > limit;
   const value = result.result && typeof result.result === "object" ? result.result : null;
   const error = result.error && typeof result.error === "object" ? result.error : null;
-  if (!over(result.stdout) && !over(result.stderr) && !over(value && value.text) && !over(error && error.traceback) && !over(error && error.message)) return result;
+  // Made by the kernel, inside the sandbox, like the rest: held to the limit too.
+  const assigned = Array.isArray(result.assigned) ? result.assigned.filter((a) => a && typeof a === "object") : null;
+  const anyOver = over(result.stdout) || over(result.stderr) || over(value && value.text) || over(error && error.traceback) || over(error && error.message) || (assigned || []).some((a) => over(a.text));
+  if (!anyOver) return result;
   return {
     ...result,
+    ...(assigned ? { assigned: assigned.map((a) => ({ ...a, text: capped(a.text, limit) })) } : {}),
     stdout: capped(result.stdout, limit),
     stderr: capped(result.stderr, limit),
     result: value ? { ...value, text: capped(value.text, limit) } : result.result,

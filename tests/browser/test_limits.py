@@ -155,3 +155,26 @@ def test_a_cell_that_raises_its_own_output_limit_is_held_to_the_pages(
     # The live view stops at a million characters, with a line saying so.
     assert 1_000_000 <= outcome["live"] < 1_000_200, outcome["live"]
     assert outcome["after"] == "fine\n"
+
+
+def test_assigned_values_a_patched_kernel_reports_are_held_to_the_limit_too(
+    a_console_page: Any,
+) -> None:
+    # The cell replaces the kernel's own reporting of silent assignments: still capped.
+    outcome = a_console_page.evaluate(
+        """async () => {
+            const { createReckon } = await import("./reckon.js");
+            const small = createReckon({ agent: false, persist: false });
+            await small.ready();
+            const patch = "import reckon.kernel._session as s\\n"
+              + "s._assigned_values = lambda names, ns: "
+              + "[{'name': 'x', 'type': 'str', 'text': 'z' * 3_000_000}]";
+            await small.run(patch);
+            const result = await small.run("x = 1");
+            small.close();
+            const text = result.assigned[0].text;
+            return { length: text.length, tail: text.slice(-120), truncated: result.truncated };
+        }"""
+    )
+    assert outcome["length"] < 101_200 and outcome["truncated"] is True, outcome
+    assert "truncated by the page" in outcome["tail"], outcome
