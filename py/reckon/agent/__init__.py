@@ -8,8 +8,6 @@ separately) binds it to the browser: a fetch ``Transport`` and a sandbox ``Execu
 from __future__ import annotations
 
 from reckon.agent._code import CodeBlocks, ToolArguments, extract_code_blocks, parse_tool_arguments
-from reckon.agent._demo import DemoModel
-from reckon.agent._demo_intents import Intent, parse_intent
 from reckon.agent._export import (
     export_notebook,
     export_script,
@@ -39,6 +37,7 @@ from reckon.agent._types import (
     Model,
     Transport,
 )
+from reckon.agent.demo import DemoModel, Intent, parse_intent
 
 __all__ = [
     "OBSERVATION_HEADER",

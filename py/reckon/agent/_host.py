@@ -15,7 +15,6 @@ from typing import Any
 from reckon._exceptions import ProtocolError
 from reckon.agent._approval import APPROVAL_MODES, parse_decision
 from reckon.agent._bridge import FetchTransport, PageExecutor
-from reckon.agent._demo import DemoModel
 from reckon.agent._export import export_notebook as _notebook
 from reckon.agent._export import export_script as _script
 from reckon.agent._import import import_into, refused_while_busy
@@ -25,6 +24,7 @@ from reckon.agent._privacy import Privacy
 from reckon.agent._transcript import dump_state, load_state
 from reckon.agent._turns import Turns
 from reckon.agent._types import JSONDict, Model
+from reckon.agent.demo import DemoModel
 
 __all__ = [
     "ask",

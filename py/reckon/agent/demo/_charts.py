@@ -7,8 +7,8 @@ Text labels are stripped first, so padded values ("East   ") group as one.
 
 from __future__ import annotations
 
-from reckon.agent._demo_columns import Column
-from reckon.agent._demo_intents import Intent
+from reckon.agent.demo._columns import Column
+from reckon.agent.demo._intent import Intent
 
 __all__ = ["AGG_WORDS", "chart_code", "pick", "q", "stripped"]
 

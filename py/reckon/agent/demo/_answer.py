@@ -6,7 +6,7 @@ expected lines are missing the answer says so instead of filling in.
 
 from __future__ import annotations
 
-from reckon.agent._demo_intents import Intent
+from reckon.agent.demo._intent import Intent
 
 __all__ = ["HELP", "answer_from", "explain_failure", "lead_in", "no_column", "no_file"]
 

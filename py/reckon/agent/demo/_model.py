@@ -12,7 +12,9 @@ import json
 import re
 from collections.abc import Callable
 
-from reckon.agent._demo_answer import (
+from reckon.agent._observe import OBSERVATION_HEADER, parse_observation
+from reckon.agent._types import ChatReply, ChatRequest, JSONDict
+from reckon.agent.demo._answer import (
     HELP,
     answer_from,
     explain_failure,
@@ -20,12 +22,11 @@ from reckon.agent._demo_answer import (
     no_column,
     no_file,
 )
-from reckon.agent._demo_code import plan_code
-from reckon.agent._demo_intents import Intent, parse_intent
-from reckon.agent._demo_sql import literal_query, plan_sql, sql_answer, sql_stdout, wants_sql
-from reckon.agent._demo_verify import verify_turn
-from reckon.agent._observe import OBSERVATION_HEADER, parse_observation
-from reckon.agent._types import ChatReply, ChatRequest, JSONDict
+from reckon.agent.demo._code import plan_code
+from reckon.agent.demo._intent import Intent
+from reckon.agent.demo._intents import parse_intent
+from reckon.agent.demo._sql import literal_query, plan_sql, sql_answer, sql_stdout, wants_sql
+from reckon.agent.demo._verify import verify_turn
 
 __all__ = ["DemoModel"]
 

@@ -6,7 +6,7 @@ sandbox, so nothing the user typed is ever evaluated by the agent itself.
 
 from __future__ import annotations
 
-from reckon.agent._demo_intents import Intent
+from reckon.agent.demo._intent import Intent
 
 __all__ = ["math_code"]
 

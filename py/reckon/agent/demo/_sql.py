@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 import re
 
-from reckon.agent._demo_columns import Column
-from reckon.agent._demo_intents import Intent
 from reckon.agent._types import JSONDict
+from reckon.agent.demo._columns import Column
+from reckon.agent.demo._intent import Intent
 
 __all__ = ["literal_query", "plan_sql", "sql_answer", "sql_stdout", "wants_sql"]
 

@@ -1,6 +1,6 @@
 """The code the demo model writes: short pandas/matplotlib/sympy cells per intent.
 
-Every cell prints ``label: value`` lines that ``_demo_answer`` quotes, so the
+Every cell prints ``label: value`` lines that ``_answer`` quotes, so the
 answer's numbers are the ones the sandbox computed. Attempt 0 reads a table with
 its ``read_with`` line; attempt 1 (after a failure) uses the pre-loaded
 ``read_table``, which copes with odd encodings, delimiters and headers.
@@ -8,10 +8,10 @@ its ``read_with`` line; attempt 1 (after a failure) uses the pre-loaded
 
 from __future__ import annotations
 
-from reckon.agent._demo_charts import chart_code, pick, q, stripped
-from reckon.agent._demo_code_math import math_code
-from reckon.agent._demo_columns import Column
-from reckon.agent._demo_intents import Intent
+from reckon.agent.demo._charts import chart_code, pick, q, stripped
+from reckon.agent.demo._code_math import math_code
+from reckon.agent.demo._columns import Column
+from reckon.agent.demo._intent import Intent
 
 __all__ = ["plan_code"]
 

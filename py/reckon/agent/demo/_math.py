@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from reckon.agent._demo_intents import Intent
+from reckon.agent.demo._intent import Intent
 
 __all__ = ["parse_math"]
 

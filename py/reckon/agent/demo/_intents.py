@@ -7,12 +7,13 @@ fails honestly (``kind == "help"``) instead of guessing.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
-from reckon.agent._demo_columns import Column, choose_file, columns_of, find_columns, tokens
 from reckon.agent._types import JSONDict
+from reckon.agent.demo._columns import Column, choose_file, columns_of, find_columns, tokens
+from reckon.agent.demo._intent import Intent
+from reckon.agent.demo._math import parse_math
 
-__all__ = ["Intent", "parse_intent"]
+__all__ = ["parse_intent"]
 
 _AGGREGATES = [
     ("mean", r"\b(average|avg|mean)\b"),
@@ -44,44 +45,7 @@ _OVERVIEW = re.compile(
 )
 
 
-@dataclass
-class Intent:
-    """One request. ``kind`` is overview, describe, chart, groupby, top, correlation,
-    count, aggregate, math, nofile, nocolumn or help."""
-
-    kind: str
-    question: str = ""
-    file: JSONDict | None = None
-    columns: list[Column] = field(default_factory=list)
-    all_columns: list[Column] = field(default_factory=list)
-    chart: str = ""
-    agg: str = ""
-    n: int = 5
-    ascending: bool = False
-    op: str = ""
-    value: str = ""
-    math: str = ""
-    expression: str = ""
-    rhs: str = ""
-    lower: str = ""
-    upper: str = ""
-    variable: str = "x"
-    # "which <group> has the most <measure>": the columns named, whatever their dtypes.
-    group: Column | None = None
-    measure: Column | None = None
-
-    @property
-    def numeric(self) -> list[Column]:
-        return [c for c in self.columns if c.numeric]
-
-    @property
-    def categorical(self) -> list[Column]:
-        return [c for c in self.columns if not c.numeric]
-
-
 def parse_intent(question: str, files: list[JSONDict]) -> Intent:
-    from reckon.agent._demo_math import parse_math  # the math grammar lives apart
-
     text = " ".join(question.strip().split())
     lowered = text.lower()
     math = parse_math(text)
