@@ -10,6 +10,6 @@ from reckon.kernel._files import list_files
 from reckon.kernel._inspect import inspect
 from reckon.kernel._session import Session
 from reckon.kernel._sql import run_sql, sql_tables, table_name
-from reckon.kernel._tables import read_table
+from reckon.kernel.tables import read_table
 
 __all__ = ["Session", "inspect", "list_files", "read_table", "run_sql", "sql_tables", "table_name"]

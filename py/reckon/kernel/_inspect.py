@@ -6,10 +6,17 @@ import os
 import warnings
 from typing import Any
 
-from reckon.kernel._delimited import Loaded, read_delimited
-from reckon.kernel._encoding import head_encoding, looks_binary, read_head, scan_text
 from reckon.kernel._sql import table_name
-from reckon.kernel._tables import load_table, table_format
+from reckon.kernel.tables import (
+    Loaded,
+    head_encoding,
+    load_table,
+    looks_binary,
+    read_delimited,
+    read_head,
+    scan_text,
+    table_format,
+)
 
 __all__ = ["inspect"]
 

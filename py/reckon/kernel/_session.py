@@ -14,8 +14,8 @@ from reckon.kernel._display import describe_value
 from reckon.kernel._figures import FigureCollector, prepare_matplotlib
 from reckon.kernel._files import diff_snapshots, snapshot
 from reckon.kernel._sql import run_sql
-from reckon.kernel._tables import read_table
 from reckon.kernel._traceback import cell_filename, format_error, format_syntax_error
+from reckon.kernel.tables import read_table
 
 __all__ = ["Session"]
 

@@ -13,7 +13,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from reckon.kernel._tables import read_table
+from reckon.kernel.tables import read_table
 
 if TYPE_CHECKING:
     import sqlite3

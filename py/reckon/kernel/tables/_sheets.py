@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from reckon.kernel._delimited import Loaded, pandas_call
-from reckon.kernel._sniff import find_header
-from reckon.kernel._workbook import ENGINES, Workbook, encrypted, open_workbook
+from reckon.kernel.tables._delimited import Loaded, pandas_call
+from reckon.kernel.tables._sniff import find_header
+from reckon.kernel.tables._workbook import ENGINES, Workbook, encrypted, open_workbook
 
 __all__ = ["ALL_SHEETS", "ENGINES", "read_sheet"]
 

@@ -8,7 +8,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from reckon.kernel._encoding import HEAD_BYTES, TextScan, read_head
+from reckon.kernel.tables._encoding import HEAD_BYTES, TextScan, read_head
 
 __all__ = ["Layout", "find_header", "sample_records", "sniff_layout"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import codecs
 from dataclasses import dataclass
 
-from reckon.kernel._detect import Sampler, guess_encoding
+from reckon.kernel.tables._detect import Sampler, guess_encoding
 
 __all__ = ["HEAD_BYTES", "TextScan", "head_encoding", "looks_binary", "read_head", "scan_text"]
 

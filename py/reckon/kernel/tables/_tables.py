@@ -9,9 +9,9 @@ import tempfile
 import zipfile
 from typing import Any
 
-from reckon.kernel._delimited import Loaded, pandas_call, read_delimited
-from reckon.kernel._encoding import looks_binary, read_head
-from reckon.kernel._sheets import ENGINES, read_sheet
+from reckon.kernel.tables._delimited import Loaded, pandas_call, read_delimited
+from reckon.kernel.tables._encoding import looks_binary, read_head
+from reckon.kernel.tables._sheets import ENGINES, read_sheet
 
 __all__ = ["TABLE_FORMATS", "load_table", "read_table", "table_format"]
 

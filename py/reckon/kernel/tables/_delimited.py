@@ -6,8 +6,8 @@ import csv
 from dataclasses import dataclass
 from typing import Any
 
-from reckon.kernel._encoding import TextScan, scan_text
-from reckon.kernel._sniff import WHITESPACE, Layout, sniff_layout
+from reckon.kernel.tables._encoding import TextScan, scan_text
+from reckon.kernel.tables._sniff import WHITESPACE, Layout, sniff_layout
 
 __all__ = ["Loaded", "pandas_call", "read_delimited"]
 

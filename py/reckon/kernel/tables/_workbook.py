@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 from xml.etree import ElementTree
 
-from reckon.kernel._ods import ods_sheet_tallies, read_ods_sheets
+from reckon.kernel.tables._ods import ods_sheet_tallies, read_ods_sheets
 
 __all__ = ["ENGINES", "SheetSize", "Workbook", "open_workbook"]
 
