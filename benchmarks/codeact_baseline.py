@@ -36,9 +36,9 @@ from reckon.agent._code import extract_code_blocks
 from reckon.agent._grounding import ground_answer, step_sources
 from reckon.agent._observe import OBSERVATION_HEADER
 from reckon.agent._prompt import build_system_prompt
-from reckon.client._answers import normalized_answer
-from reckon.client._eval import RunRecord, _is_correct
-from reckon.client._questions import Question
+from reckon.eval._answers import normalized_answer
+from reckon.eval._eval import RunRecord, _is_correct
+from reckon.eval._questions import Question
 from reckon.kernel import inspect, read_table, run_sql
 
 __all__ = ["MAX_CALLS", "Workspace", "ask", "run_cell", "workspace"]

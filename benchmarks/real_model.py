@@ -50,8 +50,8 @@ sys.path[:0] = [str(ROOT / "py"), str(ROOT / "scripts"), str(ROOT / "benchmarks"
 import local_model  # noqa: E402
 
 import codeact_baseline  # noqa: E402
-from reckon.client._eval import RunRecord, summarize  # noqa: E402
-from reckon.client._questions import Question, load_questions  # noqa: E402
+from reckon.eval._eval import RunRecord, summarize  # noqa: E402
+from reckon.eval._questions import Question, load_questions  # noqa: E402
 
 DEFAULT_QUESTIONS = ROOT / "benchmarks" / "questions" / "real" / "questions.jsonl"
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "real-model"

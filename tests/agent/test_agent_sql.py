@@ -19,7 +19,7 @@ from reckon.agent import (
     replay_cells,
 )
 from reckon.agent._code import parse_tool_arguments, sql_cell
-from reckon.client._reproduce import reproduce_notebook
+from reckon.eval._reproduce import reproduce_notebook
 
 from .helpers import KernelExecutor, ScriptedModel, answer, mentions, model_steps, run
 

@@ -17,8 +17,8 @@ from starlette.responses import JSONResponse, Response
 
 from reckon.agent._observe import OBSERVATION_HEADER
 from reckon.agent._prompt import build_system_prompt
-from reckon.client._eval import summarize
-from reckon.client._questions import Question, load_questions
+from reckon.eval._eval import summarize
+from reckon.eval._questions import Question, load_questions
 
 from .upstream import Upstream
 

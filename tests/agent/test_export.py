@@ -28,11 +28,11 @@ from reckon.agent import (
 )
 from reckon.agent._import import import_into
 from reckon.agent._privacy import Privacy
-from reckon.client._compare import compare_cell, normalize_text, table_values
-from reckon.client._eval import RunRecord, summarize
-from reckon.client._questions import Question
-from reckon.client._report import build_report, write_report
-from reckon.client._reproduce import reproduce_notebook
+from reckon.eval._compare import compare_cell, normalize_text, table_values
+from reckon.eval._eval import RunRecord, summarize
+from reckon.eval._questions import Question
+from reckon.eval._report import build_report, write_report
+from reckon.eval._reproduce import reproduce_notebook
 from reckon.kernel import Session
 
 from .helpers import KernelExecutor, ScriptedModel, answer, run

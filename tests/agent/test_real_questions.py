@@ -23,8 +23,8 @@ from xml.etree import ElementTree
 import openpyxl
 import pytest
 
-from reckon.client._answers import matches_expected, pairs_in
-from reckon.client._questions import Question, load_questions
+from reckon.eval._answers import matches_expected, pairs_in
+from reckon.eval._questions import Question, load_questions
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "benchmarks" / "questions" / "real"

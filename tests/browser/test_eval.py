@@ -22,8 +22,8 @@ from starlette.routing import Route
 
 from reckon.agent import ChatRequest, DemoModel
 from reckon.agent._verify import VERIFY_HEADER
-from reckon.client._answers import matches_expected, pairs_in
-from reckon.client._questions import load_questions
+from reckon.eval._answers import matches_expected, pairs_in
+from reckon.eval._questions import load_questions
 from reckon.kernel import inspect
 from reckon.server import main
 
@@ -141,7 +141,7 @@ def test_the_shipped_expected_values_are_right() -> None:
 
 
 def test_the_shipped_checks_accept_the_right_ranking_and_refuse_another() -> None:
-    from reckon.client._answers import run_check
+    from reckon.eval._answers import run_check
 
     base = QUESTIONS.parent
     sales, people = pd.read_csv(base / "sales.csv"), pd.read_csv(base / "people.csv")

@@ -23,9 +23,9 @@ import pytest
 from starlette.requests import Request
 from starlette.responses import Response
 
-from reckon.client._eval import RunRecord, summarize
-from reckon.client._questions import Question
-from reckon.client._report import build_report, write_report
+from reckon.eval._eval import RunRecord, summarize
+from reckon.eval._questions import Question
+from reckon.eval._report import build_report, write_report
 
 from .conftest import CHROMIUM, an_unused_port, wait_for_port
 from .helpers import a_model_server

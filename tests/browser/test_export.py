@@ -16,7 +16,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from reckon.client._reproduce import reproduce_notebook
+from reckon.eval._reproduce import reproduce_notebook
 
 from .conftest import ROOT
 from .helpers import call, page_call, run, upload_bytes

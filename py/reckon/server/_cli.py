@@ -277,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``reckon`` console script; returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["eval"]:
-        from reckon.client._eval_cli import main as eval_main
+        from reckon.eval._eval_cli import main as eval_main
 
         return eval_main(argv[1:])
     try:

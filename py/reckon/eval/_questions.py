@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from reckon._exceptions import ConfigError
-from reckon.client._answers import compile_check, pairs_in
+from reckon.eval._answers import compile_check, pairs_in
 
 __all__ = ["Question", "load_questions"]
 

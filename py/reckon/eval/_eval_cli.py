@@ -70,10 +70,10 @@ HOST_WARNING = (
 
 
 def _run(argv: list[str]) -> int:
-    from reckon.client._eval import evaluate, summarize
-    from reckon.client._questions import load_questions
-    from reckon.client._report import build_report, write_report
     from reckon.client._session import Runtime
+    from reckon.eval._eval import evaluate, summarize
+    from reckon.eval._questions import load_questions
+    from reckon.eval._report import build_report, write_report
 
     args = _parser().parse_args(argv)
     if args.repeat < 1:

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reckon._exceptions import SessionError
-from reckon.client._compare import compare_cell
+from reckon.eval._compare import compare_cell
 
 if TYPE_CHECKING:
     from reckon.client._session import Session
@@ -163,7 +163,7 @@ def execute_cells(sources: list[str], workdir: Path, *, timeout_s: float) -> lis
     env["MPLBACKEND"] = "Agg"
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "reckon.client._reproduce", str(workdir)],
+            [sys.executable, "-m", "reckon.eval._reproduce", str(workdir)],
             cwd=workdir,
             env=env,
             capture_output=True,

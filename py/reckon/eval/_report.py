@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from reckon.client._eval import RunRecord
-from reckon.client._questions import Question
+from reckon.eval._eval import RunRecord
+from reckon.eval._questions import Question
 
 __all__ = ["build_report", "write_report"]
 
