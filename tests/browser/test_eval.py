@@ -20,12 +20,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from reckon._cli import main
 from reckon.agent import ChatRequest, DemoModel
 from reckon.agent._verify import VERIFY_HEADER
 from reckon.eval._answers import matches_expected, pairs_in
 from reckon.eval._questions import load_questions
 from reckon.kernel import inspect
-from reckon.server import main
 
 from .conftest import CHROMIUM, ROOT, SITE, an_unused_port, wait_for_port
 from .helpers import a_model_server

@@ -70,7 +70,7 @@ def _get(url: str) -> bytes:
 
 def test_the_relay_imports_none_of_the_eval_extras(tmp_path: Path) -> None:
     (tmp_path / "index.html").write_text("<!doctype html><title>site</title>")
-    code = "import sys; from reckon.server._cli import main; sys.exit(main())"
+    code = "import sys; from reckon._cli import main; sys.exit(main())"
     serve = ["serve", "--port=0", f"--site={tmp_path}"]
     proc = subprocess.Popen(
         [sys.executable, "-X", "importtime", "-c", code, *serve],

@@ -16,8 +16,8 @@ import pytest
 
 import reckon
 from reckon import ConfigError
-from reckon.server import Limits, Profile, main
-from reckon.server._cli import config_from_args
+from reckon._cli import config_from_args, main
+from reckon.server import Limits, Profile
 
 from .conftest import FakeUpstream
 

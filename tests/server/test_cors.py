@@ -16,8 +16,8 @@ import httpx
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
+from reckon._cli import config_from_args
 from reckon.server import create_app
-from reckon.server._cli import config_from_args
 
 from .conftest import MODEL, Relay, Running
 

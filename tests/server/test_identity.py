@@ -13,7 +13,8 @@ import httpx
 import pytest
 
 from reckon import ConfigError
-from reckon.server import Client, main, mint_token
+from reckon._cli import main
+from reckon.server import Client, mint_token
 from reckon.server._config import RelayConfig
 from reckon.server._errors import RelayError, Scrubber
 from reckon.server._identity import Identity, Keyring

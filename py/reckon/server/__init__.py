@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from reckon.server._access import Client, Limits
 from reckon.server._app import create_app
-from reckon.server._cli import main
 from reckon.server._config import Profile, RelayConfig, load_config_file
 from reckon.server._errors import RelayError
 from reckon.server._identity import mint_token
@@ -21,6 +20,5 @@ __all__ = [
     "RelayError",
     "create_app",
     "load_config_file",
-    "main",
     "mint_token",
 ]

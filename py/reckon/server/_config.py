@@ -2,7 +2,7 @@
 
 Everything is validated here, once, so the request path can trust the values.
 A TOML file (``reckon serve --config FILE``) is parsed into the same objects;
-command-line flags are applied on top of it by ``_cli``.
+command-line flags are applied on top of it by ``_commands``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""``reckon serve``: parse flags (and an optional TOML file), then run the relay;
-``reckon token``: mint a signed client token, to try a relay the way an embedding
-site's users will reach it.
+"""The relay's subcommands of ``reckon`` (built in ``reckon._cli``): ``reckon serve``
+reads flags (and an optional TOML file), then runs the relay; ``reckon token`` mints
+a signed client token, to try a relay the way an embedding site's users will reach it.
 
-Flags win over the config file, which wins over the defaults. Every mistake
-in either becomes one line on stderr and exit code 2.
+Flags win over the config file, which wins over the defaults. Every mistake in
+either raises ConfigError, which the command prints as one line with exit code 2.
 """
 
 from __future__ import annotations
@@ -19,28 +19,31 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, TypeAlias
 
 from reckon._exceptions import ConfigError
 from reckon.server._access import LIMIT_NAMES, METRICS_MODES, Limits
 from reckon.server._config import DEFAULT_KEY_ENV, Profile, RelayConfig, load_config_file
 from reckon.server._identity import SECRET_ENV, mint_token
 
-__all__ = ["config_from_args", "main"]
+__all__ = [
+    "Commands",
+    "add_serve_command",
+    "add_token_command",
+    "config_from_namespace",
+    "mint",
+    "serve",
+]
 
 _DEFAULT_SITE = Path("dist/site")
 REDIS_ENV = "RECKON_REDIS_URL"
+# What ``ArgumentParser.add_subparsers`` returns; argparse names the type privately
+# and subscripts it only in its stubs, hence the string.
+Commands: TypeAlias = "argparse._SubParsersAction[Any]"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        command = self.prog if self.prog != "reckon" else "reckon serve"
-        raise ConfigError(f"{message} (see '{command} --help')")
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="reckon", description="Reckon: a code interpreter in your browser.")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+def add_serve_command(commands: Commands) -> None:
+    """``reckon serve``'s flags, as a subcommand of ``commands`` (argparse subparsers)."""
     serve = commands.add_parser(
         "serve",
         help="serve the site and relay model calls",
@@ -97,8 +100,10 @@ def _parser() -> argparse.ArgumentParser:
         **many,
         help="a proxy (IP or network) whose X-Forwarded-For names the client",
     )
-    # Listed for --help only: main() hands `reckon eval ...` to reckon.client before parsing.
-    commands.add_parser("eval", help="run a question set headless and report (reckon eval -h)")
+
+
+def add_token_command(commands: Commands) -> None:
+    """``reckon token``'s flags, as a subcommand of ``commands`` (argparse subparsers)."""
     token = commands.add_parser(
         "token",
         help="mint a signed client token (to try a relay with client_secret)",
@@ -112,12 +117,10 @@ def _parser() -> argparse.ArgumentParser:
     token.add_argument(
         "--secret-env", default=SECRET_ENV, metavar="NAME", help=f"default {SECRET_ENV}"
     )
-    return parser
 
 
-def config_from_args(argv: list[str] | None) -> RelayConfig:
-    """Parse ``reckon serve`` flags (plus the --config file) into a RelayConfig."""
-    args = _parser().parse_args(argv)
+def config_from_namespace(args: argparse.Namespace) -> RelayConfig:
+    """``reckon serve``'s parsed flags (plus the --config file) as a RelayConfig."""
     file: dict[str, Any] = {"profiles": []}
     if args.config:
         file = load_config_file(Path(args.config))
@@ -226,7 +229,8 @@ def _notes(config: RelayConfig) -> list[str]:
     return notes
 
 
-def _serve(config: RelayConfig) -> int:
+def serve(config: RelayConfig) -> int:
+    """Run the relay until Ctrl-C; returns the exit code."""
     import uvicorn
 
     from reckon.server._app import create_app
@@ -255,7 +259,8 @@ def _serve(config: RelayConfig) -> int:
     return 0
 
 
-def _token(args: argparse.Namespace) -> int:
+def mint(args: argparse.Namespace) -> int:
+    """``reckon token``: print a signed client token; returns the exit code."""
     secret = os.environ.get(args.secret_env)
     if not secret:
         raise ConfigError(
@@ -271,22 +276,3 @@ def _token(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``reckon`` console script; returns the exit code."""
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["eval"]:
-        from reckon.eval._eval_cli import main as eval_main
-
-        return eval_main(argv[1:])
-    try:
-        if argv[:1] == ["token"]:
-            return _token(_parser().parse_args(argv))
-        config = config_from_args(argv)
-        return _serve(config)
-    except ConfigError as exc:
-        print(f"reckon: error: {exc}", file=sys.stderr)
-        return 2
-    except SystemExit as exc:  # --help and --version
-        return exc.code if isinstance(exc.code, int) else 0
