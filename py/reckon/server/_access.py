@@ -1,7 +1,8 @@
 """Who may use the relay and how much: client tokens, limits, the shared limit store.
 
-Checked here, once, like the rest of the settings (``_config`` builds `RelayConfig`
-from these), so the request path can trust them. The secrets (client tokens, the
+Each setting is checked here, once, and their combination by ``_config`` (which
+builds `RelayConfig` from these and imports this module, never the reverse), so the
+request path can trust them. The secrets (client tokens, the
 signing secret, a Redis password) are kept out of every ``repr``: a config object
 that ends up in a log line or a traceback must not carry them there.
 """
@@ -11,13 +12,10 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from reckon._exceptions import ConfigError
-
-if TYPE_CHECKING:
-    from reckon.server._config import RelayConfig
 
 __all__ = [
     "CLIENT_ID",
@@ -27,7 +25,6 @@ __all__ = [
     "MIN_TOKEN_LENGTH",
     "Client",
     "Limits",
-    "check_access",
     "check_proxy",
     "check_redis_url",
     "limits_from_table",
@@ -164,40 +161,3 @@ def check_proxy(value: str) -> None:
             f"trusted proxy {value!r} must be an IP address (10.0.0.5), a network "
             "(10.0.0.0/8) or '*'"
         ) from None
-
-
-def check_access(config: RelayConfig) -> None:
-    """The checks of `RelayConfig` that concern clients, limits and metrics."""
-    ids = [c.id for c in config.clients]
-    repeated = sorted({i for i in ids if ids.count(i) > 1})
-    if repeated:
-        raise ConfigError(f"client ids must be unique; repeated: {', '.join(repeated)}")
-    tokens = [c.token for c in config.clients]
-    if len(set(tokens)) != len(tokens):
-        # Named by id only: the message may be printed, the tokens must not be.
-        twins = sorted({c.id for c in config.clients if tokens.count(c.token) > 1})
-        raise ConfigError(f"clients {', '.join(twins)} have the same token; give each its own")
-    if config.token is not None and config.token in tokens:
-        owner = next(c.id for c in config.clients if c.token == config.token)
-        raise ConfigError(
-            f"client {owner!r} has the relay's shared token; give the client a token of its own"
-        )
-    if config.client_secret is not None and len(config.client_secret) < MIN_SECRET_LENGTH:
-        raise ConfigError(
-            f"client_secret must be at least {MIN_SECRET_LENGTH} characters (make one with: "
-            "python -c 'import secrets; print(secrets.token_urlsafe(48))')"
-        )
-    if config.redis_url is not None:
-        check_redis_url(config.redis_url)
-        if not config.limits.any:
-            raise ConfigError(
-                "a Redis address is given but no limit is set: Redis only holds the limits "
-                "(set requests_per_minute, tokens_per_day or concurrent_streams)"
-            )
-    if config.metrics not in METRICS_MODES:
-        raise ConfigError(
-            f"metrics {config.metrics!r} is not one of {', '.join(METRICS_MODES)} (token: like "
-            "/api/*; open: no token needed; off: no /metrics route)"
-        )
-    for proxy in config.trusted_proxies:
-        check_proxy(proxy)

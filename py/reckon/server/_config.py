@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from reckon._exceptions import ConfigError
-from reckon.server._access import Client, Limits, check_access, limits_from_table
+from reckon.server._access import (
+    METRICS_MODES,
+    MIN_SECRET_LENGTH,
+    Client,
+    Limits,
+    check_proxy,
+    check_redis_url,
+    limits_from_table,
+)
 
 __all__ = ["DEFAULT_KEY_ENV", "Profile", "RelayConfig", "load_config_file"]
 
@@ -154,7 +162,7 @@ class RelayConfig:
                     f"allowed origin {origin!r} must look like https://example.org "
                     "(scheme and host, optional port, no path or trailing slash)"
                 )
-        check_access(self)
+        _check_access(self)
 
 
 _TIMEOUTS = ("connect_timeout", "first_byte_timeout", "header_timeout", "body_timeout")
@@ -278,3 +286,40 @@ def _clients(tables: list[Any], path: Path) -> list[Client]:
                 raise ConfigError(f"{where} needs {required!r}")
         clients.append(Client(id=table["id"], token=table["token"]))
     return clients
+
+
+def _check_access(config: RelayConfig) -> None:
+    """The checks of `RelayConfig` that concern clients, limits and metrics."""
+    ids = [c.id for c in config.clients]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise ConfigError(f"client ids must be unique; repeated: {', '.join(repeated)}")
+    tokens = [c.token for c in config.clients]
+    if len(set(tokens)) != len(tokens):
+        # Named by id only: the message may be printed, the tokens must not be.
+        twins = sorted({c.id for c in config.clients if tokens.count(c.token) > 1})
+        raise ConfigError(f"clients {', '.join(twins)} have the same token; give each its own")
+    if config.token is not None and config.token in tokens:
+        owner = next(c.id for c in config.clients if c.token == config.token)
+        raise ConfigError(
+            f"client {owner!r} has the relay's shared token; give the client a token of its own"
+        )
+    if config.client_secret is not None and len(config.client_secret) < MIN_SECRET_LENGTH:
+        raise ConfigError(
+            f"client_secret must be at least {MIN_SECRET_LENGTH} characters (make one with: "
+            "python -c 'import secrets; print(secrets.token_urlsafe(48))')"
+        )
+    if config.redis_url is not None:
+        check_redis_url(config.redis_url)
+        if not config.limits.any:
+            raise ConfigError(
+                "a Redis address is given but no limit is set: Redis only holds the limits "
+                "(set requests_per_minute, tokens_per_day or concurrent_streams)"
+            )
+    if config.metrics not in METRICS_MODES:
+        raise ConfigError(
+            f"metrics {config.metrics!r} is not one of {', '.join(METRICS_MODES)} (token: like "
+            "/api/*; open: no token needed; off: no /metrics route)"
+        )
+    for proxy in config.trusted_proxies:
+        check_proxy(proxy)

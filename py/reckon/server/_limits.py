@@ -29,11 +29,11 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol
 
 from starlette.types import Scope
 
 from reckon.server._access import Limits, public_redis_url
+from reckon.server._admission import Admission, LimitStore, LimitsUnavailable, Refusal
 from reckon.server._config import RelayConfig
 from reckon.server._errors import RelayError, Scrubber
 from reckon.server._identity import IDENTITY, Identity
@@ -53,35 +53,6 @@ log = logging.getLogger("reckon.server")
 
 WINDOW = 60.0
 DAY = 86400
-
-
-@dataclass(frozen=True)
-class Admission:
-    """A call let through: what to undo or settle when it ends."""
-
-    key: str
-    request: str  # unique; the call's place in the window and among the streams
-    day: int
-    reserved: int
-
-
-@dataclass(frozen=True)
-class Refusal:
-    limit: str  # one of _access.LIMIT_NAMES
-    retry_after: int  # whole seconds, at least 1
-    used: int  # calls in the window, tokens today, or streams open
-
-
-class LimitsUnavailable(Exception):
-    """The limit store cannot be asked (Redis is down): calls are refused, not let through."""
-
-
-class LimitStore(Protocol):
-    async def admit(self, key: str, *, request: str, reserve: int) -> Admission | Refusal: ...
-
-    async def settle(self, admission: Admission, *, tokens: int) -> None: ...
-
-    def running(self) -> contextlib.AbstractAsyncContextManager[None]: ...
 
 
 def _seconds(value: float) -> int:

@@ -32,7 +32,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from reckon.server._access import Limits
-from reckon.server._limits import Admission, LimitsUnavailable, Refusal
+from reckon.server._admission import Admission, LimitsUnavailable, Refusal
 
 __all__ = ["LEASE", "RedisLimits", "keys_of"]
 
