@@ -14,8 +14,11 @@ Hierarchy::
     ├── ProtocolError        a message across a boundary has the wrong shape
     │   └── ModelProtocolError   a model server's reply cannot be parsed
     ├── ModelError           the model call failed (HTTP error, timeout, refused)
-    └── SessionError         a headless session (``reckon.Session``) could not start or
-                             a call into its page failed (no site, no Chromium, timeout)
+    ├── SessionError         a headless session (``reckon.Session``) could not start or
+    │                        a call into its page failed (no site, no Chromium, timeout)
+    └── RelayError           a relay request is refused or its model call failed; the
+                             relay answers it as an HTTP error (defined in
+                             ``reckon.server._errors``: it needs Starlette, CPython only)
 """
 
 from __future__ import annotations

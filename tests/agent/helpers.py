@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from reckon.agent import ChatReply, ChatRequest
-from reckon.kernel import Session, inspect
+from reckon.kernel import Kernel as Session
+from reckon.kernel import inspect
 
 T = TypeVar("T")
 

@@ -33,7 +33,7 @@ from reckon.eval._eval import RunRecord, summarize
 from reckon.eval._questions import Question
 from reckon.eval._report import build_report, write_report
 from reckon.eval._reproduce import reproduce_notebook
-from reckon.kernel import Session
+from reckon.kernel import Kernel as Session
 
 from .helpers import KernelExecutor, ScriptedModel, answer, run
 

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from reckon.kernel import Session
+from reckon.kernel import Kernel as Session
 
 # Real uploads from public projects, carried by the repository (tests/data/README.md).
 TEST_DATA = Path(__file__).resolve().parents[1] / "data"

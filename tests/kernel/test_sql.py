@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from reckon.kernel import Session, run_sql, sql_tables, table_name
+from reckon.kernel import Kernel as Session
+from reckon.kernel import run_sql, sql_tables, table_name
 
 
 @pytest.fixture

@@ -15,15 +15,15 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from reckon._exceptions import ConfigError, SessionError
+from reckon.agent.demo import DEMO_MODEL
 from reckon.client._browser import HeadlessChromium, find_chromium
-from reckon.client._relay import ThreadRelay
+from reckon.client._thread_relay import ThreadRelay
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page
 
-__all__ = ["DEMO_MODEL", "Runtime", "Session"]
+__all__ = ["Runtime", "Session"]
 
-DEMO_MODEL = "reckon-demo"  # the page's built-in model (web/agent-client.js)
 
 # Page-side helpers: a deadline for every call (a hung page fails the call with
 # a message instead of hanging Python) and base64 for bytes, which JSON lacks.

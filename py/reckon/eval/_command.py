@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from reckon._exceptions import ConfigError, SessionError
-from reckon.client._session import DEMO_MODEL
+from reckon.agent.demo import DEMO_MODEL
 
 __all__ = ["main"]
 

@@ -184,11 +184,11 @@ def execute_cells(sources: list[str], workdir: Path, *, timeout_s: float) -> lis
 
 def _main(workdir: str) -> None:
     """In the child process: run the cells, write their results (figures without bytes)."""
-    from reckon.kernel import Session
+    from reckon.kernel import Kernel
 
     os.chdir(workdir)
     sources = json.loads(Path("cells.json").read_text(encoding="utf-8"))
-    session = Session(data_dir="data", output_dir="output")
+    session = Kernel(data_dir="data", output_dir="output")
     session.namespace = {"__name__": "__main__"}  # as a fresh Jupyter kernel: nothing pre-loaded
     runs = []
     for source in sources:

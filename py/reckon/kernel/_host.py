@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from reckon.kernel._session import Session
+from reckon.kernel._session import Kernel as Session
 
 __all__ = ["inspect", "list_files", "reset", "run", "start", "versions", "warm"]
 

@@ -17,13 +17,13 @@ from reckon.kernel._sql import run_sql
 from reckon.kernel._traceback import cell_filename, format_error, format_syntax_error
 from reckon.kernel.tables import read_table
 
-__all__ = ["Session"]
+__all__ = ["Kernel"]
 
 
 _ASSIGNED_SHOWN = 4
 
 
-class Session:
+class Kernel:
     """One namespace that lives across runs, like a notebook kernel.
 
     User errors come back as data (``status: "error"``); ``run`` never raises

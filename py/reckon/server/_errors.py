@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Mapping
 
 from starlette.responses import JSONResponse
 
+from reckon._exceptions import ReckonError
+
 __all__ = ["REDACTED", "RelayError", "Scrubber", "ScrubbingFilter", "error_response"]
 
 # Short keys ("EMPTY", "none") are placeholders for keyless local servers;
@@ -39,7 +41,7 @@ _DEFAULT_TYPES = {
 }
 
 
-class RelayError(Exception):
+class RelayError(ReckonError):
     """Raised inside the relay; becomes an error reply at the ASGI boundary."""
 
     def __init__(

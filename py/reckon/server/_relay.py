@@ -26,7 +26,7 @@ from reckon.server._metrics import Metrics
 from reckon.server._pump import pump
 from reckon.server._request import ClientGone, parse_request, read_body
 from reckon.server._scrub import EventScrubber
-from reckon.server._upstream import Target, Upstreams, chat_call, describe_failure
+from reckon.server._upstream import ResolvedModel, Upstreams, chat_call, describe_failure
 from reckon.server._usage import UsageMeter, estimate_prompt_tokens
 
 __all__ = ["ChatCompletions"]
@@ -45,7 +45,7 @@ _ERROR_BODY_LIMIT = 64 * 1024
 def _upstream_error(
     response: httpx.Response,
     body: bytes,
-    target: Target,
+    target: ResolvedModel,
     key_env: str | None,
     key_set: bool,
     scrub: Scrubber,
@@ -172,7 +172,7 @@ class ChatCompletions:
 
     async def _forward(
         self,
-        target: Target,
+        target: ResolvedModel,
         url: str,
         body: bytes,
         payload: dict[str, Any],
@@ -205,7 +205,7 @@ class ChatCompletions:
     async def _answer(
         self,
         response: httpx.Response,
-        target: Target,
+        target: ResolvedModel,
         payload: dict[str, Any],
         scrub: Scrubber,
         meter: UsageMeter,

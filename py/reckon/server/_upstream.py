@@ -25,14 +25,14 @@ from reckon.server._access import redis_password
 from reckon.server._config import Profile, RelayConfig
 from reckon.server._errors import RelayError, Scrubber
 
-__all__ = ["Target", "Upstreams", "chat_call", "describe_failure"]
+__all__ = ["ResolvedModel", "Upstreams", "chat_call", "describe_failure"]
 
 # Discovered model lists are kept this long; configured lists never expire.
 _MODELS_TTL = 300.0
 
 
 @dataclass(frozen=True)
-class Target:
+class ResolvedModel:
     """A resolved model: the public id, its profile and the upstream's own name."""
 
     id: str
@@ -50,7 +50,7 @@ def public_url(profile: Profile) -> str:
     return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
-def chat_call(target: Target, payload: dict[str, Any]) -> tuple[str, bytes]:
+def chat_call(target: ResolvedModel, payload: dict[str, Any]) -> tuple[str, bytes]:
     """The upstream URL and body for a chat-completions request, in the profile's protocol."""
     endpoint = target.profile.endpoint
     if target.profile.protocol == "anthropic":
@@ -185,7 +185,7 @@ class Upstreams:
         self._discovered[profile.name] = (time.monotonic(), names)
         return names
 
-    async def catalogue(self) -> tuple[list[Target], list[RelayError]]:
+    async def catalogue(self) -> tuple[list[ResolvedModel], list[RelayError]]:
         """Every model of every profile, and the failures of profiles that could not say.
 
         A model name offered by one profile only gets its bare name as id;
@@ -209,11 +209,11 @@ class Upstreams:
             for model in lists.get(profile.name, []):
                 unique = every.count(model) == 1
                 targets.append(
-                    Target(model if unique else f"{profile.name}/{model}", profile, model)
+                    ResolvedModel(model if unique else f"{profile.name}/{model}", profile, model)
                 )
         return targets, failures
 
-    async def default(self) -> Target | None:
+    async def default(self) -> ResolvedModel | None:
         """The first profile's default model, else the first model offered."""
         targets, _ = await self.catalogue()
         for profile in self.config.profiles:
@@ -222,7 +222,7 @@ class Upstreams:
                     return target
         return targets[0] if targets else None
 
-    async def resolve(self, requested: str | None) -> Target:
+    async def resolve(self, requested: str | None) -> ResolvedModel:
         if not self.config.profiles:
             raise RelayError(
                 404,
@@ -240,7 +240,7 @@ class Upstreams:
         prefix, _, rest = requested.partition("/")
         for profile in self.config.profiles:
             if rest and profile.name == prefix and rest in await self.models(profile):
-                return Target(requested, profile, rest)
+                return ResolvedModel(requested, profile, rest)
         targets, failures = await self.catalogue()
         for target in targets:
             if target.model == requested:

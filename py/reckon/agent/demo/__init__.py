@@ -9,6 +9,6 @@ from __future__ import annotations
 
 from reckon.agent.demo._intent import Intent
 from reckon.agent.demo._intents import parse_intent
-from reckon.agent.demo._model import DemoModel
+from reckon.agent.demo._model import DEMO_MODEL, DemoModel
 
-__all__ = ["DemoModel", "Intent", "parse_intent"]
+__all__ = ["DEMO_MODEL", "DemoModel", "Intent", "parse_intent"]

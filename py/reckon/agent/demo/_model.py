@@ -28,7 +28,11 @@ from reckon.agent.demo._intents import parse_intent
 from reckon.agent.demo._sql import literal_query, plan_sql, sql_answer, sql_stdout, wants_sql
 from reckon.agent.demo._verify import verify_turn
 
-__all__ = ["DemoModel"]
+__all__ = ["DEMO_MODEL", "DemoModel"]
+
+# The built-in model's id wherever a model is chosen: the page (web/agent-client.js
+# spells it too), the agent host, headless sessions and `reckon eval`.
+DEMO_MODEL = "reckon-demo"
 
 _ATTEMPTS = 2  # the first approach, then one different approach
 _SQL_LEAD_IN = "I'll answer this with one SQL query over the uploaded table."
@@ -37,7 +41,7 @@ _SQL_LEAD_IN = "I'll answer this with one SQL query over the uploaded table."
 class DemoModel:
     """Implements ``Model`` offline for common data and math questions."""
 
-    name = "reckon-demo"
+    name = DEMO_MODEL
     # It answers only from outputs and cannot take a recheck: its answers are traced
     # (and marked) like any model's, but never sent back.
     follows_rechecks = False
