@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from reckon.agent._grounding import ground_answer, step_sources
 from reckon.agent._recheck import is_question, recheck_message, repair_form
-from reckon.agent._steps import Progress
+from reckon.agent._steps import Progress, StepLog, outcome
 from reckon.agent._types import JSONDict
 from reckon.agent._verify import compare
 
@@ -24,8 +24,32 @@ class Finishing:
 
     messages: list[JSONDict]
     earlier: list[JSONDict]  # the steps of the transcript's asks
-    steps: list[JSONDict]
+    log: StepLog
     environment: JSONDict
+
+    def finish(
+        self, written: str, progress: Progress, *, rechecks: bool, started: float
+    ) -> JSONDict | None:
+        """The model answered (``written``): the outcome, or None when the answer goes
+        back to the model (``rechecks``: it may)."""
+        log = self.log
+        if not written:
+            message = "The model returned an empty reply."
+            log.add({"kind": "error", "text": message}, started)
+            return outcome("error", progress.last_text, log.steps, message)
+        text, grounding = self.repaired(written)
+        repair = {"written": written} if text != written else {}
+        self.messages.append({"role": "assistant", "content": text})
+        again = self.recheck(text, grounding, progress) if rechecks else None
+        if again is not None:
+            self.messages.append({"role": "user", "content": again})
+            step: JSONDict = {"kind": "recheck", "text": text, "message": again}
+            log.add({**step, "grounding": grounding, **repair}, started)
+            return None
+        log.add({"kind": "answer", "text": text, "grounding": grounding, **repair}, started)
+        result = outcome("ok", text, log.steps)
+        result["grounding"] = grounding
+        return result
 
     def repaired(self, answer: str) -> tuple[str, JSONDict]:
         """The answer (its form put right, ``repair_form``) and its grounding."""
@@ -66,11 +90,11 @@ class Finishing:
                 given.append(str(entry.get("path") or ""))
                 given += [str(c.get("name") if isinstance(c, dict) else c)
                           for c in entry.get("columns") or []]  # fmt: skip
-        return ground_answer(answer, step_sources([*earlier, *self.steps]), given=given)
+        return ground_answer(answer, step_sources([*earlier, *self.log.steps]), given=given)
 
     def _last_output(self) -> str:
         """What the last cell that ran printed (its stdout, or its value)."""
-        for step in reversed([*self.earlier, *self.steps]):
+        for step in reversed([*self.earlier, *self.log.steps]):
             result = step.get("result")
             if _by_model(step) and isinstance(result, dict):
                 value = result.get("result")

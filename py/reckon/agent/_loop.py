@@ -213,34 +213,11 @@ class Agent:
             log.add({"kind": "thinking", "text": move.thinking}, started)
         progress.last_text = move.text or progress.last_text
         if not move.runs_code:
-            return self._answered(move, environment, log, progress, started)
+            finishing = Finishing(self.messages, self.transcript.steps, log, environment)
+            # The check is kept out of the history; so is a recheck of its answer.
+            rechecks = getattr(self.model, "follows_rechecks", True) and log.phase != "verify"
+            return finishing.finish(move.text, progress, rechecks=bool(rechecks), started=started)
         return await self._ran(move, reply, cells, log, progress, started)
-
-    def _answered(
-        self, move: Move, environment: JSONDict, log: StepLog, progress: Progress, started: float
-    ) -> JSONDict | None:
-        """The model answered: the answer, or None when it goes back to the model."""
-        steps = log.steps
-        if not move.text:
-            message = "The model returned an empty reply."
-            log.add({"kind": "error", "text": message}, started)
-            return outcome("error", progress.last_text, steps, message)
-        finishing = Finishing(self.messages, self.transcript.steps, steps, environment)
-        text, grounding = finishing.repaired(move.text)
-        repair = {"written": move.text} if text != move.text else {}
-        self.messages.append({"role": "assistant", "content": text})
-        # The check is kept out of the history; so is a recheck of its answer.
-        rechecks = getattr(self.model, "follows_rechecks", True) and log.phase != "verify"
-        again = finishing.recheck(text, grounding, progress) if rechecks else None
-        if again is not None:
-            self.messages.append({"role": "user", "content": again})
-            step: JSONDict = {"kind": "recheck", "text": text, "message": again}
-            log.add({**step, "grounding": grounding, **repair}, started)
-            return None
-        log.add({"kind": "answer", "text": text, "grounding": grounding, **repair}, started)
-        result = outcome("ok", text, steps)
-        result["grounding"] = grounding
-        return result
 
     async def _ran(
         self,
