@@ -53,7 +53,7 @@ class Turns:
             await self._lock.acquire()
         finally:
             self.waiting -= 1
-        self._holder = asyncio.current_task()
+        self._holder = _current_task()
         try:
             yield self._stops == seen
         finally:
@@ -64,10 +64,18 @@ class Turns:
     async def join(self) -> AsyncIterator[bool]:
         """The running task's turn: the one it took, or one taken now (a free lock is
         taken without waiting). Yields False, taking nothing, while another is under way."""
-        if self._holder is not None and self._holder is asyncio.current_task():
+        # (A coroutine driven outside a task has none: then neither has its turn's holder.)
+        if self._lock.locked() and self._holder is _current_task():
             yield True
         elif self.busy:
             yield False
         else:
             async with self.take() as turn:
                 yield turn
+
+
+def _current_task() -> asyncio.Task[object] | None:
+    try:
+        return asyncio.current_task()
+    except RuntimeError:  # no running loop
+        return None
