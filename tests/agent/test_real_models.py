@@ -204,7 +204,7 @@ def test_thinking_is_shown_never_run_and_never_the_answer(
     ]
     deltas: list[str] = []
     bot = agent(upstream, executor)
-    bot.on_text = deltas.append
+    bot.options.on_text = deltas.append
     outcome = run(bot.ask("6*7?", environment=executor.environment()))
     kinds = [s["kind"] for s in outcome["steps"]]
     assert kinds == ["thinking", "code", "thinking", "answer"]
@@ -351,7 +351,7 @@ def test_each_call_says_what_the_model_must_read_and_each_step_its_wait(
     upstream.handlers += [sse([tool_stream("print(1)")]), text_reply("1.")]
     calls: list[dict[str, Any]] = []
     bot = agent(upstream, executor)
-    bot.on_call = calls.append
+    bot.options.on_call = calls.append
     outcome = run(bot.ask("one?", environment=executor.environment()))
     assert [c["model"] for c in calls] == ["local", "local"]
     first, second = calls

@@ -22,7 +22,6 @@ from reckon.agent._loop import Agent
 from reckon.agent._openai import TOOL_MODES, OpenAIModel
 from reckon.agent._privacy import Privacy
 from reckon.agent._transcript import dump_state, load_state
-from reckon.agent._turns import Turns
 from reckon.agent._types import JSONDict, Model
 from reckon.agent.demo import DemoModel
 
@@ -63,7 +62,7 @@ class _State:
             decide=self._decide,
         )
         self.ask_id = 0
-        self.turns = Turns()
+        self.turns = self.agent.turns  # the one line of asks and imports (_turns)
         self.task: asyncio.Task[JSONDict] | None = None
         self.proposals: dict[str, asyncio.Future[JSONDict]] = {}
         # A bad setting fails each ask with its message instead of breaking the worker.
@@ -301,7 +300,7 @@ def import_state(state_json: str) -> str:
     """
     agent = _require().agent
     try:
-        if agent._busy:
+        if agent.busy:
             raise ProtocolError("the agent is answering a question; import the state before asking")
         messages, transcript = load_state(state_json)
     except ProtocolError as exc:

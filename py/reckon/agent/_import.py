@@ -72,23 +72,21 @@ def _check_notebook(text: str, name: str) -> None:
 async def import_into(agent: Agent, text: str, *, name: str) -> JSONDict:
     """Run the cells of ``text`` and record them; returns
     ``{status, question, cells, ok, failed, message?}`` (an error changes nothing)."""
-    if agent._busy:
-        return refused_while_busy()
-    try:
-        cells = check_source(text, name=name)
-    except ValueError as exc:
-        return _error(str(exc))
-    agent._busy = True  # no ask may interleave with the imported cells
-    steps: list[JSONDict] = []
-    try:
+    # No ask may interleave with the imported cells (see _turns).
+    async with agent.turns.join() as ours:
+        if not ours:
+            return refused_while_busy()
+        try:
+            cells = check_source(text, name=name)
+        except ValueError as exc:
+            return _error(str(exc))
+        steps: list[JSONDict] = []
         for code in cells:
             started = time.monotonic()
             result = await agent.executor.run(code)
             ms = round((time.monotonic() - started) * 1000, 1)
             steps.append({"index": len(steps), "kind": "code", "text": "", "code": code,
                           "result": result, "model": "import", "ms": ms})  # fmt: skip
-    finally:
-        agent._busy = False
     failed = [s for s in steps if s["result"].get("status") != "ok"]
     ok = len(steps) - len(failed)
     question = f"Imported {name}"

@@ -1,0 +1,181 @@
+"""The cells of one model reply: asked for (approval ``"ask"``), run in the sandbox,
+and told back to the model as observations (privacy-filtered, with hints)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from reckon._exceptions import ProtocolError
+from reckon.agent._approval import Decision, edited_note, parse_decision, rejected_note
+from reckon.agent._code import ToolArguments, parse_tool_arguments
+from reckon.agent._observe import format_observation, observation_message
+from reckon.agent._options import AgentOptions
+from reckon.agent._privacy import Redactor
+from reckon.agent._reply import Move
+from reckon.agent._steps import StepLog
+from reckon.agent._stopping import Stopped, Stopping
+from reckon.agent._types import Executor, JSONDict
+
+__all__ = ["Cells"]
+
+
+@dataclass
+class Cells:
+    """Runs the cells the model asks for during one ask."""
+
+    executor: Executor
+    options: AgentOptions  # read live: approval may change from one cell to the next
+    stopping: Stopping
+    redactor: Redactor | None = None  # schema privacy: what the model may not see
+    load_lines: list[str] = field(default_factory=list)  # how the tables were loaded
+    loaded: bool = False  # Reckon loaded them before the model's turn
+    proposals: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+
+    async def run_reply(
+        self, move: Move, raw: str, messages: list[JSONDict], log: StepLog, started: float
+    ) -> list[tuple[str, JSONDict]]:
+        """Run the reply's cells. Native calls get one ``tool`` answer each (every call
+        needs one, or the history is invalid next time). Calls written as text and code
+        blocks keep the reply as the model wrote it, byte for byte (so the server's
+        prompt cache holds), and get their outputs as one user message, which every
+        server accepts."""
+        if move.native:
+            # "" rather than null content: llama-cpp-python answers null with a 500.
+            calls = [{"id": c["id"], "type": "function",
+                      "function": {"name": c["name"], "arguments": c["arguments"]}}
+                     for c in move.calls]  # fmt: skip
+            messages.append({"role": "assistant", "content": move.text, "tool_calls": calls})
+        else:
+            messages.append({"role": "assistant", "content": raw})
+        cells = [(c["id"], c["name"], parse_tool_arguments(c["name"], c["arguments"]))
+                 for c in move.calls]  # fmt: skip
+        if move.code is not None:
+            cells = [("", "run_python", ToolArguments(move.code))]
+        observations: list[str] = []
+
+        def answer(call_id: str, content: str) -> None:
+            if move.native:
+                messages.append({"role": "tool", "tool_call_id": call_id, "content": content})
+            else:
+                observations.append(content)
+
+        results: list[tuple[str, JSONDict]] = []
+        try:
+            for number, (call_id, name, parsed) in enumerate(cells):
+                text = move.text if number == 0 else ""
+                if self.stopping.stopped():
+                    answer(call_id, "status: not run (stopped by the user)")
+                    continue
+                if parsed.code is None:
+                    problem = parsed.problem or "the tool call could not be read"
+                    answer(call_id, f"status: error\nerror: {problem}")
+                    log.add({"kind": "error", "text": text, "message": problem}, started)
+                    results.append(("", {"status": "error", "error": {"message": problem}}))
+                    started = time.monotonic()
+                    continue
+                try:
+                    ran, result, observation, extra = await self._execute(parsed.code, name)
+                except Stopped:
+                    answer(call_id, "status: interrupted (stopped by the user)")
+                    for later, _, _ in cells[number + 1 :]:
+                        answer(later, "status: not run (stopped by the user)")
+                    raise
+                answer(call_id, observation)
+                step = {"kind": "code", "text": text, "code": ran, "result": result, **extra}
+                log.add(step, started)
+                results.append((ran, result))
+                started = time.monotonic()
+        finally:
+            if observations:
+                messages.append({"role": "user", "content": observation_message(observations)})
+        return results
+
+    async def run(self, code: str) -> JSONDict:
+        """Run ``code`` as it is (no approval, no observation): a table Reckon loads."""
+        return await self.stopping.run_cell(self.executor, code, grace=self.options.interrupt_grace)
+
+    async def _execute(self, code: str, tool: str) -> tuple[str, JSONDict, str, JSONDict]:
+        """Ask (in ask mode), run, and write the observation the model will read.
+
+        Returns the code that ran, the full result (for the page), the observation
+        (privacy-filtered) and extra step fields.
+        """
+        extra: JSONDict = {}
+        note = ""
+        if self.options.approval == "ask":
+            decision = await self._decision(code, tool)
+            extra["decision"] = decision.action
+            if decision.action == "reject":
+                extra["reason"] = decision.reason
+                result: JSONDict = {"status": "rejected", "reason": decision.reason}
+                return code, result, rejected_note(decision.reason), extra
+            if decision.action == "edit":
+                extra["proposed"] = code
+                code, note = decision.code, edited_note(decision.code) + "\n"
+        result = await self.run(code)
+        shown = result
+        if self.redactor is not None:
+            shown, hidden = self.redactor.filter_result(result)
+            extra["hidden"] = hidden
+        observation = format_observation(shown, limit=self.options.observation_limit)
+        observation += _name_hint(result, self.load_lines, loaded=self.loaded)
+        observation += _format_hint(result, code)
+        if extra.get("hidden"):
+            observation += (
+                f"\nprivacy: {extra['hidden']} value(s) from the user's files were replaced by "
+                "[hidden]; only schemas, shapes and aggregates are shown to you"
+            )
+        return code, result, note + observation, extra
+
+    async def _decision(self, code: str, tool: str) -> Decision:
+        decide = self.options.decide
+        if decide is None:
+            raise ProtocolError('approval is "ask" but the agent was given no decide callback')
+        if self.stopping.stopped():
+            raise Stopped
+        proposal = {"id": f"p{next(self.proposals)}", "code": code, "tool": tool}
+        waiting = asyncio.ensure_future(decide(proposal))
+        if not await self.stopping.first(waiting):
+            waiting.cancel()
+            raise Stopped
+        return parse_decision(waiting.result(), code)
+
+
+_UNDEFINED = re.compile(r"name '(\w+)' is not defined")
+
+
+def _name_hint(result: JSONDict, loads: list[str], *, loaded: bool = False) -> str:
+    """A NameError for a table variable: small models assume the file is loaded."""
+    error = result.get("error")
+    if result.get("status") != "error" or not isinstance(error, dict) or not loads:
+        return ""
+    if error.get("type") != "NameError":
+        return ""
+    match = _UNDEFINED.search(str(error.get("message") or ""))
+    if match is None or match.group(1) in ("pd", "np", "plt"):
+        return ""
+    shown = "; ".join(loads[:3])
+    if loaded:
+        return f"\nnote: the files are loaded under these names: {shown}"
+    return f"\nnote: no file is loaded at the start; load it first, e.g. {shown}"
+
+
+_FORM_IN_CODE = re.compile(r"^\s*@[A-Za-z_]\w*\[", re.MULTILINE)
+
+
+def _format_hint(result: JSONDict, code: str) -> str:
+    """Small models write the answer's @name[value] form as Python (a SyntaxError)."""
+    error = result.get("error")
+    if result.get("status") != "error" or not isinstance(error, dict):
+        return ""
+    if error.get("type") != "SyntaxError" or not _FORM_IN_CODE.search(code):
+        return ""
+    return (
+        "\nnote: @name[value] is the form of your final answer, not Python: compute the "
+        "value in code and print it; write @name[value] only in the answer"
+    )

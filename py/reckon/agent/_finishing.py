@@ -1,0 +1,122 @@
+"""An answer the model wrote, before it is given: its form put right, its numbers traced
+to the steps that printed them, and whether it goes back to the model once more; and
+the record of an answer's check (verification)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reckon.agent._grounding import ground_answer, step_sources
+from reckon.agent._recheck import is_question, recheck_message, repair_form
+from reckon.agent._steps import Progress, StepLog, outcome
+from reckon.agent._types import JSONDict
+from reckon.agent._verify import compare
+
+__all__ = ["Finishing", "verification"]
+
+# An answer goes back to the model at most this often (a guess, then a lost format).
+_RECHECKS = 2
+
+
+@dataclass
+class Finishing:
+    """The answer's context: the history, earlier asks' steps and this answer's."""
+
+    messages: list[JSONDict]
+    earlier: list[JSONDict]  # the steps of the transcript's asks
+    log: StepLog
+    environment: JSONDict
+
+    def finish(
+        self, written: str, progress: Progress, *, rechecks: bool, started: float
+    ) -> JSONDict | None:
+        """The model answered (``written``): the outcome, or None when the answer goes
+        back to the model (``rechecks``: it may)."""
+        log = self.log
+        if not written:
+            message = "The model returned an empty reply."
+            log.add({"kind": "error", "text": message}, started)
+            return outcome("error", progress.last_text, log.steps, message)
+        text, grounding = self.repaired(written)
+        repair = {"written": written} if text != written else {}
+        self.messages.append({"role": "assistant", "content": text})
+        again = self.recheck(text, grounding, progress) if rechecks else None
+        if again is not None:
+            self.messages.append({"role": "user", "content": again})
+            step: JSONDict = {"kind": "recheck", "text": text, "message": again}
+            log.add({**step, "grounding": grounding, **repair}, started)
+            return None
+        log.add({"kind": "answer", "text": text, "grounding": grounding, **repair}, started)
+        result = outcome("ok", text, log.steps)
+        result["grounding"] = grounding
+        return result
+
+    def repaired(self, answer: str) -> tuple[str, JSONDict]:
+        """The answer (its form put right, ``repair_form``) and its grounding."""
+        grounding = self._ground(answer)
+        fixed = repair_form(self._question(), answer, grounding)
+        if fixed is None:
+            return answer, grounding
+        return fixed, self._ground(fixed)
+
+    def recheck(self, answer: str, grounding: JSONDict, progress: Progress) -> str | None:
+        """What to send the answer back with (``_recheck``), at most once per kind."""
+        if len(progress.rechecks) >= _RECHECKS:
+            return None
+        computed = progress.ran_code or any(_by_model(s) for s in self.earlier)
+        found = recheck_message(
+            grounding,
+            progress.has_files,
+            computed,
+            question=self._question(),
+            answer=answer,
+            asked=frozenset(progress.rechecks),
+            last_output=self._last_output(),
+        )
+        if found is None:
+            return None
+        progress.rechecks.add(found[0])
+        return found[1]
+
+    def _question(self) -> str:
+        """The person's last question (not a cell's output or one of our rechecks)."""
+        return str(next((m["content"] for m in reversed(self.messages) if is_question(m)), ""))
+
+    def _ground(self, answer: str) -> JSONDict:
+        earlier = [{**s, "index": None} for s in self.earlier]
+        given = [m["content"] for m in self.messages if is_question(m)]
+        for entry in self.environment.get("files") or []:
+            if isinstance(entry, dict):
+                given.append(str(entry.get("path") or ""))
+                given += [str(c.get("name") if isinstance(c, dict) else c)
+                          for c in entry.get("columns") or []]  # fmt: skip
+        return ground_answer(answer, step_sources([*earlier, *self.log.steps]), given=given)
+
+    def _last_output(self) -> str:
+        """What the last cell that ran printed (its stdout, or its value)."""
+        for step in reversed([*self.earlier, *self.log.steps]):
+            result = step.get("result")
+            if _by_model(step) and isinstance(result, dict):
+                value = result.get("result")
+                shown = value.get("text") if isinstance(value, dict) else None
+                return str(result.get("stdout") or shown or "")
+        return ""
+
+
+def verification(outcome: JSONDict, check: JSONDict) -> JSONDict:
+    """The record of ``check``, the answer recomputed another way, against ``outcome``."""
+    original = [s["code"] for s in outcome["steps"] if s.get("kind") == "code"]
+    computations = {
+        "original": {"code": original, "answer": outcome["answer"]},
+        "check": {"code": [s["code"] for s in check["steps"] if s.get("kind") == "code"],
+                  "answer": check["answer"], "steps": check["steps"]},
+    }  # fmt: skip
+    if check["status"] != "ok":
+        message = f"the check did not finish: {check.get('message', check['status'])}"
+        return {"status": "unavailable", "message": message, **computations}
+    return {**compare(outcome["answer"], check["answer"]), **computations}
+
+
+def _by_model(step: JSONDict) -> bool:
+    """A cell the model wrote (not a table Reckon loaded for it)."""
+    return step.get("kind") == "code" and step.get("origin") != "reckon"

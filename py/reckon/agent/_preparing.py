@@ -1,0 +1,51 @@
+"""Before the model's turn: schema privacy applied to what it will see, and the system
+prompt (rebuilt for each question) at the head of the history."""
+
+from __future__ import annotations
+
+from reckon.agent._context import LEFT_OUT
+from reckon.agent._privacy import Privacy, Redactor, read_values, schema_environment
+from reckon.agent._types import Executor, JSONDict
+
+__all__ = ["apply_privacy", "load_lines", "place_prompt"]
+
+
+async def apply_privacy(
+    privacy: Privacy, executor: Executor, environment: JSONDict
+) -> tuple[JSONDict, Redactor | None]:
+    """In schema mode: read the values to hide (a hidden cell) and drop previews.
+
+    Returns the environment the model may see and the redactor for cell outputs."""
+    if not privacy.hides:
+        return environment, None
+    run = getattr(executor, "run_hidden", None) or executor.run
+    strings, numbers = await read_values(run, environment, privacy.allow_columns)
+    names = [
+        str(column.get("name") if isinstance(column, dict) else column)
+        for entry in environment.get("files") or []
+        if isinstance(entry, dict)
+        for column in entry.get("columns") or []
+    ]
+    # Column names are schema, which this mode sends: a value equal to one stays.
+    return schema_environment(environment), Redactor(strings, numbers, keep=names)
+
+
+def load_lines(files: list[JSONDict], names: dict[str, str]) -> list[str]:
+    """How each table is read, under the name it was loaded as (for the NameError hint)."""
+    return [
+        f"{names.get(str(f.get('path')), 'df')} = {f['read_with']}"
+        for f in files
+        if f.get("read_with")
+    ]
+
+
+def place_prompt(messages: list[JSONDict], prompt: str) -> None:
+    """Put ``prompt`` first in the history. The environment changes between questions
+    (uploads), so the prompt is rebuilt; a note that the history was cut stays with it."""
+    system = {"role": "system", "content": prompt}
+    if messages and messages[0].get("role") == "system":
+        if LEFT_OUT in str(messages[0].get("content")):
+            system["content"] = f"{prompt}\n\n{LEFT_OUT}"
+        messages[0] = system
+    else:
+        messages.insert(0, system)
