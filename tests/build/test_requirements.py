@@ -91,3 +91,19 @@ def test_the_relay_imports_none_of_the_eval_extras(tmp_path: Path) -> None:
     imported = {row.rsplit("|", 1)[-1].strip().split(".")[0] for row in stderr.splitlines()}
     assert "uvicorn" in imported and "starlette" in imported  # the listing is there
     assert not imported & set(EXTRAS), sorted(imported & set(EXTRAS))
+
+
+def test_the_build_imports_only_what_requirements_txt_pins() -> None:
+    # build.py runs from the venv `scripts/run` makes; what it imports is pinned in
+    # requirements.txt (jinja2 renders the pages), none of the eval extras.
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", str(ROOT / "build.py"), "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    imported = {row.rsplit("|", 1)[-1].strip().split(".")[0] for row in proc.stderr.splitlines()}
+    assert {"jinja2", "markupsafe", "sitebuild"} <= imported
+    assert not imported & set(EXTRAS), sorted(imported & set(EXTRAS))
+    assert {"jinja2", "markupsafe", "pyodide-lock"} <= pins(ROOT / "requirements.txt").keys()

@@ -7,7 +7,6 @@ are the ones the build writes.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
+from sitebuild import copy_web
 
 from reckon._cli import config_from_args
 from reckon.server import create_app
@@ -31,13 +31,8 @@ WIDGET_FILES = ["reckon-chat.js", "chat-ui.js", "reckon.js", "agent-worker.js", 
 
 @pytest.fixture(scope="module")
 def a_built_web(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = Path(__file__).resolve().parents[2]
-    spec = importlib.util.spec_from_file_location("reckon_build_for_cors", root / "build.py")
-    assert spec and spec.loader
-    build = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(build)
     site: Path = tmp_path_factory.mktemp("site")
-    build._copy_web(site)
+    copy_web(site)
     (site / "build-info.json").write_text(json.dumps({"reckon": "test"}))
     (site / "pyodide").mkdir()
     (site / "pyodide" / "pyodide.js").write_text("var loadPyodide;\n")

@@ -8,8 +8,8 @@
 //
 // Writes <out>/heap.bin, <out>/fs.bin and <out>/meta.json.
 //
-// Usage: node scripts/snapshot.mjs <pyodide.mjs> <site/pyodide/> <sandbox-snapshot.js> <packages,csv> <out>
-// Called by build.py (stage "snapshot"); not meant to be run by hand.
+// Usage: node sitebuild/snapshot.mjs <pyodide.mjs> <site/pyodide/> <sandbox-snapshot.js> <packages,csv> <out>
+// Called by the build's assemble stage (sitebuild/_node.py); not meant to be run by hand.
 import fs from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import vm from "node:vm";

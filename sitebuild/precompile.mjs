@@ -9,13 +9,13 @@
 //   <out>/pycache-eager.zip  the packages loaded before "ready" + the font cache
 //   <out>/pycache-rest.zip   the packages installed in the background later
 //
-// Usage: node scripts/precompile.mjs <pyodide.mjs> <site/pyodide/> <eager,names> <rest,names> <out>
-// Called by build.py (stage "precompile"); not meant to be run by hand.
+// Usage: node sitebuild/precompile.mjs <pyodide.mjs> <site/pyodide/> <eager,names> <rest,names> <out>
+// Called by the build's assemble stage (sitebuild/_node.py); not meant to be run by hand.
 import { pathToFileURL } from "node:url";
 import fs from "node:fs";
 
 const [pyodideModule, indexURL, eager, rest, out] = process.argv.slice(2);
-// Lines starting "progress: " are shown by build.py (scripts/node_stages.py).
+// Lines starting "progress: " are shown by the build (sitebuild/_node.py).
 const progress = (what) => console.log(`progress: ${what}`);
 const { loadPyodide } = await import(pathToFileURL(pyodideModule).href);
 const py = await loadPyodide({

@@ -1,0 +1,66 @@
+"""The build of Reckon's static site, stage by stage (`python build.py` runs it).
+
+Its stages and what each reads and makes are listed once, in `STAGES`
+(sitebuild/_stages.py); `python build.py --help` prints them.
+"""
+
+from __future__ import annotations
+
+from reckon._exceptions import BuildError, ChecksumError
+
+from ._assemble import assemble
+from ._check import check, check_site
+from ._cli import main
+from ._context import ROOT, Context, Fetched, Paths
+from ._fetch import (
+    artifact_key,
+    close_over,
+    extract_from_mirror,
+    fetch,
+    fetch_core,
+    fetch_packages,
+    fetch_pure,
+    find_artifact,
+)
+from ._pages import copy_web, module_graph
+from ._pins import PURE_PACKAGES
+from ._stages import ALL, STAGES, Stage, describe, plan
+from ._verify import official_lock, verify, verify_packages, verify_pure
+from ._wheel import build_reckon_wheel, reckon_sources, reckon_wheel_key, wheels
+
+__all__ = [
+    "ALL",
+    "PURE_PACKAGES",
+    "ROOT",
+    "STAGES",
+    "BuildError",
+    "ChecksumError",
+    "Context",
+    "Fetched",
+    "Paths",
+    "Stage",
+    "artifact_key",
+    "assemble",
+    "build_reckon_wheel",
+    "check",
+    "check_site",
+    "close_over",
+    "copy_web",
+    "describe",
+    "extract_from_mirror",
+    "fetch",
+    "fetch_core",
+    "fetch_packages",
+    "fetch_pure",
+    "find_artifact",
+    "main",
+    "module_graph",
+    "official_lock",
+    "plan",
+    "reckon_sources",
+    "reckon_wheel_key",
+    "verify",
+    "verify_packages",
+    "verify_pure",
+    "wheels",
+]

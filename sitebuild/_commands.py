@@ -1,0 +1,86 @@
+"""The commands a build runs (pip, npm, node) and the file helpers its stages share."""
+
+from __future__ import annotations
+
+import hashlib
+import queue
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+from reckon._exceptions import BuildError
+
+from ._context import Log
+
+__all__ = ["link_or_copy", "run", "run_reporting", "sha256_of"]
+
+
+def run(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BuildError(f"command failed: {' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}")
+
+
+def run_reporting(cmd: list[str], *, name: str, log: Log, quiet_after_s: float = 10.0) -> None:
+    """Run ``cmd``, showing its ``progress: ...`` lines as ``<name>: ...``.
+
+    The Node.js stages run for a minute or more on a first build; when one has said
+    nothing for ``quiet_after_s`` it is said to be still at work, so the build never
+    looks hung.
+    """
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: queue.Queue[str | None] = queue.Queue()
+    errors: list[str] = []
+    threading.Thread(target=_pump, args=(proc.stdout, lines.put), daemon=True).start()
+    reader = threading.Thread(
+        target=_pump, args=(proc.stderr, lambda line: errors.append(line or "")), daemon=True
+    )
+    reader.start()
+    output: list[str] = []
+    started = last = time.monotonic()
+    doing = "starting"
+    while True:
+        try:
+            line = lines.get(timeout=1.0)
+        except queue.Empty:
+            if time.monotonic() - last >= quiet_after_s:
+                log(f"{name}: still at work ({time.monotonic() - started:.0f} s in; {doing})")
+                last = time.monotonic()
+            continue
+        if line is None:
+            break
+        output.append(line)
+        if line.startswith("progress: "):
+            doing = line.removeprefix("progress: ").rstrip()
+            log(f"{name}: {doing}")
+            last = time.monotonic()
+    code = proc.wait()
+    reader.join()
+    if code != 0:
+        raise BuildError(f"command failed: {' '.join(cmd)}\n{''.join(output)}\n{''.join(errors)}")
+
+
+def _pump(stream: IO[str] | None, put: Callable[[str | None], None]) -> None:
+    assert stream is not None
+    for line in stream:
+        put(line)
+    put(None)
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def link_or_copy(src: Path, dst: Path) -> None:
+    try:
+        dst.hardlink_to(src)
+    except OSError:
+        shutil.copy2(src, dst)
