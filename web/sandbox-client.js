@@ -2,6 +2,7 @@
 // Message shapes: PROTOCOL.md §3. Everything that comes back from the worker is
 // untrusted (the model's code runs there): it is only ever treated as data.
 
+import { call } from "./protocol.js";
 import { canKeep, dropSnapshots, keepRuntime, loadRuntime, loadSnapshot, markChecked, saveSnapshot, snapshotKey } from "./snapshot-store.js";
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -14,7 +15,7 @@ const HEARTBEAT_MS = 5_000;
 const RESTART_DEADLINE_MS = 120_000;
 const CLOSED = "this Reckon was closed (close()); create a new one to run code";
 
-/** @typedef {{status: string, stdout: string, stderr: string, [k: string]: unknown}} RunResult */
+/** @typedef {import("./protocol.js").RunResult} RunResult */
 
 export class Sandbox extends EventTarget {
   /**
@@ -393,10 +394,12 @@ export class Sandbox extends EventTarget {
     return this.bootPromise;
   }
 
-  /** Send a request to the worker over its private channel, noting its place in line. */
+  /** Send a request to the worker over its private channel, noting its place in line:
+   * `{type: "call", id, method, args}` (PROTOCOL.md §3). */
   send(msg, transfer = []) {
-    this.order.push(msg.id);
-    this.workerPort.postMessage(msg, transfer);
+    const { type: method, id, ...args } = msg;
+    this.order.push(id);
+    this.workerPort.postMessage(call(id, method, args), transfer);
   }
 
   /** From the frame itself: a real worker error ("crash"), or the heartbeat's answer. */
@@ -520,6 +523,9 @@ export class Sandbox extends EventTarget {
   /**
    * Send one request and wait for its reply. `direct` skips the wait for a running
    * restore or rebuild: only the hooks that do that work use it.
+   * @param {Record<string, unknown>} msg @param {Transferable[]} [transfer]
+   * @param {{onStream?: (name: string, text: string) => void, direct?: boolean}} [options]
+   * @returns {Promise<Record<string, any>>}
    */
   async request(msg, transfer = [], { onStream, direct = false } = {}) {
     if (this.closed) return { status: "error", message: CLOSED };
@@ -701,7 +707,7 @@ export class Sandbox extends EventTarget {
     const copy = bytes.slice(); // handed over (transferred), so the caller's bytes stay theirs
     const reply = await this.request({ type: "writeFile", path: full, data: copy }, [copy.buffer], { direct });
     if (reply.status === "ok") {
-      if (remember) this.files.set(full, new Blob([bytes]));
+      if (remember) this.files.set(full, new Blob([/** @type {Uint8Array<ArrayBuffer>} */ (bytes)]));
       else this.files.delete(full);
     }
     return reply;
@@ -723,9 +729,12 @@ export class Sandbox extends EventTarget {
     return reply.data;
   }
 
+  /** Plain data: rejects when the sandbox cannot list (README, JS API's error rule).
+   * @param {string} [dir] @returns {Promise<import("./protocol.js").FileEntry[]>} */
   async listFiles(dir = "/data") {
     const reply = await this.request({ type: "listFiles", dir: resolvePath(dir) });
-    return reply.status === "ok" ? reply.files : [];
+    if (reply.status !== "ok") throw new Error(`listFiles(${dir}): ${reply.message}`);
+    return reply.files;
   }
 
   async inspect(path) {

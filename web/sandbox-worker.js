@@ -17,6 +17,7 @@ let indexURL = "";
 let currentRun = 0;
 let deadline = Infinity;
 let interruptReason = null;
+/** @type {Int32Array | null} */
 let shared = null; // Int32Array over a SharedArrayBuffer, when the page could make one
 let memoryLimit = 2048 * 1024 * 1024;
 let lazyPackages = [];
@@ -148,7 +149,7 @@ async function boot(msg) {
       const images = { meta, snap: snap.arrayBuffer(), fs };
       marks.restore = {};
       const smoke = meta.checkedIn !== navigator.userAgent; // passed it here before: skip
-      pyodide = await snapshotLib.restoreSnapshot({ loadPyodide, options, snapshot: images, wasm: self.fetch(indexURL + "pyodide.asm.wasm"), marks: marks.restore, smoke });
+      pyodide = await /** @type {any} */ (snapshotLib).restoreSnapshot({ loadPyodide, options, snapshot: images, wasm: self.fetch(indexURL + "pyodide.asm.wasm"), marks: marks.restore, smoke });
       snapshot.restored = true;
     } catch (err) {
       // Pyodide's own module is bad (a spoiled copy): a cold boot would only hang on it.
@@ -427,35 +428,39 @@ async function pump() {
   pumping = false;
 }
 
+// A call `{type: "call", id, method, args}` (PROTOCOL.md §3); the handler sees its
+// args with the call's id.
 function onRequest(msg) {
-  const handler = msg && handlers[msg.type];
+  const ok = msg && msg.type === "call" && typeof msg.method === "string";
+  const handler = ok && Object.hasOwn(handlers, msg.method) ? handlers[msg.method] : null;
+  const request = { ...(ok && msg.args && typeof msg.args === "object" ? msg.args : {}), id: msg && msg.id };
   enqueue(async () => {
     if (fatal) return; // the page is replacing this worker
-    currentRequest = msg && msg.id;
+    currentRequest = request.id;
     if (!handler) {
-      post({ type: "reply", id: msg && msg.id, status: "error", message: `unknown request type ${msg && msg.type}` });
+      post({ type: "reply", id: request.id, status: "error", message: `unknown method ${ok ? msg.method : msg && msg.type}` });
       return;
     }
     try {
-      const out = await handler(msg);
+      const out = await handler(request);
       if (out === null) return;
       const [reply, transfer] = Array.isArray(out) ? out : [out, []];
-      post({ ...reply, type: "reply", id: msg.id }, transfer);
+      post({ ...reply, type: "reply", id: request.id }, transfer);
     } catch (err) {
-      if (!fatal) post({ type: "reply", id: msg.id, status: "error", message: describeError(err) });
+      if (!fatal) post({ type: "reply", id: request.id, status: "error", message: describeError(err) });
     }
   });
 }
 
-// From the frame: the boot request with the page's port, then runtime files. Only
+// From the frame: the boot call with the page's port, then runtime files. Only
 // real messages count (a cell's dispatchEvent makes untrusted ones), and only one boot.
 self.addEventListener("message", (ev) => {
   const msg = ev.data;
   if (!ev.isTrusted || !msg) return;
   if (msg.type === "addRuntime") return addRuntime(msg); // never behind a running cell
-  if (msg.type === "boot" && !pagePort && ev.ports && ev.ports[0]) {
+  if (msg.type === "call" && msg.method === "boot" && !pagePort && ev.ports && ev.ports[0]) {
     pagePort = ev.ports[0];
-    // Requests come over the same port, in the order the page sent them.
+    // Calls come over the same port, in the order the page sent them.
     pagePort.onmessage = (e) => onRequest(e.data);
     onRequest(msg);
   }
