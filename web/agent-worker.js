@@ -7,6 +7,10 @@
 const BASE = self.RECKON_BASE || self.location.href;
 importScripts(new URL("pyodide/pyodide.js", BASE).href);
 
+// In a closure: its names stay its own (the type check sees every classic script's
+// top-level names as one global scope, the sandbox worker's parts included).
+(() => {
+
 /** @type {any} reckon.agent._host, once started */
 let host = null;
 /** @type {Promise<unknown> | null} */
@@ -95,3 +99,4 @@ self.onmessage = (ev) => {
     answer(msg.id, String(msg.method), msg.args || {});
   }
 };
+})();

@@ -7,6 +7,7 @@
 
 import { dropSnapshots, loadRuntime } from "./snapshot-store.js";
 import { CLOSED, MARKER_ROOM, toRunResult } from "./sandbox-results.js";
+import { fetchWorkerSource } from "./sandbox-runtime.js";
 import { SandboxSnapshots } from "./sandbox-snapshot-plan.js";
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -75,7 +76,7 @@ export class Sandbox extends SandboxSnapshots {
   async start() {
     const t0 = performance.now();
     // The frame and the worker's script do not depend on the build info: under way first.
-    const framing = Promise.all([this.openFrame(), fetch(new URL("sandbox-worker.js", this.root)).then((r) => r.blob())]);
+    const framing = Promise.all([this.openFrame(), fetchWorkerSource(this.root)]);
     framing.catch(() => {});
     // The worker's installer for the rest of the stack; without it, Pyodide's loadPackage.
     const installer = fetch(new URL("sandbox-install.js", this.root)).then((r) => (r.ok ? r.blob() : null), () => null);

@@ -21,6 +21,16 @@ def js_list(name: str) -> list[str]:
     return re.findall(r'"([\w-]+)"', found.group(1))
 
 
+def sandbox_worker() -> str:
+    """The sandbox worker's source: its parts, joined in order as the page joins them."""
+    runtime = (WEB / "sandbox-runtime.js").read_text()
+    found = re.search(r"export const WORKER_PARTS = \[([^\]]*)\]", runtime)
+    assert found is not None, "WORKER_PARTS is not in web/sandbox-runtime.js"
+    parts = re.findall(r'"([\w.-]+)"', found.group(1))
+    assert set(parts) == {path.name for path in WEB.glob("sandbox-worker*.js")}
+    return "\n".join((WEB / name).read_text() for name in parts)
+
+
 def section(number: int) -> str:
     start = PROTOCOL.index(f"\n## {number}. ")
     end = PROTOCOL.find("\n## ", start + 1)
@@ -52,8 +62,7 @@ def test_the_sandbox_methods_are_the_documented_ones() -> None:
     code = set(js_list("SANDBOX_METHODS"))
     assert documented == code | set(js_list("PAGE_METHODS"))
     assert code == set(_protocol.SANDBOX_METHODS)
-    worker = (WEB / "sandbox-worker.js").read_text()
-    assert handler_keys(worker, "handlers") == code
+    assert handler_keys(sandbox_worker(), "handlers") == code
 
 
 def test_the_agent_methods_are_the_documented_ones() -> None:
@@ -81,8 +90,9 @@ def test_every_agent_event_is_documented_and_posted() -> None:
 
 def test_every_message_a_worker_posts_is_a_reply_a_call_or_a_listed_event() -> None:
     listed = {"call", "reply", *js_list("SANDBOX_EVENTS"), *js_list("AGENT_EVENTS")}
-    for name in ("agent-worker.js", "sandbox-worker.js"):
-        source = (WEB / name).read_text()
+    sources = {"agent-worker.js": (WEB / "agent-worker.js").read_text()}
+    sources["the sandbox worker"] = sandbox_worker()
+    for name, source in sources.items():
         posted = set(
             re.findall(r'(?:postMessage|post)\(\{ (?:\.\.\.\w+, )?type: "([\w-]+)"', source)
         )
