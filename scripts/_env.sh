@@ -51,3 +51,15 @@ apt_install() {
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
 }
+
+# The JS checks' tools (typescript, eslint: exact versions in package-lock.json), put
+# in node_modules by npm ci once, and again only when the lock file changes.
+ensure_node_tools() {
+  local stamp="node_modules/.installed-lock"
+  local key
+  key="$(sha256sum package-lock.json | cut -d' ' -f1)"
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$key" ]; then
+    npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null
+    echo "$key" > "$stamp"
+  fi
+}

@@ -1,11 +1,18 @@
 // The page's side of the agent worker. The page is the only bridge between the
-// agent and the sandbox, and it forwards only these requests from the agent.
-const AGENT_ALLOWED = new Set(["run", "listFiles", "inspect", "interrupt"]);
+// agent and the sandbox, and it forwards only the agent-allowed calls from the agent.
+// Message shapes: PROTOCOL.md §4, web/protocol.js.
+import { AGENT_ALLOWED, Rpc, isMessage, payload } from "./protocol.js";
+
 export const DEMO_MODEL = "reckon-demo";
 const CLOSED = "this Reckon was closed (close()); create a new one to ask";
 
+/** @typedef {import("./protocol.js").AskOutcome} AskOutcome */
+
 export class Agent extends EventTarget {
-  /** @param {import("./sandbox-client.js").Sandbox} sandbox */
+  /**
+   * @param {import("./sandbox-client.js").Sandbox} sandbox
+   * @param {{root?: URL, relay?: string | null, token?: string | null, settings?: Record<string, unknown>}} [options]
+   */
   constructor(sandbox, { root = new URL("./", import.meta.url), relay = null, token = null, settings = {} } = {}) {
     super();
     this.sandbox = sandbox;
@@ -13,13 +20,18 @@ export class Agent extends EventTarget {
     this.relay = relay ? new URL(relay, root).href.replace(/\/$/, "") : new URL(".", root).href.replace(/\/$/, "");
     this.token = token;
     this.settings = settings;
-    this.nextAsk = 1;
     this.stops = 0;
+    this.closed = false;
+    this.authRequired = false;
+    /** @type {Map<number, {steps: unknown[], model: string}>} asks under way, by their call id */
     this.asks = new Map();
-    this.calls = new Map(); // id -> resolve, for export/import replies
+    /** @type {any} */
     this.info = null;
+    /** @type {Worker | null} */
     this.worker = null;
+    /** @type {Promise<import("./protocol.js").Reply> | null} */
     this.readyPromise = null;
+    this.rpc = new Rpc((msg, transfer) => this.worker && this.worker.postMessage(msg, transfer));
   }
 
   /** What the relay offers; a plain static server has no relay: demo model only. */
@@ -39,7 +51,7 @@ export class Agent extends EventTarget {
     return { models, default: this.info.default_model || DEMO_MODEL, demo: !this.info.models.length, authRequired: this.authRequired === true };
   }
 
-  /** How to talk to a model, from the relay's profile: {tools, context_window} (PROTOCOL.md §5). */
+  /** How to talk to a model, from the relay's profile: {tools, context_window} (PROTOCOL.md §5). @param {string} model */
   modelOptions(model) {
     const options = this.info && this.info.model_options;
     return (options && typeof options === "object" && options[model]) || {};
@@ -57,86 +69,68 @@ export class Agent extends EventTarget {
     this.closed = true;
     this.stops += 1;
     if (this.worker) this.worker.terminate();
-    for (const ask of this.asks.values()) {
-      if (ask.resolve) ask.resolve({ status: "error", answer: "", steps: ask.steps, message: CLOSED });
-      if (ask.resolveTranscript) ask.resolveTranscript({ version: 1, asks: [] });
+    for (const [id, ask] of this.asks) {
+      this.rpc.pending.get(id)?.({ type: "reply", id, status: "error", answer: "", steps: ask.steps, message: CLOSED });
+      this.rpc.pending.delete(id);
     }
     this.asks.clear();
-    for (const pending of this.calls.values()) pending({ status: "error", message: CLOSED });
-    this.calls.clear();
+    this.rpc.failAll({ status: "error", message: CLOSED });
   }
 
   async start() {
     const build = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
     if (this.closed) throw new Error(CLOSED);
-    this.worker = startWorker(new URL("agent-worker.js", this.root), "reckon-agent");
-    const ready = new Promise((resolve, reject) => {
-      this.worker.onmessage = (ev) => {
-        if (ev.data && ev.data.type === "agent-ready") resolve(ev.data);
-        else if (ev.data && ev.data.type === "agent-error") reject(new Error(ev.data.message));
-        else this.onMessage(ev.data);
-      };
+    const worker = startWorker(new URL("agent-worker.js", this.root), "reckon-agent");
+    this.worker = worker;
+    worker.onmessage = (ev) => this.onMessage(ev.data);
+    const config = { relay: this.relay, token: this.token, settings: this.settings, python: build.python, packages: build.sandbox.all_packages };
+    const reply = await new Promise((resolve, reject) => {
+      this.rpc.call("start", { config }).then((r) => (r.status === "ok" ? resolve(r) : reject(new Error(r.message))));
       // A worker that never runs (its script blocked, e.g. by a host page's CSP) says so only here.
-      this.worker.onerror = (ev) => reject(new Error(`the agent worker could not start${ev.message ? ` (${ev.message})` : ""}; a page embedding Reckon needs worker-src blob: and the site's origin in script-src`));
+      worker.onerror = (ev) => reject(new Error(`the agent worker could not start${ev.message ? ` (${ev.message})` : ""}; a page embedding Reckon needs worker-src blob: and the site's origin in script-src`));
     });
-    this.worker.postMessage({
-      type: "config",
-      config: { relay: this.relay, token: this.token, settings: this.settings, python: build.python, packages: build.sandbox.all_packages },
-    });
-    const reply = await ready;
-    this.worker.onmessage = (ev) => this.onMessage(ev.data);
+    worker.onerror = null;
     return reply;
   }
 
-  async onMessage(msg) {
-    if (!msg || typeof msg !== "object") return;
-    if (msg.type === "sandbox") {
-      const request = msg.request || {};
-      let reply;
-      if (!AGENT_ALLOWED.has(request.type)) reply = { status: "error", message: `the agent may not ${request.type}` };
-      else if (request.type === "run" && request.hidden === true) reply = await this.sandbox.run(String(request.code), { timeoutMs: Number(request.timeoutMs) || undefined, record: false });
-      else if (request.type === "run") reply = await this.sandbox.run(String(request.code), { timeoutMs: Number(request.timeoutMs) || undefined, onStream: (name, text) => this.emit("stream", { name, text }) });
-      else if (request.type === "interrupt") reply = await this.sandbox.interrupt();
-      else if (request.type === "listFiles") reply = { status: "ok", files: await this.sandbox.listFiles(String(request.dir)) };
-      else reply = await this.sandbox.inspect(String(request.path));
-      this.worker.postMessage({ type: "sandbox-reply", id: msg.id, reply });
-      return;
-    }
-    if (msg.type === "state" || msg.type === "imported" || msg.type === "exported" || msg.type === "notebookImported" || msg.type === "decided" || msg.type === "configured") {
-      const pending = this.calls.get(msg.id);
-      this.calls.delete(msg.id);
-      if (pending) pending(msg);
-      return;
-    }
-    if (msg.type === "transcript") {
-      const pending = this.asks.get(msg.id);
-      this.asks.delete(msg.id);
-      if (pending && pending.resolveTranscript) pending.resolveTranscript(msg.transcript);
-      return;
-    }
-    const ask = this.asks.get(msg.askId);
-    if (msg.type === "step") {
+  /** From the worker: replies to our calls, its calls to the sandbox, events. Only data. @param {unknown} msg */
+  onMessage(msg) {
+    if (!isMessage(msg) || this.rpc.take(msg)) return;
+    if (msg.type === "call") this.answerSandbox(msg);
+    else if (msg.type === "step") {
+      const ask = this.asks.get(/** @type {number} */ (msg.askId));
       if (ask) ask.steps.push(msg.step);
       this.emit("step", { askId: msg.askId, step: msg.step });
-    } else if (msg.type === "delta") {
-      this.emit("delta", { askId: msg.askId, text: String(msg.text) });
-    } else if (msg.type === "usage" || msg.type === "proposal" || msg.type === "waiting") {
+    } else if (msg.type === "delta") this.emit("delta", { askId: msg.askId, text: String(msg.text) });
+    else if (msg.type === "usage" || msg.type === "proposal" || msg.type === "waiting") {
       const { type, ...detail } = msg;
       this.emit(type, detail);
-    } else if (msg.type === "done") {
-      if (!ask) return;
-      this.asks.delete(msg.askId);
-      const outcome = { status: msg.status, answer: msg.answer || "", steps: msg.steps || ask.steps, message: msg.message, model: ask.model, usage: msg.usage, sessionUsage: msg.sessionUsage, privacy: msg.privacy, verification: msg.verification, grounding: msg.grounding };
-      this.emit(msg.status === "ok" ? "answer" : "error", { askId: msg.askId, ...outcome });
-      ask.resolve(outcome);
     }
   }
 
+  /** The agent's call to the sandbox: only the agent-allowed methods go through. @param {Record<string, unknown>} msg */
+  async answerSandbox(msg) {
+    const method = String(msg.method);
+    const args = /** @type {Record<string, any>} */ (isMessage(msg.args) ? msg.args : {});
+    const timeoutMs = Number(args.timeoutMs) || undefined;
+    let reply;
+    if (!AGENT_ALLOWED.includes(method)) reply = { status: "error", message: `the agent may not ${method}` };
+    else if (method === "run" && args.hidden === true) reply = await this.sandbox.run(String(args.code), { timeoutMs, record: false });
+    else if (method === "run") reply = await this.sandbox.run(String(args.code), { timeoutMs, onStream: (name, text) => this.emit("stream", { name, text }) });
+    else if (method === "interrupt") reply = await this.sandbox.interrupt();
+    else if (method === "listFiles") reply = await this.sandbox.listFiles(String(args.dir)).then((files) => ({ status: "ok", files }), (err) => ({ status: "error", message: String(err.message || err) }));
+    else reply = await this.sandbox.inspect(String(args.path));
+    if (this.worker) this.worker.postMessage({ ...reply, type: "reply", id: msg.id });
+  }
+
+  /** @param {string} type @param {unknown} detail */
   emit(type, detail) {
     this.dispatchEvent(new CustomEvent(type, { detail }));
   }
 
-  /** Ask a question; resolves to {status, answer, steps, message?} when the agent is done. */
+  /** Ask a question; resolves to {status, answer, steps, message?} when the agent is done.
+   * @param {string} question @param {{model?: string, tokenBudget?: number, verify?: boolean}} [options]
+   * @returns {Promise<AskOutcome>} */
   async ask(question, { model, tokenBudget, verify } = {}, { stops = this.stops } = {}) {
     if (typeof question !== "string" || !question.trim()) throw new TypeError("ask(question): question must be a non-empty string");
     if (this.closed) return { status: "error", answer: "", steps: [], message: CLOSED };
@@ -144,83 +138,85 @@ export class Agent extends EventTarget {
     // even before this ask reaches the worker, stops it too.
     const { default: fallback } = await this.models();
     await Promise.all([this.ready(), this.sandbox.ready()]);
-    const id = this.nextAsk++;
     const chosen = model || fallback;
     if (this.closed) return { status: "error", answer: "", steps: [], message: CLOSED };
-    return new Promise((resolve) => {
-      this.asks.set(id, { resolve, steps: [], model: chosen });
-      this.emit("ask", { askId: id, question, model: chosen });
-      if (stops !== this.stops) this.onMessage({ type: "done", askId: id, status: "stopped", message: "Stopped by the user before it started." });
-      else this.worker.postMessage({ type: "ask", id, question, model: chosen === DEMO_MODEL ? "" : chosen, options: { tokenBudget, verify, modelOptions: this.modelOptions(chosen) } });
-    });
+    const id = this.rpc.reserve(); // its call's id: the worker's events carry it as askId
+    const ask = { steps: [], model: chosen };
+    this.asks.set(id, ask);
+    this.emit("ask", { askId: id, question, model: chosen });
+    /** @type {Record<string, any>} */
+    let reply;
+    if (stops !== this.stops) {
+      reply = { status: "stopped", message: "Stopped by the user before it started." };
+    } else {
+      const options = { tokenBudget, verify, modelOptions: this.modelOptions(chosen) };
+      reply = payload(await this.rpc.call("ask", { question, model: chosen === DEMO_MODEL ? "" : chosen, options }, [], id));
+    }
+    this.asks.delete(id);
+    const outcome = { status: String(reply.status), answer: reply.answer || "", steps: reply.steps || ask.steps, message: reply.message, model: chosen, usage: reply.usage, sessionUsage: reply.sessionUsage, privacy: reply.privacy, verification: reply.verification, grounding: reply.grounding };
+    if (!this.closed) this.emit(outcome.status === "ok" ? "answer" : "error", { askId: id, ...outcome });
+    return outcome;
   }
 
   /** Stop the running ask and every ask waiting for its turn (PROTOCOL.md §4). */
   stop() {
     this.stops += 1;
-    if (this.worker) this.worker.postMessage({ type: "stop" });
+    if (this.worker) this.rpc.call("stop");
   }
 
-  /** Change approval, privacy, allowColumns, tokenBudget, verify: {status, settings} or {status: "error", message}. */
+  /** Change approval, privacy, allowColumns, tokenBudget, verify: {status, settings} or {status: "error", message}.
+   * @param {unknown} settings */
   async configure(settings) {
-    const { type, id, ...reply } = await this.call({ type: "configure", settings });
-    if (reply.status === "ok") this.settings = { ...this.settings, ...reply.settings };
+    const reply = await this.call("configure", { settings });
+    if (reply.status === "ok") this.settings = { ...this.settings, .../** @type {object} */ (reply.settings) };
     return reply;
   }
 
-  /** Answer a "proposal" event: {action: "run"} | {action: "edit", code} | {action: "reject", reason}. */
-  async decide(proposalId, decision) {
-    const { type, id, ...reply } = await this.call({ type: "decide", proposal: String(proposalId), decision });
-    return reply;
+  /** Answer a "proposal" event: {action: "run"} | {action: "edit", code} | {action: "reject", reason}.
+   * @param {string | number} proposalId @param {unknown} decision */
+  decide(proposalId, decision) {
+    return this.call("decide", { proposal: String(proposalId), decision });
   }
 
   /** The conversation as data: every ask with its steps (model text, code, results). */
   async transcript() {
-    await this.ready();
-    const id = this.nextAsk++;
-    return new Promise((resolve) => {
-      this.asks.set(id, { resolveTranscript: resolve });
-      this.worker.postMessage({ type: "transcript", id });
-    });
+    const reply = await this.call("transcript");
+    return reply.status === "ok" ? reply.transcript : { version: 1, asks: [] };
   }
 
   reset() {
-    if (this.worker) this.worker.postMessage({ type: "reset" });
+    if (this.worker) this.rpc.call("reset");
   }
 
-  /** Send one request to the worker and wait for its reply (by id). */
-  async call(message) {
+  /** One call to the worker, once it is up: its reply's payload. @param {string} method @param {Record<string, unknown>} [args] */
+  async call(method, args = {}) {
     await this.ready();
-    const id = this.nextAsk++;
-    return new Promise((resolve) => {
-      this.calls.set(id, resolve);
-      this.worker.postMessage({ ...message, id });
-    });
+    return payload(await this.rpc.call(method, args));
   }
 
   /** The agent's memory as data: {version, messages, transcript} (PROTOCOL.md §4). */
   async exportState() {
-    const reply = await this.call({ type: "export" });
+    const reply = await this.call("exportState");
     if (reply.status !== "ok") throw new Error(reply.message || "the agent could not export its state");
     return reply.state;
   }
 
-  /** The conversation as .ipynb JSON text (format "ipynb") or a .py script (format "py"). */
+  /** The conversation as .ipynb JSON text (format "ipynb") or a .py script (format "py"). @param {"ipynb" | "py"} format */
   async exportSession(format) {
-    const reply = await this.call({ type: "exportSession", format });
+    const reply = await this.call("exportSession", { format });
     if (reply.status !== "ok") throw new Error(reply.message || "the agent could not export the session");
-    return reply.text;
+    return /** @type {string} */ (reply.text);
   }
 
-  /** Run a notebook's or script's cells as starting cells: {status, question?, cells, ok, failed, message?}. */
-  async importNotebook(text, name) {
-    const { type, id, ...reply } = await this.call({ type: "importNotebook", text, name });
-    return reply;
+  /** Run a notebook's or script's cells as starting cells: {status, question?, cells, ok, failed, message?}.
+   * @param {string} text @param {string} name */
+  importNotebook(text, name) {
+    return this.call("importNotebook", { text, name });
   }
 
-  /** Give the agent back a conversation saved by exportState(). */
+  /** Give the agent back a conversation saved by exportState(). @param {unknown} state */
   async importState(state) {
-    const reply = await this.call({ type: "import", state });
+    const reply = await this.call("importState", { state });
     if (reply.status !== "ok") throw new Error(reply.message || "the agent could not import the saved state");
     return reply;
   }

@@ -45,7 +45,7 @@ export function fileLists(reckon, { lists, save, setStatus, onUpload, onFound })
     const mine = ++generation;
     const found = [];
     for (const [dir, list] of lists) {
-      const files = (await reckon.listFiles(dir)).filter((f) => !f.is_dir);
+      const files = (await reckon.listFiles(dir).catch(() => [])).filter((f) => !f.is_dir);
       if (mine !== generation) return; // a later refresh is under way
       list.replaceChildren(...files.map(row));
       if (dir === "/data") found.push(...files.filter((f) => !infos.has(f.path) && !asking.has(f.path)));

@@ -4,7 +4,7 @@ import { el, renderResult, download } from "./render.js";
 
 /**
  * @param {ReturnType<import("./reckon.js").createReckon>} reckon
- * @param {{$: (id: string) => HTMLElement, messages: HTMLElement, save: (path: string) => void,
+ * @param {{$: (id: string) => any, messages: HTMLElement, save: (path: string) => void,
  *          setStatus: (text: string) => void, showNotice: (text: string) => void,
  *          reveal: (node: HTMLElement) => void, refresh: () => void, stem: string}} ui
  */
@@ -24,7 +24,7 @@ export function wireTools(reckon, { $, messages, save, setStatus, showNotice, re
   $("export-script").addEventListener("click", () => exportAs("exportScript", "py", "text/x-python"));
 
   $("import").addEventListener("change", async (ev) => {
-    const input = ev.target;
+    const input = /** @type {HTMLInputElement} */ (ev.target);
     const file = input.files[0];
     input.value = "";
     if (!file) return;

@@ -39,7 +39,7 @@ export function renderStep(step, save) {
   if (step.code) box.appendChild(codeBlock(step.code, "python"));
   if (step.result) box.appendChild(renderResult(step.result, save));
   if (step.message) box.appendChild(el("p", "error", step.message));
-  for (const img of box.querySelectorAll("img.figure")) {
+  for (const img of /** @type {NodeListOf<HTMLImageElement>} */ (box.querySelectorAll("img.figure"))) {
     img.tabIndex = 0;
     img.title = "Click to enlarge";
   }
@@ -116,7 +116,7 @@ export class Turn {
   /** Open, show and highlight the first of these steps that this turn shows. */
   jumpTo(indexes) {
     for (const index of indexes) {
-      const box = this.steps.querySelector(`[data-step-index="${Number(index)}"]`);
+      const box = /** @type {HTMLDetailsElement | null} */ (this.steps.querySelector(`[data-step-index="${Number(index)}"]`));
       if (!box) continue;
       box.open = true;
       box.scrollIntoView({ block: "center" });
@@ -146,7 +146,7 @@ export class Turn {
     answer.appendChild(body);
     const grounding = outcome.grounding || (answerStep && answerStep.grounding);
     if (grounding && outcome.answer) {
-      for (const box of this.steps.children) box.tabIndex = -1;
+      for (const box of /** @type {HTMLCollectionOf<HTMLElement>} */ (this.steps.children)) box.tabIndex = -1;
       markGrounding(body, grounding, { onJump: (indexes) => this.jumpTo(indexes) });
     }
     if (outcome.status !== "ok" && outcome.message && outcome.answer) answer.appendChild(el("p", "error", outcome.message));

@@ -30,6 +30,7 @@ export function mountChat(root, reckon, options = {}) {
     const container = options.container || (isDocument ? root.body : root.appendChild(el("div", "reckon-chat")));
     container.appendChild(chatMarkup({ page: options.page !== false }));
   }
+  /** @type {(id: string) => any} an element of the chat's own template, by id */
   const $ = (id) => root.getElementById(id);
   const box = isDocument ? root.body : options.container || $("messages").closest(".reckon-chat") || $("drop");
   const dropZone = box;
@@ -256,7 +257,7 @@ export function mountChat(root, reckon, options = {}) {
   // Before each model call the agent says how big the prompt is (agent-client's
   // `waiting` event; reckon.on() does not forward it, so it is taken from the agent).
   if (reckon.agent && typeof reckon.agent.addEventListener === "function") {
-    reckon.agent.addEventListener("waiting", (ev) => turn && turn.calling(ev.detail || {}));
+    reckon.agent.addEventListener("waiting", (ev) => turn && turn.calling(/** @type {CustomEvent} */ (ev).detail || {}));
   }
   reckon.on("delta", ({ text }) => {
     if (!turn) return;

@@ -5,6 +5,7 @@ import { el, renderResult, formatBytes, download } from "./render.js";
 const reckon = createReckon({ agent: false, snapshot: new URLSearchParams(location.search).get("snapshot") !== "off" });
 window.reckon = reckon;
 
+/** @type {(id: string) => any} an element of console.html, by id */
 const $ = (id) => document.getElementById(id);
 const status = $("status");
 const progress = $("progress");
@@ -39,7 +40,7 @@ async function refreshFiles() {
   const list = $("file-list");
   list.replaceChildren();
   for (const dir of ["/data", "/output"]) {
-    for (const f of await reckon.listFiles(dir)) {
+    for (const f of await reckon.listFiles(dir).catch(() => [])) {
       if (f.is_dir) continue;
       const li = el("li");
       const b = el("button", "link", `${f.path} (${formatBytes(f.size)})`);

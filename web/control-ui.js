@@ -190,6 +190,7 @@ export function renderSettings(settings, onChange) {
  * (default: appended to `container`). Returns builders for an answer's footer and for
  * the settings panel (which applies changes with reckon.configure()).
  */
+/** @param {any} reckon @param {{container?: HTMLElement, onCard?: (card: HTMLElement, proposal: any) => void}} [options] */
 export function attachControl(reckon, { container, onCard } = {}) {
   reckon.on("proposal", (proposal) => {
     const card = renderProposal(proposal, (decision) => reckon.decide(proposal.id, decision));

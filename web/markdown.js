@@ -31,7 +31,7 @@ export function renderMarkdown(text) {
     }
     const heading = line.match(/^(#{1,6})\s+(.*?)\s*#*\s*$/);
     if (heading) {
-      const h = el(`h${Math.min(heading[1].length + 2, 6)}`);
+      const h = el(/** @type {"h3" | "h4" | "h5" | "h6"} */ (`h${Math.min(heading[1].length + 2, 6)}`));
       appendInline(h, heading[2]);
       frag.appendChild(h);
       i++;

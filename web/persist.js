@@ -69,7 +69,7 @@ export class Persistence {
     // The ask under way is kept until it ends, so a reload in the middle can say
     // which question it cut off (restoredInfo.interrupted) and offer it again.
     if (withAgent) {
-      agent.addEventListener("ask", (ev) => this.setPending({ question: String(ev.detail.question), model: ev.detail.model || null, at: Date.now() / 1000 }));
+      agent.addEventListener("ask", (ev) => this.setPending({ question: String(/** @type {CustomEvent} */ (ev).detail.question), model: /** @type {CustomEvent} */ (ev).detail.model || null, at: Date.now() / 1000 }));
       for (const type of ["answer", "error"]) agent.addEventListener(type, () => this.clearPending());
     }
   }
@@ -99,7 +99,9 @@ export class Persistence {
       const state = { messages: this.restored.agentMessages, transcript: this.restored.transcript };
       this.agentRestored = this.agent
         .ready()
-        .then(() => this.agent.importState(state))
+        .then(async () => {
+          await this.agent.importState(state);
+        })
         .catch((err) => this.emit("storage-error", { message: `The saved conversation could not be given back to the agent: ${err.message || err}`, quota: false }));
     }
     const pending = this.withAgent ? this.restored.pending : null;
@@ -191,7 +193,7 @@ export class Persistence {
       if (!storablePath(file.path, "output")) continue;
       try {
         const bytes = await this.sandbox.readFile(file.path, { direct: true });
-        await this.saveFile(file.path, new Blob([bytes]), "output");
+        await this.saveFile(file.path, new Blob([/** @type {Uint8Array<ArrayBuffer>} */ (bytes)]), "output");
       } catch {
         // Deleted again before it could be read: nothing to keep.
       }

@@ -144,7 +144,7 @@ export class ReckonChat extends HTMLElement {
     this.#box.classList.toggle("theme-dark", this.getAttribute("theme") === "dark");
     // Through the CSSOM, which drops a value that is not a length: nothing else gets in.
     const height = (this.getAttribute("height") || "").trim();
-    const rule = this.#sizing.cssRules[0];
+    const rule = /** @type {CSSStyleRule} */ (this.#sizing.cssRules[0]);
     rule.style.removeProperty("height");
     if (height) rule.style.setProperty("height", /^\d+(\.\d+)?$/.test(height) ? `${height}px` : height);
   }

@@ -91,13 +91,15 @@ export function createReckon(options = {}) {
       return agent.exportSession("py");
     },
     /** Run a notebook's or script's code cells as the session's starting cells:
-     * resolves to {status, cells, ok, failed, message?}; bad input changes nothing. */
+     * resolves to {status, cells, ok, failed, message?}; bad input changes nothing.
+     * @param {string | Blob} source @param {{name?: string}} [options] */
     async importNotebook(source, { name } = {}) {
       let text;
       if (source instanceof Blob) {
-        if (source.size > IMPORT_LIMIT) return importError(`${source.name || "this file"} is ${Math.round(source.size / 1e6)} MB; a notebook to import may be at most ${IMPORT_LIMIT / 1e6} MB (clear its outputs in Jupyter first).`);
+        const file = /** @type {File} */ (source);
+        if (source.size > IMPORT_LIMIT) return importError(`${file.name || "this file"} is ${Math.round(source.size / 1e6)} MB; a notebook to import may be at most ${IMPORT_LIMIT / 1e6} MB (clear its outputs in Jupyter first).`);
         text = await source.text();
-        name = name || source.name;
+        name = name || file.name;
       } else if (typeof source === "string") {
         text = source;
       } else {
@@ -158,7 +160,7 @@ export function createReckon(options = {}) {
       let reply;
       let blob;
       if (file instanceof Blob) {
-        const name = file.name || "upload.bin";
+        const name = /** @type {File} */ (file).name || "upload.bin";
         blob = file;
         reply = await sandbox.mountFile(`/data/${safeName(name)}`, file);
       } else if (file && typeof file.name === "string" && file.bytes !== undefined) {
@@ -172,7 +174,7 @@ export function createReckon(options = {}) {
       return { ...(await sandbox.inspect(reply.path)), size: reply.size, saved };
     },
     on(type, fn) {
-      events.addEventListener(type, (ev) => fn(ev.detail));
+      events.addEventListener(type, (ev) => fn(/** @type {CustomEvent} */ (ev).detail));
     },
     /** Shut down: the sandbox frame and both workers end (their memory is freed), pending
      * calls end with an error, and so does every later call. What is saved stays saved. */
@@ -198,6 +200,8 @@ export function createReckon(options = {}) {
 
 /** Keep the user's file name (spaces, "=", "+", accents), but never a path. */
 export function safeName(name) {
+  // Control characters are meant here: they never belong in a file name.
+  // eslint-disable-next-line no-control-regex
   const base = String(name).split(/[\\/]/).pop().replace(/[\u0000-\u001f]/g, "").trim();
   return base && base !== "." && base !== ".." ? base : "upload.bin";
 }

@@ -2,7 +2,11 @@
 // tracebacks) is ever inserted as markup: text goes in as text, and table HTML is
 // parsed into an inert document and rebuilt from a short allow-list of elements.
 
-/** @param {string} tag @param {string} [cls] @param {string} [text] */
+/**
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag @param {string} [cls] @param {string} [text]
+ * @returns {HTMLElementTagNameMap[K]}
+ */
 export function el(tag, cls, text) {
   const node = document.createElement(tag);
   if (cls) node.className = cls;

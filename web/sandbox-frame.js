@@ -23,7 +23,7 @@
       port.postMessage({ type: "crash", message: String(ev.message || "the sandbox worker crashed") });
     };
     const config = { ...boot.config, interruptBuffer: signal ? signal.buffer : null };
-    worker.postMessage({ type: "boot", id: 0, runtime: boot.runtime, config }, [workerPort]);
+    worker.postMessage({ type: "call", id: 0, method: "boot", args: { runtime: boot.runtime, config } }, [workerPort]);
   }
 
   function onPortMessage(ev) {
@@ -46,7 +46,7 @@
       URL.revokeObjectURL(url);
       maker.onerror = (e) => e.preventDefault();
       const config = { ...boot.config, snapshot: null, makeSnapshot: true, interruptBuffer: null };
-      maker.postMessage({ type: "boot", id: 0, runtime: boot.runtime, config }, [ev.ports[0]]);
+      maker.postMessage({ type: "call", id: 0, method: "boot", args: { runtime: boot.runtime, config } }, [ev.ports[0]]);
     } else if (msg.type === "addRuntime") {
       // Kept for restarts, and forwarded now: the worker installs them when idle.
       Object.assign(boot.runtime, msg.files);

@@ -22,7 +22,7 @@ export const DEFAULT_SESSION = "default";
 /**
  * @typedef {{session: string, path: string, blob: Blob, size: number, mtime: number, kind: "upload" | "output"}} FileRecord
  * @typedef {{version: number, asks: object[]}} TranscriptData
- * @typedef {{id: string, transcript: TranscriptData, agentMessages: object[], cells: string[], updated: number}} SessionRecord
+ * @typedef {{id: string, transcript: TranscriptData, agentMessages: object[], cells: string[], updated: number, pending?: {question: string, model: string | null, at: number} | null}} SessionRecord
  * @typedef {{type: "file", session: string, action: "put" | "delete", path: string} | {type: "session", id: string} | {type: "cleared", session: string, paths: string[]}} ChangeMessage
  */
 

@@ -776,8 +776,8 @@ junk = [
     js_obj({"type": "started", "id": 10**9}),
     js_obj({"type": "progress", "loaded": -1, "total": 0}),
     js_obj({"type": "ready"}), js_obj({"type": "frame-restart"}), js_obj({"type": "frame-ready"}),
-    js_obj({"type": "agent-ready"}), js_obj({"type": "sandbox", "id": 1, "request":
-        js_obj({"type": "writeFile", "path": "/data/x", "data": "x"})}),
+    js_obj({"type": "agent-ready"}), js_obj({"type": "call", "id": 1, "method": "writeFile",
+        "args": js_obj({"path": "/data/x", "data": "x"})}),
     js.Blob.new(to_js(["blob"])), js.ArrayBuffer.new(16), js.Date.new(), js.Map.new(),
     js.eval("(() => { const o = {type: 'reply'}; o.self = o; o.id = 1e9; return o })()"),
     js.eval("(() => { let o = {}; for (let i = 0; i < 5000; i++) o = {type: 'stream', n: o};"
@@ -817,9 +817,12 @@ def obj(d):
 # A fake request delivered to the worker's own listeners, and a fake channel.
 fake = js.MessageChannel.new()
 for other in range(1, 200):
-    init = obj({"data": obj({"type": "run", "id": other, "code": "print('FORGED')"})})
+    args = obj({"code": "print('FORGED')"})
+    forged = obj({"type": "call", "id": other, "method": "run", "args": args})
+    init = obj({"data": forged})
     js.self.dispatchEvent(js.MessageEvent.new("message", init))
-    init = obj({"data": obj({"type": "boot", "id": 0}), "ports": to_js([fake.port2])})
+    boot = obj({"type": "call", "id": 0, "method": "boot", "args": obj({})})
+    init = obj({"data": boot, "ports": to_js([fake.port2])})
     js.self.dispatchEvent(js.MessageEvent.new("message", init))
 await asyncio.sleep(0.2)
 print("attacker done")

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from reckon._exceptions import ModelError
+from reckon._protocol import AGENT_ALLOWED
 from reckon.agent._types import JSONDict
 
 __all__ = ["FetchTransport", "PageExecutor"]
@@ -75,35 +76,39 @@ def _error_message(text: str, status: int) -> str:
 
 
 class PageExecutor:
-    """Runs code in the sandbox by asking the page (the agent never sees the sandbox)."""
+    """Runs code in the sandbox by asking the page (the agent never sees the sandbox).
+
+    Each request is ``{"type": <method>, ...args}`` as JSON text; the worker's
+    JavaScript sends it to the page as a ``call`` (PROTOCOL.md §4) and hands back the
+    reply's payload as JSON text."""
 
     def __init__(self, bridge: Any, *, timeout_ms: int) -> None:
         self.bridge = bridge
         self.timeout_ms = timeout_ms
 
-    async def run(self, code: str) -> JSONDict:
-        request = {"type": "run", "code": code, "timeoutMs": self.timeout_ms}
-        reply: JSONDict = json.loads(await self.bridge.sandbox(json.dumps(request)))
+    async def _call(self, method: str, **args: Any) -> JSONDict:
+        assert method in AGENT_ALLOWED, method  # the page refuses any other
+        reply: JSONDict = json.loads(
+            await self.bridge.sandbox(json.dumps({"type": method, **args}))
+        )
         return reply
+
+    async def run(self, code: str) -> JSONDict:
+        return await self._call("run", code=code, timeoutMs=self.timeout_ms)
 
     async def run_hidden(self, code: str) -> JSONDict:
         """A run the page neither shows, streams nor logs (privacy's value scan)."""
-        request = {"type": "run", "code": code, "timeoutMs": self.timeout_ms, "hidden": True}
-        reply: JSONDict = json.loads(await self.bridge.sandbox(json.dumps(request)))
-        return reply
+        return await self._call("run", code=code, timeoutMs=self.timeout_ms, hidden=True)
 
     async def interrupt(self) -> None:
-        await self.bridge.sandbox(json.dumps({"type": "interrupt"}))
+        await self._call("interrupt")
 
     async def environment(self, *, python: str, packages: list[str]) -> JSONDict:
-        listing = json.loads(
-            await self.bridge.sandbox(json.dumps({"type": "listFiles", "dir": "/data"}))
-        )
+        listing = await self._call("listFiles", dir="/data")
         files = []
         for entry in listing.get("files", []):
             if entry.get("is_dir"):
                 continue
-            request = {"type": "inspect", "path": entry["path"]}
-            files.append(json.loads(await self.bridge.sandbox(json.dumps(request))))
+            files.append(await self._call("inspect", path=entry["path"]))
         return {"python": python, "packages": packages, "files": files,
                 "data_dir": "/data", "output_dir": "/output"}  # fmt: skip

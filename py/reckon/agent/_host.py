@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from reckon._exceptions import ProtocolError
+from reckon._protocol import AskOutcome
 from reckon.agent._approval import APPROVAL_MODES, parse_decision
 from reckon.agent._bridge import FetchTransport, PageExecutor
 from reckon.agent._export import export_notebook as _notebook
@@ -150,8 +151,9 @@ def _flag(value: Any, name: str) -> bool:
     return value
 
 
-def ask(ask_id: int, question: str, model: str, options_json: str = "{}") -> asyncio.Task[None]:
-    """Start answering; the page gets ``step``/``delta`` events, then ``done``."""
+def ask(ask_id: int, question: str, model: str, options_json: str = "{}") -> asyncio.Task[str]:
+    """Start answering; the page gets ``step``/``delta`` events while it runs, and the
+    task's result (JSON text of an ``AskOutcome``) is the ``ask`` call's reply."""
     state = _require()
     # The place in line is taken now, as the message arrives: a stop() handled
     # after this call (even before the task first runs) stops this ask too.
@@ -161,7 +163,7 @@ def ask(ask_id: int, question: str, model: str, options_json: str = "{}") -> asy
 
 async def _ask(
     state: _State, ticket: int, ask_id: int, question: str, model: str, options_json: str
-) -> None:
+) -> str:
     try:
         if state.settings_error:
             raise ProtocolError(state.settings_error)
@@ -172,18 +174,21 @@ async def _ask(
         model_options = options.get("modelOptions")
         model_options = model_options if isinstance(model_options, dict) else {}
     except ProtocolError as exc:
-        refused: JSONDict = {"status": "error", "answer": "", "steps": [], "message": str(exc)}
-        state._post({"type": "done", "askId": ask_id, **refused})
-        return
+        refused: AskOutcome = {"status": "error", "answer": "", "steps": [], "message": str(exc)}
+        return json.dumps(refused)
     # Behind the ask or notebook import already under way, if any (see _turns).
     async with state.turns.take(ticket) as go_on:
         if not go_on:
-            stopped = {"status": "stopped", "answer": "", "steps": [], "message": _STOPPED_EARLY}
-            state._post({"type": "done", "askId": ask_id, **stopped})
-            return
+            stopped: AskOutcome = {
+                "status": "stopped",
+                "answer": "",
+                "steps": [],
+                "message": _STOPPED_EARLY,
+            }
+            return json.dumps(stopped)
         state.ask_id = ask_id
         outcome = await _answer(state, question, model, budget, verify, model_options)
-    state._post({"type": "done", "askId": ask_id, **outcome})
+    return json.dumps(outcome)
 
 
 _STOPPED_EARLY = "Stopped by the user before it started (it was waiting for the ask before it)."

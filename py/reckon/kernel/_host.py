@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from reckon._protocol import ListReply
 from reckon.kernel._session import Kernel as Session
 
 __all__ = ["inspect", "list_files", "reset", "run", "start", "versions", "warm"]
@@ -58,10 +59,12 @@ async def run(code: str) -> str:
 def list_files(directory: str) -> str:
     from reckon.kernel import list_files as list_
 
+    reply: ListReply
     try:
-        return json.dumps({"status": "ok", "files": list_(directory)})
+        reply = {"status": "ok", "files": list_(directory)}  # type: ignore[typeddict-item]
     except OSError as exc:
-        return json.dumps({"status": "error", "message": f"{directory}: {exc.strerror}"})
+        reply = {"status": "error", "message": f"{directory}: {exc.strerror}"}
+    return json.dumps(reply)
 
 
 def inspect(path: str) -> str:

@@ -1,0 +1,30 @@
+// Lint of web/ (scripts/test runs it, with tsc's type check: package.json "check").
+// Pinned in package.json; flat config, the recommended rules.
+import js from "@eslint/js";
+import globals from "globals";
+
+// Classic scripts (workers and the frame's inline script), not modules.
+const SCRIPTS = ["web/agent-worker.js", "web/sandbox-worker*.js", "web/sandbox-frame.js", "web/sandbox-install.js", "web/sandbox-snapshot.js"];
+// The sandbox worker's parts share one closure (sandbox-worker.js): each uses what the
+// others declare. tsc checks those names across the parts; here they are not flagged.
+const WORKER_PARTS = ["web/sandbox-worker*.js"];
+
+export default [
+  js.configs.recommended,
+  {
+    files: ["web/**/*.js"],
+    languageOptions: { ecmaVersion: 2023, sourceType: "module", globals: { ...globals.browser } },
+    rules: {
+      // `void x` marks a value left unused on purpose; `_name` too.
+      "no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+    },
+  },
+  {
+    files: SCRIPTS,
+    languageOptions: { sourceType: "script", globals: { ...globals.browser, ...globals.worker, loadPyodide: "readonly" } },
+  },
+  {
+    files: WORKER_PARTS,
+    rules: { "no-undef": "off", "no-unused-vars": ["error", { vars: "local", argsIgnorePattern: "^_", caughtErrors: "none" }] },
+  },
+];

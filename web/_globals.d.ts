@@ -1,0 +1,27 @@
+// What the type check (jsconfig.json) needs to know of the browser beyond lib.dom:
+// Pyodide's globals, the helpers a worker script leaves on `self` for a moment, and
+// `window.reckon`. Not served: build.py skips files whose names start with "_".
+
+declare function loadPyodide(options: Record<string, unknown>): Promise<any>;
+declare const FileReaderSync: { new (): { readAsArrayBuffer(blob: Blob): ArrayBuffer } };
+
+interface Window {
+  RECKON_BASE?: string;
+  reckon?: any;
+  _createPyodideModule?: any;
+  __reckonInstall?: any;
+  __reckonSnapshot?: any;
+}
+
+declare namespace WebAssembly {
+  // JSPI (stack switching): the sandbox worker turns it off before Pyodide starts.
+  let Suspending: unknown;
+  let Suspender: unknown;
+}
+
+// web/sandbox-snapshot.js hangs the heap's read-ahead on its file map. Typed here, not
+// there: that file's source is part of the snapshot's cache key (PROTOCOL.md §6), so
+// an edit to it makes every build and browser make a new snapshot.
+interface Map<K, V> {
+  preload?: any;
+}

@@ -1,0 +1,222 @@
+// The page's channels to the sandbox: the opaque-origin frame and its port, a private
+// MessagePort per worker, the requests in the order sent (only the head may stream,
+// start or be answered), the heartbeat. Everything from the worker is only data.
+
+import { call } from "./protocol.js";
+import { liveText } from "./sandbox-results.js";
+import { SandboxRuntime } from "./sandbox-runtime.js";
+
+// A live frame answers a ping at once (its main thread runs no Python). One that does
+// not answer in this long while requests wait, or after a restart, is dead: replaced.
+const PING_MS = 10_000;
+const HEARTBEAT_MS = 5_000;
+
+export class SandboxChannel extends SandboxRuntime {
+  /** @param {{root: URL, container: HTMLElement}} options */
+  constructor({ root, container }) {
+    super({ root });
+    this.container = container;
+    /** @type {HTMLIFrameElement | null} */
+    this.frame = null;
+    /** @type {MessagePort | null} the frame's own port (frame-* messages) */
+    this.port = null;
+    this.crossOriginIsolated = false;
+    /** @type {MessagePort | null} the private channel to the current worker (see boot()) */
+    this.workerPort = null;
+    /** @type {Record<string, any>} the boot config (sandbox-client.js fills it) */
+    this.config = {};
+    /** @type {Blob | null} */
+    this.workerSource = null;
+    this.nextId = 1;
+    /** @type {Map<number, any>} id -> {resolve, onStream, collected, msg, started?} */
+    this.pending = new Map();
+    // Ids in the order they were sent to the current worker, which handles them one
+    // at a time in that order: only the head may stream, start or be answered.
+    /** @type {number[]} */
+    this.order = [];
+    /** @type {Promise<any> | null} */
+    this.bootPromise = null;
+    /** @type {string[]} runtime files held back: the boot's packages, the rest of the stack */
+    this.heldBack = [];
+    /** @type {string[]} */
+    this.heldRest = [];
+    /** @type {string[]} files the worker may ask for later (config.lazyFiles) */
+    this.lazy = [];
+    /** @type {string[]} files handed over so far: a new frame needs them again */
+    this.handed = [];
+    /** @type {Map<number, (alive: boolean) => void>} */
+    this.pongs = new Map();
+    this.pingCount = 0;
+    /** @type {ReturnType<typeof setInterval> | null} */
+    this.heartbeat = null;
+    this.replacing = false;
+    this.closed = false;
+  }
+
+  /** Replace the worker (sandbox-recovery.js overrides this).
+   * @param {string} reason @param {string | null} [message] @param {number | null} [runId] @returns {Promise<unknown>} */
+  recover(reason, message = null, runId = null) {
+    void reason, void message, void runId;
+    return Promise.reject(new Error("no recovery"));
+  }
+
+  /** Resolves true once no request has been sent or answered for `ms`; false if closed. */
+  async whenIdle(ms = 2000) {
+    for (;;) {
+      const sent = this.nextId;
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      if (this.closed) return false;
+      if (this.order.length === 0 && this.nextId === sent) return true;
+    }
+  }
+
+  /** Fetch runtime files for the worker. If they cannot be had, the worker is told
+   * so: an import that needs them then fails with this message instead of waiting forever. */
+  handOver(names, options = {}) {
+    this.handed = [...new Set([...(this.handed || []), ...names])]; // a new frame needs them again
+    this.fetchRuntime(names, options).then(
+      (files) => this.port.postMessage({ type: "addRuntime", files }),
+      (err) => this.port.postMessage({ type: "addRuntime", files: {}, failed: names, message: String((err && err.message) || err) }),
+    );
+  }
+
+  openFrame() {
+    return new Promise((resolve, reject) => {
+      const frame = document.createElement("iframe");
+      frame.setAttribute("sandbox", "allow-scripts");
+      frame.setAttribute("allow", "cross-origin-isolated");
+      frame.setAttribute("aria-hidden", "true");
+      frame.title = "Reckon sandbox";
+      frame.style.display = "none";
+      frame.src = new URL("sandbox.html", this.root).href;
+      frame.addEventListener("load", () => {
+        const channel = new MessageChannel();
+        channel.port1.onmessage = (ev) => {
+          if (ev.data && ev.data.type === "frame-ready") {
+            this.crossOriginIsolated = ev.data.crossOriginIsolated === true;
+            channel.port1.onmessage = (e) => this.onFrameMessage(e.data);
+            resolve(channel.port1);
+          }
+        };
+        // "*" because the frame's origin is opaque ("null"); the port is the channel.
+        frame.contentWindow.postMessage({ type: "frame-connect" }, "*", [channel.port2]);
+      }, { once: true }); // a document loaded later in this frame is not ours: no port for it
+      frame.addEventListener("error", () => reject(new Error("the sandbox frame failed to load")));
+      this.container.appendChild(frame);
+      this.frame = frame;
+    });
+  }
+
+  boot(kind) {
+    this.bootPromise = new Promise((resolve, reject) => {
+      this.pending.set(0, {
+        resolve: (reply) => (reply.status === "ok" ? resolve(reply) : reject(new Error(reply.message))),
+      });
+    });
+    // A fresh channel per worker: the worker gets one end with its boot request and
+    // nothing else can write to it. Whatever the old worker still sends is dropped.
+    if (this.workerPort) this.workerPort.close();
+    const channel = new MessageChannel();
+    const workerPort = channel.port1;
+    workerPort.onmessage = (ev) => {
+      if (workerPort === this.workerPort) this.onMessage(ev.data);
+    };
+    this.workerPort = workerPort;
+    this.order = [0];
+    const lazyPackages = this.info.sandbox.all_packages.filter((name) => !this.info.sandbox.packages.includes(name));
+    const config = { ...this.config, indexURL: new URL("pyodide/", this.root).href, packages: this.info.sandbox.packages, lazyFiles: this.lazy, heldBack: this.heldBack, lazyPackages };
+    if (kind === "frame-start") this.port.postMessage({ type: kind, workerSource: this.workerSource, runtime: this.runtime, config }, [channel.port2]);
+    else this.port.postMessage({ type: kind, snapshot: this.config.snapshot || null }, [channel.port2]);
+    return this.bootPromise;
+  }
+
+  /** Send a request to the worker over its private channel, noting its place in line:
+   * `{type: "call", id, method, args}` (PROTOCOL.md §3). */
+  send(msg, transfer = []) {
+    const { type: method, id, ...args } = msg;
+    this.order.push(id);
+    this.workerPort.postMessage(call(id, method, args), transfer);
+  }
+
+  /** From the frame itself: a real worker error ("crash"), or the heartbeat's answer. */
+  onFrameMessage(msg) {
+    if (!msg || typeof msg !== "object") return;
+    if (msg.type === "frame-pong") {
+      const waiter = this.pongs && this.pongs.get(msg.n);
+      if (waiter) waiter(true);
+      return;
+    }
+    if (msg.type === "crash") this.recover("crash", typeof msg.message === "string" ? msg.message : null);
+  }
+
+  /** Does the frame answer within `ms`? (A dead renderer never does.) */
+  frameAlive(ms = PING_MS) {
+    if (!this.port) return Promise.resolve(false);
+    this.pongs = this.pongs || new Map();
+    const n = (this.pingCount = (this.pingCount || 0) + 1);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => done(false), ms);
+      const done = (alive) => {
+        clearTimeout(timer);
+        this.pongs.delete(n);
+        resolve(alive);
+      };
+      this.pongs.set(n, done);
+      this.port.postMessage({ type: "frame-ping", n });
+    });
+  }
+
+  /** While requests wait, check now and then that the frame is still there. */
+  startHeartbeat() {
+    if (this.heartbeat) return;
+    let checking = false;
+    this.heartbeat = setInterval(async () => {
+      if (checking || this.closed || this.replacing || !this.pending.size) return;
+      checking = true;
+      try {
+        if (!(await this.frameAlive()) && !this.closed && !this.replacing) {
+          this.recover("crash", "The sandbox stopped responding (its renderer may have run out of memory or been ended by the system)");
+        }
+      } finally {
+        checking = false;
+      }
+    }, HEARTBEAT_MS);
+  }
+
+  /** From the current worker, over its private channel. Still treated as data. */
+  onMessage(msg) {
+    if (!msg || typeof msg !== "object") return;
+    // The worker handles one request at a time, in order: anything about a request
+    // that is not the one being handled is not the worker's own doing. Ignore it.
+    if (msg.id !== this.order[0]) return;
+    if (msg.type === "need-files") {
+      // The worker waits for a file the page holds back: the boot's package files (it
+      // could not restore the snapshot) or the rest of the stack (not idle yet). Each is
+      // sent once; the frame keeps them for restarts.
+      if (this.heldBack.length) this.handOver(this.heldBack.splice(0));
+      if (this.heldRest && this.heldRest.length) this.handOver(this.heldRest.splice(0));
+    } else if (msg.type === "stream") {
+      const entry = this.pending.get(msg.id);
+      if (!entry || !entry.collected || typeof msg.text !== "string" || (msg.name !== "stdout" && msg.name !== "stderr")) return;
+      const text = liveText(entry.collected, msg.name, msg.text);
+      if (!text) return;
+      if (entry.onStream) entry.onStream(msg.name, text);
+      this.dispatchEvent(new CustomEvent("stream", { detail: { id: msg.id, name: msg.name, text } }));
+    } else if (msg.type === "started") {
+      const entry = this.pending.get(msg.id);
+      if (entry && entry.started) entry.started();
+    } else if (msg.type === "reply") {
+      const entry = this.pending.get(msg.id);
+      if (!entry) return;
+      this.order.shift();
+      this.pending.delete(msg.id);
+      if (msg.restartNeeded && entry.msg && entry.msg.type !== "run") {
+        // The interpreter died under a file request: answer it, then replace the worker.
+        entry.resolve({ status: "error", message: typeof msg.error === "object" && msg.error ? String(msg.error.message) : "the sandbox crashed" });
+        this.recover("crash", null);
+        return;
+      }
+      entry.resolve(msg);
+    }
+  }
+}

@@ -1,0 +1,92 @@
+// What a run's reply becomes on the page: held to the page's own output limit (the
+// kernel's lives inside the sandbox, where a cell can raise it), the live stream's
+// cap, and the messages of requests that a worker replacement cut off. Plain functions.
+
+/** @typedef {import("./protocol.js").RunResult} RunResult */
+
+export const CLOSED = "this Reckon was closed (close()); create a new one to run code";
+
+// The kernel keeps `outputLimit` characters and then says what it cut: room for that.
+export const MARKER_ROOM = 1000;
+// The live view stops here: past it a runaway print only slows the page (the result
+// keeps its own, smaller limit).
+const LIVE_LIMIT = 1_000_000;
+
+/** Why a request ended when its worker was replaced.
+ * @param {string} reason @param {string | null} message @param {boolean} [rebuilds] */
+export function explain(reason, message, rebuilds = false) {
+  switch (reason) {
+    case "timeout":
+      return rebuilds
+        ? "The cell did not stop after its time limit, so the sandbox was restarted: files are kept, and variables are rebuilt by re-running the earlier successful cells (not this one)."
+        : "The cell did not stop after its time limit, so the sandbox was restarted: variables are lost, uploaded files are kept.";
+    case "interrupted":
+      return "The cell was stopped by restarting the sandbox: variables are lost, uploaded files are kept.";
+    case "restart":
+      return "The sandbox was restarted.";
+    default:
+      return rebuilds
+        ? `The sandbox crashed (${message || "no detail"}) and was restarted: files are kept, and variables are rebuilt by re-running the earlier successful cells.`
+        : `The sandbox crashed (${message || "no detail"}) and was restarted: variables are lost, uploaded files are kept.`;
+  }
+}
+
+/** What of a streamed batch still goes to the live view, with a marker where it stops;
+ * "" after that. `collected` keeps what was shown, per stream. */
+export function liveText(collected, name, text) {
+  const room = LIVE_LIMIT - collected[name].length;
+  if (room <= 0) return "";
+  const shown = text.length <= room ? text : `${text.slice(0, room)}\n[live output stopped after ${LIVE_LIMIT.toLocaleString("en")} characters]\n`;
+  collected[name] += shown;
+  return shown;
+}
+
+/** `text` within `limit` characters, with a marker saying how much was cut. */
+function capped(text, limit) {
+  if (typeof text !== "string" || text.length <= limit) return text;
+  return `${text.slice(0, limit)}\n[output truncated by the page: ${(text.length - limit).toLocaleString("en")} more characters not shown]`;
+}
+
+/** The sandbox's result held to the page's own limit, whatever the sandbox says. */
+function withinLimit(result, limit) {
+  const over = (t) => typeof t === "string" && t.length > limit;
+  const value = result.result && typeof result.result === "object" ? result.result : null;
+  const error = result.error && typeof result.error === "object" ? result.error : null;
+  // Made by the kernel, inside the sandbox, like the rest: held to the limit too.
+  const assigned = Array.isArray(result.assigned) ? result.assigned.filter((a) => a && typeof a === "object") : null;
+  const anyOver = over(result.stdout) || over(result.stderr) || over(value && value.text) || over(error && error.traceback) || over(error && error.message) || (assigned || []).some((a) => over(a.text));
+  if (!anyOver) return result;
+  return {
+    ...result,
+    ...(assigned ? { assigned: assigned.map((a) => ({ ...a, text: capped(a.text, limit) })) } : {}),
+    stdout: capped(result.stdout, limit),
+    stderr: capped(result.stderr, limit),
+    result: value ? { ...value, text: capped(value.text, limit) } : result.result,
+    error: error ? { ...error, traceback: capped(error.traceback, limit), message: capped(error.message, limit) } : result.error,
+    truncated: true,
+  };
+}
+
+/** The worker's reply (or the page's own, `restartedByClient`) as a run result.
+ * @returns {RunResult} */
+export function toRunResult(reply, entry, started, limit = Infinity) {
+  const base = {
+    status: "error",
+    stdout: entry.collected.stdout,
+    stderr: entry.collected.stderr,
+    truncated: false,
+    result: null,
+    figures: [],
+    files: [],
+    error: null,
+    duration_ms: performance.now() - started,
+    restarted: false,
+  };
+  if (reply.restartedByClient) return withinLimit({ ...base, status: reply.status, error: reply.error, restarted: true }, limit);
+  const { type, id, restartNeeded, ...result } = reply;
+  void type;
+  void id;
+  void restartNeeded;
+  if (typeof result.status !== "string") return { ...base, error: { type: "ProtocolError", message: "malformed reply from the sandbox", traceback: "", line: null } };
+  return withinLimit({ ...base, ...result }, limit);
+}

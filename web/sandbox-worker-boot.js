@@ -1,0 +1,155 @@
+"use strict";
+// Boot: Pyodide from the handed-over files, restored from a snapshot or cold, its
+// interrupt buffer and fatal-error hook; or, with config.makeSnapshot, only a snapshot.
+// A part of the sandbox worker (see sandbox-worker.js): the page joins the parts into
+// one closure, so nothing here is reachable from a cell.
+
+// Pyodide polls this "signal buffer" every few bytecodes. A getter lets the worker
+// interrupt itself at the deadline without SharedArrayBuffer; when the page could
+// share one (cross-origin isolated), interrupt() writes into it.
+const signalBuffer = {
+  get 0() {
+    if (interruptReason === null) {
+      if (shared && Atomics.load(shared, 0) === 2) interruptReason = "interrupted";
+      else if (performance.now() > deadline) interruptReason = "timeout";
+      else if (pyodide && pyodide._module.HEAP8.buffer.byteLength > memoryLimit) interruptReason = "memory";
+      else return 0;
+      return 2; // SIGINT, once per run: a cell that swallows it is ended by the watchdog
+    }
+    return 0;
+  },
+  set 0(_value) {},
+};
+
+// Pyodide calls this when the interpreter cannot go on: os._exit(), a wasm stack
+// overflow, a refused lazy file read. The run that was going on never returns, so
+// it is answered here, truthfully, and the page replaces the worker.
+function onFatal(err) {
+  const exited = err && err.name === "Exit";
+  const code = exited && typeof err.status === "number" ? err.status : null;
+  const message = exited
+    ? `The cell ended the Python interpreter itself (exit status ${code}, e.g. os._exit()), so the sandbox was restarted: variables are lost, files under /data are kept. Use sys.exit() or return from the cell instead.`
+    : `The Python interpreter crashed (${String((err && err.name) || "Error")}: ${String((err && err.message) || err).slice(0, 300)}), so the sandbox was restarted: variables are lost, files under /data are kept.`;
+  fatal = true;
+  post({
+    type: "reply",
+    id: currentRequest,
+    status: "error",
+    error: { type: exited ? "InterpreterExit" : "SandboxCrash", message, traceback: "", line: null },
+    restartNeeded: "crash",
+  });
+}
+
+async function boot(msg) {
+  const started = performance.now();
+  runtime = msg.runtime;
+  const config = msg.config;
+  indexURL = config.indexURL;
+  lazyFiles = new Set((config.lazyFiles || []).filter((name) => !runtime[name]));
+  lazyPackages = config.lazyPackages || [];
+  await readRestImports();
+  memoryLimit = (config.memoryLimitMB || 2048) * 1024 * 1024;
+  if (config.interruptBuffer) shared = new Int32Array(config.interruptBuffer);
+  // Without JSPI (stack switching), as in Node.js, Firefox and Safari: with it Pyodide
+  // boots with another function-table layout, and the build's snapshot (made under
+  // Node.js) would not fit. No cell needs it: the kernel awaits with runPythonAsync.
+  delete WebAssembly.Suspending;
+  delete WebAssembly.Suspender;
+  for (const name of ["pyodide.asm.js", "pyodide.js"]) {
+    const url = URL.createObjectURL(runtime[name]);
+    importScripts(url); // pyodide.asm.js first, so loadPyodide skips its own script load
+    URL.revokeObjectURL(url);
+  }
+  // workerStart is in epoch ms here: the page turns it into its own clock (bootMarks).
+  const marks = { scripts: performance.now() - started, workerStart: performance.timeOrigin + started };
+  const options = {
+    indexURL,
+    lockFileURL: indexURL + "pyodide-lock.json",
+    stdout: (text) => post({ type: "stream", id: currentRun, name: "stdout", text: text + "\n" }),
+    stderr: (text) => post({ type: "stream", id: currentRun, name: "stderr", text: text + "\n" }),
+    env: { HOME: "/home/pyodide", MPLBACKEND: "Agg" },
+  };
+  installer = loadScript(config.installSource, "__reckonInstall");
+  // Warm start (web/sandbox-snapshot.js): a snapshot the page kept from an earlier visit.
+  const snapshotLib = loadScript(config.snapshotSource, "__reckonSnapshot");
+  if (config.makeSnapshot) return makeSnapshot(snapshotLib, config, options);
+  const snapshot = { restored: false, error: null };
+  if (snapshotLib && config.snapshot) {
+    try {
+      const { meta, snap, fs } = config.snapshot;
+      config.snapshot = null; // the blobs are read once; keep no reference to them
+      // The heap is read while the main module compiles (a promise, not awaited here);
+      // the file image stays a Blob, read as Python opens its files.
+      const images = { meta, snap: snap.arrayBuffer(), fs };
+      marks.restore = {};
+      const smoke = meta.checkedIn !== navigator.userAgent; // passed it here before: skip
+      pyodide = await /** @type {any} */ (snapshotLib).restoreSnapshot({ loadPyodide, options, snapshot: images, wasm: self.fetch(indexURL + "pyodide.asm.wasm"), marks: marks.restore, smoke });
+      snapshot.restored = true;
+    } catch (err) {
+      // Pyodide's own module is bad (a spoiled copy): a cold boot would only hang on it.
+      if (err instanceof WebAssembly.CompileError) throw err;
+      snapshot.error = String((err && err.message) || err).slice(0, 500);
+      pyodide = null; // boot cold below, with the same results
+    }
+  }
+  marks.interpreter = performance.now() - started;
+  if (!snapshot.restored) {
+    // The page held the package files back for the snapshot: ask for them now.
+    const missing = (config.heldBack || []).filter((name) => !runtime[name]);
+    for (const name of missing) lazyFiles.add(name);
+    if (missing.length) post({ type: "need-files", id: currentRequest });
+    pyodide = await loadPyodide(options);
+    marks.interpreter = performance.now() - started;
+    await pyodide.loadPackage(config.packages, { messageCallback: () => {}, checkIntegrity: false });
+    marks.packages = performance.now() - started;
+    await unpackBytecode("pycache-eager.zip");
+    marks.bytecode = performance.now() - started;
+  }
+  pyodide.setInterruptBuffer(signalBuffer);
+  // Not writable: a cell cannot unhook it to turn a crash back into a silent hang.
+  Object.defineProperty(pyodide._api, "on_fatal", { value: onFatal, writable: false, configurable: false });
+  host = pyodide.pyimport("reckon.kernel._host");
+  host.start((name, text) => post({ type: "stream", id: currentRun, name, text }), config.kernel || {});
+  if (config.warm !== false) host.warm();
+  marks.imports = performance.now() - started;
+  const versions = JSON.parse(host.versions());
+  installRest(); // after a restart every file is already here
+  return { status: "ok", versions, ms: performance.now() - started, marks, snapshot };
+}
+
+// A helper script the page handed over as a Blob (web/sandbox-snapshot.js,
+// web/sandbox-install.js): it leaves one object on `self`, taken from there at once.
+function loadScript(source, name) {
+  if (!(source instanceof Blob)) return null;
+  const url = URL.createObjectURL(source);
+  try {
+    importScripts(url);
+  } catch {
+    return null; // a broken helper: the worker goes on without it
+  } finally {
+    URL.revokeObjectURL(url);
+  }
+  const lib = self[name];
+  delete self[name]; // before any cell runs: only this closure keeps it
+  return lib || null;
+}
+
+// A worker started only to make the snapshot (PROTOCOL.md §3, frame-snapshot): it runs
+// no cell, hands the buffers to the page, and ends.
+async function makeSnapshot(lib, config, options) {
+  if (!lib) return { status: "error", message: "no snapshot module" };
+  try {
+    const out = await lib.makeSnapshot({ loadPyodide, indexURL, packages: config.packages, env: options.env, fetch: self.fetch });
+    return [{ status: "ok", snapshot: out }, [out.snap, out.fs]];
+  } finally {
+    setTimeout(() => self.close(), 0); // after the reply is posted
+  }
+}
+
+// Bytecode compiled at build time (scripts/precompile.mjs): unpacked over
+// site-packages so imports skip compiling from source. Absent bundle: no-op.
+async function unpackBytecode(name) {
+  const resp = await self.fetch(indexURL + name);
+  if (!resp.ok) return;
+  pyodide.unpackArchive(await resp.arrayBuffer(), "zip", { extractDir: "/" });
+}

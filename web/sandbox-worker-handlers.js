@@ -1,0 +1,100 @@
+"use strict";
+// What each request does (PROTOCOL.md §3, the sandbox methods).
+// A part of the sandbox worker (see sandbox-worker.js): the page joins the parts into
+// one closure, so nothing here is reachable from a cell.
+
+// Reading these needs pyarrow, from the rest of the stack: it is installed first.
+const ARROW_FILES = /\.(parquet|pq|feather|arrow)$/i;
+
+async function run(msg) {
+  // Packages a cell imports that are not installed yet (no-op once they are).
+  await pyodide.loadPackagesFromImports(msg.code, { messageCallback: () => {}, checkIntegrity: false });
+  currentRun = msg.id;
+  post({ type: "started", id: msg.id }); // the page's watchdog counts from here
+  interruptReason = null;
+  if (shared) Atomics.store(shared, 0, 0);
+  deadline = performance.now() + (msg.timeoutMs || 60000);
+  let result;
+  try {
+    const text = await host.run(msg.code);
+    if (fatal) return null; // already answered by onFatal
+    result = JSON.parse(text);
+  } finally {
+    deadline = Infinity;
+  }
+  await finishBackground(result);
+  if (result.status === "interrupted" && interruptReason === "timeout") {
+    result.status = "timeout";
+    result.error.message = `The cell ran longer than ${Math.round((msg.timeoutMs || 60000) / 1000)} s and was interrupted; variables are kept. Make it faster, or run it with a larger timeoutMs.`;
+  } else if (result.status === "interrupted" && interruptReason === "memory") {
+    result.status = "error";
+    result.error = {
+      type: "MemoryError",
+      message: `The cell went over the sandbox memory ceiling (${Math.round(memoryLimit / 1048576)} MB). The sandbox is restarted: variables are lost, files under /data are kept. Process the data in chunks or keep fewer copies.`,
+      traceback: result.error ? result.error.traceback : "",
+      line: result.error ? result.error.line : null,
+    };
+    result.restartNeeded = true;
+  }
+  return result;
+}
+
+function readFile(msg) {
+  const data = pyodide.FS.readFile(msg.path); // Uint8Array
+  return [{ status: "ok", path: msg.path, size: data.length, data }, [data.buffer]];
+}
+
+function ensureDir(path) {
+  const parts = path.split("/").filter(Boolean);
+  let dir = "";
+  for (const part of parts.slice(0, -1)) {
+    dir += "/" + part;
+    if (!pyodide.FS.analyzePath(dir).exists) pyodide.FS.mkdir(dir);
+  }
+}
+
+function mountFile(msg) {
+  // WORKERFS reads the File lazily, slice by slice: a large upload is never copied
+  // whole into the page's or the worker's memory. Each File gets its own mount
+  // point; /data/<name> is a symlink to it, so several uploads sit side by side.
+  const mountPoint = `/mnt/upload-${++mounts}`;
+  const name = msg.path.split("/").pop();
+  pyodide.FS.mkdirTree(mountPoint);
+  pyodide.FS.mount(pyodide.FS.filesystems.WORKERFS, { blobs: [{ name, data: msg.file }] }, mountPoint);
+  ensureDir(msg.path);
+  if (pyodide.FS.analyzePath(msg.path).exists) pyodide.FS.unlink(msg.path);
+  pyodide.FS.symlink(`${mountPoint}/${name}`, msg.path);
+  return { status: "ok", path: msg.path, size: msg.file.size };
+}
+
+function writeFile(msg) {
+  ensureDir(msg.path);
+  if (pyodide.FS.analyzePath(msg.path).exists) pyodide.FS.unlink(msg.path);
+  pyodide.FS.writeFile(msg.path, msg.data);
+  return { status: "ok", path: msg.path, size: msg.data.length };
+}
+
+function deleteFile(msg) {
+  pyodide.FS.unlink(msg.path);
+  return { status: "ok", path: msg.path };
+}
+
+const handlers = {
+  boot,
+  run,
+  readFile,
+  writeFile,
+  mountFile,
+  deleteFile,
+  reset: () => JSON.parse(host.reset()),
+  listFiles: (msg) => JSON.parse(host.list_files(msg.dir || "/")),
+  inspect: async (msg) => {
+    if (ARROW_FILES.test(String(msg.path))) await drainBackground();
+    return JSON.parse(host.inspect(msg.path));
+  },
+};
+
+function describeError(err) {
+  if (err && err.name === "ErrnoError") return `no such file or directory (errno ${err.errno})`;
+  return String((err && err.message) || err);
+}

@@ -1,0 +1,57 @@
+"use strict";
+// The sandbox worker's state, all of it, declared before any part uses it (see
+// sandbox-worker.js), and post(), its one way to the page.
+// A part of the sandbox worker: the page joins the parts into one closure, so
+// nothing here is reachable from a cell.
+
+/** @type {any} the interpreter, once booted */
+let pyodide = null;
+/** @type {any} the Python module reckon.kernel._host */
+let host = null;
+/** @type {Record<string, Blob>} runtime files by name, handed over by the page */
+let runtime = {};
+let indexURL = "";
+let currentRun = 0; // the id of the run whose output streams now
+let deadline = Infinity; // when the running cell is interrupted (performance.now())
+/** @type {string | null} why the running cell was interrupted */
+let interruptReason = null;
+/** @type {Int32Array | null} over a SharedArrayBuffer, when the page could make one */
+let shared = null;
+let memoryLimit = 2048 * 1024 * 1024;
+/** @type {string[]} the rest of the stack, installed once idle */
+let lazyPackages = [];
+/** @type {any} web/sandbox-install.js, when the page handed it over */
+let installer = null;
+/** @type {Set<string>} named by the lock, still on their way from the page */
+let lazyFiles = new Set();
+/** @type {Map<string, Array<(value?: unknown) => void>>} file name -> who waits for it */
+const waiting = new Map();
+/** @type {Map<string, string>} file name -> why the page could not fetch it */
+const refused = new Map();
+/** @type {Array<(value?: unknown) => void>} drainBackground() calls waiting for the rest of the files */
+const restWaiters = [];
+/** @type {Set<string>} top-level module names of the rest of the stack (from the lock) */
+let restImports = new Set();
+/** @type {any} pyodide-lock.json, parsed */
+let lock = null;
+let mounts = 0; // upload mount points made so far
+let fatal = false; // the interpreter cannot go on: the page is replacing this worker
+/** @type {number | null} the id of the request being handled (one at a time) */
+let currentRequest = null;
+/** @type {Array<{task: () => Promise<unknown>, background: boolean}>} requests and background work, in order */
+const queue = [];
+let pumping = false;
+let lastRequest = -Infinity; // when the last request was answered
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let quietTimer = undefined;
+
+// Everything goes to the page over a MessagePort that the page created for this
+// worker and that arrives with the boot message. It lives only in this closure: a
+// cell can call self.postMessage, replace it or dispatch fake "message" events, but
+// it cannot write to this port, so it cannot answer for any request (SECURITY.md, F1).
+/** @type {MessagePort | null} */
+let pagePort = null;
+/** @param {Record<string, unknown>} msg @param {Transferable[]} [transfer] */
+function post(msg, transfer) {
+  if (pagePort) pagePort.postMessage(msg, transfer || []);
+}
