@@ -17,8 +17,7 @@ from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolPara
 
 from reckon.server import Profile, load_config_file
 from reckon.server._anthropic import StreamTranslator
-
-from .conftest import KEY_ENV, MODEL, THE_KEY, FakeUpstream, Relay, Script
+from support import KEY_ENV, MODEL, THE_KEY, FakeUpstream, Relay, Script
 
 HELLO: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
 RUN_PYTHON: ChatCompletionToolParam = {

@@ -18,8 +18,7 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from reckon.server import create_app
 from reckon.server._cli import config_from_args
-
-from .conftest import MODEL, Relay, Running
+from support import MODEL, ROOT, Relay, Running
 
 HOST = "https://host.example"
 OTHER = "https://other.example"
@@ -31,8 +30,7 @@ WIDGET_FILES = ["reckon-chat.js", "chat-ui.js", "reckon.js", "agent-worker.js", 
 
 @pytest.fixture(scope="module")
 def a_built_web(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = Path(__file__).resolve().parents[2]
-    spec = importlib.util.spec_from_file_location("reckon_build_for_cors", root / "build.py")
+    spec = importlib.util.spec_from_file_location("reckon_build_for_cors", ROOT / "build.py")
     assert spec and spec.loader
     build = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build)

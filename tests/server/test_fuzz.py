@@ -35,8 +35,7 @@ from starlette.types import Receive, Scope, Send
 
 from reckon.server import Profile
 from reckon.server._openapi import openapi_document
-
-from .conftest import COMPLETION, STREAM_CHUNKS, Relay, Running
+from support import COMPLETION, STREAM_CHUNKS, Relay, Running
 
 # schemathesis' not_a_server_error counts every 5xx, but 502 and 504 are the
 # relay's documented answers for a model server that is down or slow; the

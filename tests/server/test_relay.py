@@ -11,8 +11,7 @@ import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
 from reckon.server import Profile
-
-from .conftest import KEY_ENV, MODEL, STREAM_CHUNKS, THE_KEY, FakeUpstream, Relay, Script
+from support import KEY_ENV, MODEL, STREAM_CHUNKS, THE_KEY, FakeUpstream, Relay, Script
 
 HELLO: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
 

@@ -14,8 +14,7 @@ import pytest
 
 from reckon import ConfigError
 from reckon.server import RelayConfig, create_app
-
-from .conftest import Relay, Running
+from support import Relay, Running
 
 
 @pytest.fixture
