@@ -17,7 +17,6 @@ import warnings
 import zipfile
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from xml.etree import ElementTree
 
 import openpyxl
@@ -25,9 +24,9 @@ import pytest
 
 from reckon.client._answers import matches_expected, pairs_in
 from reckon.client._questions import Question, load_questions
+from support import QUESTIONS, ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "benchmarks" / "questions" / "real"
+REAL = QUESTIONS / "real"
 QUESTIONS = load_questions(REAL / "questions.jsonl")
 BY_ID = {q.id: q for q in QUESTIONS}
 
