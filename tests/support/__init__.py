@@ -5,8 +5,19 @@ Tests import from here (``from support import ...``), never from a conftest modu
 the conftest files only register fixtures built from these pieces.
 """
 
-from ._paths import PY, QUESTIONS, ROOT, SITE, TEST_DATA
-from ._relay import HELLO_BODY, KEY_ENV, THE_KEY, Relay, Relays, burst, relay_config, relays
+from ._browser import CHROMIUM_ARGS
+from ._paths import CHROMIUM, PY, QUESTION_SETS, ROOT, SITE, TEST_DATA
+from ._relay import (
+    HELLO_BODY,
+    KEY_ENV,
+    THE_KEY,
+    Relay,
+    Relays,
+    an_sdk_client,
+    burst,
+    relay_config,
+    relays,
+)
 from ._scripted import HOSTILE_MARKDOWN, SALES, ScriptedModel
 from ._serve import ServeProcess, reckon_serve
 from ._sse import chunk, event_stream, json_reply, split_every, sse, text_stream, tool_stream
@@ -14,8 +25,9 @@ from ._threads import (
     QuietHandler,
     QuietServer,
     Running,
-    a_static_server,
+    an_address_off_loopback,
     an_unused_port,
+    serve_folder,
     serving,
     wait_for_port,
 )
@@ -30,16 +42,19 @@ from ._upstream import (
     Script,
     Seen,
     a_fake_upstream,
+    a_model_server,
 )
 
 __all__ = [
+    "CHROMIUM",
+    "CHROMIUM_ARGS",
     "COMPLETION",
     "HELLO_BODY",
     "HOSTILE_MARKDOWN",
     "KEY_ENV",
     "MODEL",
     "PY",
-    "QUESTIONS",
+    "QUESTION_SETS",
     "ROOT",
     "SALES",
     "SITE",
@@ -60,7 +75,9 @@ __all__ = [
     "Seen",
     "ServeProcess",
     "a_fake_upstream",
-    "a_static_server",
+    "a_model_server",
+    "an_address_off_loopback",
+    "an_sdk_client",
     "an_unused_port",
     "burst",
     "chunk",
@@ -69,6 +86,7 @@ __all__ = [
     "reckon_serve",
     "relay_config",
     "relays",
+    "serve_folder",
     "serving",
     "split_every",
     "sse",

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import openai
 
 from reckon.server import Profile, RelayConfig, create_app
 
@@ -32,6 +33,17 @@ class Relay:
 
     def client(self, **options: Any) -> httpx.Client:
         return httpx.Client(base_url=self.url, trust_env=False, timeout=10, **options)
+
+
+def an_sdk_client(relay: Relay) -> openai.OpenAI:
+    """The OpenAI SDK pointed at `relay`, as a browser-side client would call it."""
+    return openai.OpenAI(
+        base_url=f"{relay.url}/v1",
+        api_key="the-browser-side-key",
+        max_retries=0,
+        timeout=10,
+        default_headers={"Cookie": "session=browser-cookie"},
+    )
 
 
 def relay_config(upstream: FakeUpstream, **overrides: Any) -> RelayConfig:

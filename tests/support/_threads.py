@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import ipaddress
 import socket
 import sys
 import threading
@@ -29,6 +30,17 @@ def an_unused_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def an_address_off_loopback() -> str | None:
+    """This machine's address on its first non-loopback interface, if it has one."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # UDP: no packet is sent, a route is chosen
+        except OSError:
+            return None
+        address = str(probe.getsockname()[0])
+    return None if ipaddress.ip_address(address).is_loopback else address
 
 
 def wait_for_port(port: int, *, host: str = "127.0.0.1", timeout: float = 20.0) -> None:
@@ -118,7 +130,7 @@ def serving(server: http.server.HTTPServer) -> Iterator[str]:
 
 
 @contextmanager
-def a_static_server(
+def serve_folder(
     folder: Path, *, handler: type[QuietHandler] = QuietHandler, host: str = "127.0.0.1"
 ) -> Iterator[str]:
     """`folder` as `python -m http.server` serves it, on a free port; yields its base URL."""

@@ -205,3 +205,11 @@ def a_fake_upstream(
     with Running(upstream, lifespan="off") as running:
         upstream.url = running.url
         yield upstream
+
+
+@contextmanager
+def a_model_server(respond: Responder, *, models: list[str] | None = None) -> Iterator[str]:
+    """A fake upstream answering with ``respond`` for the block; yields its OpenAI base
+    URL (``.../v1``), as `reckon serve --upstream` and `reckon eval` take it."""
+    with a_fake_upstream(respond, models=models or []) as upstream:
+        yield f"{upstream.url}/v1"
