@@ -234,6 +234,7 @@ def fuzz_chat(target: Target, mode: GenerationMode, examples: int) -> dict[int, 
     return seen
 
 
+@pytest.mark.slow
 def test_valid_chat_requests_are_forwarded_or_refused_as_documented(
     a_fuzz_target: Target,
 ) -> None:

@@ -94,6 +94,7 @@ async def _hold(base_url: str, pid: int) -> tuple[list[StreamResult], list[int]]
         return [stream.result() for stream in streams], samples
 
 
+@pytest.mark.slow
 def test_200_streams_held_for_a_minute_lose_no_chunk(
     a_streaming_upstream: str, tmp_path: Path
 ) -> None:
