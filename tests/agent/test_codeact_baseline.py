@@ -19,14 +19,14 @@ from reckon.agent._observe import OBSERVATION_HEADER
 from reckon.agent._prompt import build_system_prompt
 from reckon.client._eval import summarize
 from reckon.client._questions import Question, load_questions
-from support import QUESTIONS, ROOT, FakeUpstream
+from support import QUESTION_SETS, ROOT, FakeUpstream
 
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "scripts")]
 
 import codeact_baseline  # noqa: E402
 import real_model  # noqa: E402
 
-REAL = QUESTIONS / "real" / "questions.jsonl"
+REAL = QUESTION_SETS / "real" / "questions.jsonl"
 QUANTITY = next(q for q in load_questions(REAL) if q.id == "easy-sales-quantity")
 PACKAGES = ["numpy", "pandas"]
 
@@ -76,7 +76,7 @@ def test_code_runs_on_the_sandbox_paths_and_a_failure_is_sent_back(upstream: Fak
 
 
 def test_the_prompt_is_reckons_own(upstream: FakeUpstream) -> None:
-    files = [QUESTIONS / "real" / "mixedGLB.csv"]
+    files = [QUESTION_SETS / "real" / "mixedGLB.csv"]
     with codeact_baseline.workspace(files, python="3.12.7", packages=PACKAGES) as space:
         assert space.system_prompt == build_system_prompt(space.environment, tools=False)
         assert space.environment["files"][0]["path"] == "/data/mixedGLB.csv"

@@ -9,11 +9,11 @@ import pytest
 
 from reckon.agent import Agent, DemoModel
 from reckon.agent._verify import VERIFY_HEADER, compare
-from support import QUESTIONS
+from support import QUESTION_SETS
 
 from .helpers import KernelExecutor, ScriptedModel, answer, code_reply, run
 
-SHIPPED = QUESTIONS
+SHIPPED = QUESTION_SETS
 
 
 def shipped_questions(executor: KernelExecutor) -> list[dict[str, str]]:
