@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
+sys.path.insert(0, str(ROOT / "tests"))
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, an_unused_port, wait_for_port  # noqa: E402
+from support import CHROMIUM, CHROMIUM_ARGS, an_unused_port, wait_for_port  # noqa: E402
 
 CELL = "x = 1 + 1\nprint(x)"
 

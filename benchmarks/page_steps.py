@@ -26,10 +26,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, SITE  # noqa: E402
 from tests.browser.test_page_load import STEPS_PER_ASK, a_step_relay, run_session  # noqa: E402
+
+from support import CHROMIUM, CHROMIUM_ARGS, SITE  # noqa: E402
 
 # Per step: when its element appeared, the next frame after that, and the time a
 # forced layout of the whole page took right then (grows if the page gets heavy).

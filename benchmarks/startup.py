@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
+sys.path.insert(0, str(ROOT / "tests"))
 
-from conftest import (  # noqa: E402
+from support import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
     QuietHandler,

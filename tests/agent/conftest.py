@@ -5,8 +5,12 @@ from pathlib import Path
 
 import pytest
 
+from support import FakeUpstream, Script, a_fake_upstream
+
 from .helpers import KernelExecutor
-from .upstream import Upstream, serve
+
+# What the fake upstream answers once a test's handlers are used up.
+NO_SCRIPT_LEFT = Script(status=500, body=b'{"error": {"message": "no script left"}}', stream=False)
 
 
 @pytest.fixture
@@ -24,15 +28,14 @@ def sales(executor: KernelExecutor) -> KernelExecutor:
 
 
 @pytest.fixture(scope="module")
-def an_upstream_server() -> Iterator[Upstream]:
+def an_upstream_server() -> Iterator[FakeUpstream]:
     """One fake OpenAI-compatible server on loopback per test module."""
-    with serve() as server:
+    with a_fake_upstream() as server:
         yield server
 
 
 @pytest.fixture
-def upstream(an_upstream_server: Upstream) -> Upstream:
-    """That server with no script left over and no payloads recorded from another test."""
-    an_upstream_server.handlers.clear()
-    an_upstream_server.payloads.clear()
+def upstream(an_upstream_server: FakeUpstream) -> FakeUpstream:
+    """That server with no script left over and no requests recorded from another test."""
+    an_upstream_server.reset(script=NO_SCRIPT_LEFT)
     return an_upstream_server

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -20,6 +19,7 @@ from reckon.agent import (
     replay_cells,
     trim_text,
 )
+from support import PY
 
 
 def test_all_runnable_blocks_are_joined_and_prose_is_kept() -> None:
@@ -183,5 +183,4 @@ def test_the_agent_imports_only_the_standard_library() -> None:
         "import reckon.agent\n"
         "assert not any(m.startswith(('reckon.kernel', 'reckon.server')) for m in sys.modules)\n"
     )
-    root = Path(__file__).resolve().parents[2]
-    subprocess.run([sys.executable, "-c", script], check=True, env={"PYTHONPATH": str(root / "py")})
+    subprocess.run([sys.executable, "-c", script], check=True, env={"PYTHONPATH": str(PY)})

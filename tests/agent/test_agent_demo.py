@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
 
 from reckon.agent import Agent, DemoModel, parse_intent
+from support import TEST_DATA
 
 from .helpers import KernelExecutor, mentions, run
 
-SIMPLE = Path(__file__).resolve().parents[1] / "data" / "messy" / "simple.csv"
+SIMPLE = TEST_DATA / "messy" / "simple.csv"
 
 ROWS = [
     (i, ["East", "West", "North"][i % 3], ["Apple", "Pear", "Fig", "Kiwi", "Plum"][i % 5],

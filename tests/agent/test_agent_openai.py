@@ -3,46 +3,32 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 
 from reckon import ModelError
 from reckon.agent import Agent, ChatRequest, OpenAIModel
-
-from .helpers import KernelExecutor, run
-from .upstream import (
+from support import (
+    FakeUpstream,
     HttpxTransport,
-    Upstream,
     chunk,
     json_reply,
-    serve,
     split_every,
     sse,
     text_stream,
     tool_stream,
 )
 
+from .helpers import KernelExecutor, run
+
 QUESTION = ChatRequest(messages=[{"role": "user", "content": "hi"}], model="m")
 
 
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[Upstream]:
-    with serve() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _clean(upstream: Upstream) -> None:
-    upstream.handlers.clear()
-    upstream.payloads.clear()
-
-
-def model(upstream: Upstream, **options: object) -> OpenAIModel:
+def model(upstream: FakeUpstream, **options: object) -> OpenAIModel:
     return OpenAIModel(HttpxTransport(upstream.url), model="gpt-test", **options)  # type: ignore[arg-type]
 
 
-def test_streamed_text_split_into_tiny_writes(upstream: Upstream) -> None:
+def test_streamed_text_split_into_tiny_writes(upstream: FakeUpstream) -> None:
     raw = b": keep-alive\r\n\r\n" + text_stream("Grüße — the answer is 42 🎉").replace(
         b"\n", b"\r\n"
     )
@@ -61,7 +47,7 @@ def test_streamed_text_split_into_tiny_writes(upstream: Upstream) -> None:
     assert payload["tools"][0]["function"]["name"] == "run_python"
 
 
-def test_streamed_tool_call(upstream: Upstream) -> None:
+def test_streamed_tool_call(upstream: FakeUpstream) -> None:
     upstream.handlers.append(sse(split_every(tool_stream("print('a')"), 5)))
     reply = run(model(upstream).complete(QUESTION))
     assert reply.tool_calls == [
@@ -69,7 +55,7 @@ def test_streamed_tool_call(upstream: Upstream) -> None:
     ]
 
 
-def test_non_streaming_json(upstream: Upstream) -> None:
+def test_non_streaming_json(upstream: FakeUpstream) -> None:
     message = {
         "role": "assistant",
         "content": None,
@@ -91,7 +77,7 @@ def test_non_streaming_json(upstream: Upstream) -> None:
     assert "stream" not in upstream.payloads[0] and "temperature" not in upstream.payloads[0]
 
 
-def test_tools_rejected_retries_without_and_remembers(upstream: Upstream) -> None:
+def test_tools_rejected_retries_without_and_remembers(upstream: FakeUpstream) -> None:
     rejection = {"error": {"type": "invalid_request_error",
                            "message": "this model does not support tools"}}  # fmt: skip
     upstream.handlers += [json_reply(400, rejection), sse([text_stream("fine")]),
@@ -116,14 +102,14 @@ def test_tools_rejected_retries_without_and_remembers(upstream: Upstream) -> Non
 
 
 @pytest.mark.parametrize("status", [400, 401, 429, 502])
-def test_http_errors_raise_model_error(upstream: Upstream, status: int) -> None:
+def test_http_errors_raise_model_error(upstream: FakeUpstream, status: int) -> None:
     upstream.handlers.append(json_reply(status, {"error": {"message": f"nope {status}"}}))
     with pytest.raises(ModelError, match=f"nope {status}") as info:
         run(model(upstream).complete(QUESTION))
     assert info.value.status == status
 
 
-def test_error_object_inside_the_stream(upstream: Upstream) -> None:
+def test_error_object_inside_the_stream(upstream: FakeUpstream) -> None:
     upstream.handlers.append(
         sse([chunk({"content": "par"}), b'data: {"error": {"message": "upstream died"}}\n\n'])
     )
@@ -131,7 +117,7 @@ def test_error_object_inside_the_stream(upstream: Upstream) -> None:
         run(model(upstream).complete(QUESTION))
 
 
-def test_agent_end_to_end_over_http(upstream: Upstream, executor: KernelExecutor) -> None:
+def test_agent_end_to_end_over_http(upstream: FakeUpstream, executor: KernelExecutor) -> None:
     upstream.handlers += [
         sse(split_every(tool_stream("import math\nprint(math.factorial(10))"), 7), delay=0.001),
         sse([text_stream("10! is 3628800.")]),

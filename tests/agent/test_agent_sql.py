@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -20,6 +19,7 @@ from reckon.agent import (
 )
 from reckon.agent._code import parse_tool_arguments, sql_cell
 from reckon.eval._reproduce import reproduce_notebook
+from support import QUESTION_SETS
 
 from .helpers import KernelExecutor, ScriptedModel, answer, mentions, model_steps, run
 
@@ -106,7 +106,7 @@ def test_a_query_with_quotes_stays_valid_python() -> None:
 @pytest.fixture
 def sales(executor: KernelExecutor) -> KernelExecutor:
     executor.data_dir.mkdir(parents=True, exist_ok=True)
-    source = Path(__file__).parents[2] / "benchmarks" / "questions" / "sales.csv"
+    source = QUESTION_SETS / "sales.csv"
     shutil.copyfile(source, executor.data_dir / "sales.csv")
     return executor
 

@@ -19,16 +19,14 @@ from reckon.agent._observe import OBSERVATION_HEADER
 from reckon.agent._prompt import build_system_prompt
 from reckon.eval._eval import summarize
 from reckon.eval._questions import Question, load_questions
+from support import QUESTION_SETS, ROOT, FakeUpstream
 
-from .upstream import Upstream
-
-ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "scripts")]
 
 import codeact_baseline  # noqa: E402
 import real_model  # noqa: E402
 
-REAL = ROOT / "benchmarks" / "questions" / "real" / "questions.jsonl"
+REAL = QUESTION_SETS / "real" / "questions.jsonl"
 QUANTITY = next(q for q in load_questions(REAL) if q.id == "easy-sales-quantity")
 PACKAGES = ["numpy", "pandas"]
 
@@ -41,14 +39,14 @@ def reply(content: str) -> Any:
     return handler
 
 
-def ask(upstream: Upstream, question: Question, *replies: str) -> codeact_baseline.RunRecord:
+def ask(upstream: FakeUpstream, question: Question, *replies: str) -> codeact_baseline.RunRecord:
     upstream.handlers.extend(reply(r) for r in replies)
     with httpx.Client() as client:
         return codeact_baseline.ask(client, f"{upstream.url}/v1", "scripted", question,
                                     python="3.12.7", packages=PACKAGES)  # fmt: skip
 
 
-def test_code_runs_on_the_sandbox_paths_and_a_failure_is_sent_back(upstream: Upstream) -> None:
+def test_code_runs_on_the_sandbox_paths_and_a_failure_is_sent_back(upstream: FakeUpstream) -> None:
     record = ask(
         upstream,
         QUANTITY,
@@ -77,8 +75,8 @@ def test_code_runs_on_the_sandbox_paths_and_a_failure_is_sent_back(upstream: Ups
     assert len(third["messages"]) == 6  # system, question, then two code turns
 
 
-def test_the_prompt_is_reckons_own(upstream: Upstream) -> None:
-    files = [ROOT / "benchmarks" / "questions" / "real" / "mixedGLB.csv"]
+def test_the_prompt_is_reckons_own(upstream: FakeUpstream) -> None:
+    files = [QUESTION_SETS / "real" / "mixedGLB.csv"]
     with codeact_baseline.workspace(files, python="3.12.7", packages=PACKAGES) as space:
         assert space.system_prompt == build_system_prompt(space.environment, tools=False)
         assert space.environment["files"][0]["path"] == "/data/mixedGLB.csv"
@@ -89,7 +87,7 @@ def test_the_prompt_is_reckons_own(upstream: Upstream) -> None:
         assert later["status"] == "ok" and later["stdout"].startswith("133")
 
 
-def test_an_answer_no_output_holds_is_ungrounded_and_wrong(upstream: Upstream) -> None:
+def test_an_answer_no_output_holds_is_ungrounded_and_wrong(upstream: FakeUpstream) -> None:
     record = ask(
         upstream,
         QUANTITY,
@@ -100,24 +98,24 @@ def test_an_answer_no_output_holds_is_ungrounded_and_wrong(upstream: Upstream) -
     assert (record.correct, record.grounded, record.ungrounded) == (False, False, ["1234", "1234"])
 
 
-def test_prose_without_the_format_is_only_leniently_correct(upstream: Upstream) -> None:
+def test_prose_without_the_format_is_only_leniently_correct(upstream: FakeUpstream) -> None:
     record = ask(upstream, QUANTITY, "```python\nprint(119)\n```", "The total is 119 units.")
     assert (record.correct, record.correct_lenient, record.executed) == (False, True, True)
 
 
-def test_a_model_that_never_stops_writing_code_is_stopped(upstream: Upstream) -> None:
+def test_a_model_that_never_stops_writing_code_is_stopped(upstream: FakeUpstream) -> None:
     record = ask(upstream, QUANTITY, *["```python\nprint(1)\n```"] * codeact_baseline.MAX_CALLS)
     assert record.status == "error" and "12 model calls" in str(record.message)
     assert len(upstream.payloads) == codeact_baseline.MAX_CALLS
     assert not (record.correct or record.executed or record.grounded)
 
 
-def test_a_failing_server_is_a_failed_run_not_a_crash(upstream: Upstream) -> None:
+def test_a_failing_server_is_a_failed_run_not_a_crash(upstream: FakeUpstream) -> None:
     record = ask(upstream, QUANTITY)  # no script: the server answers 500
     assert record.status == "error" and "500" in str(record.message)
 
 
-def test_the_table_scores_the_baseline_like_reckon_eval(upstream: Upstream) -> None:
+def test_the_table_scores_the_baseline_like_reckon_eval(upstream: FakeUpstream) -> None:
     # Computed from literals, not printed as one: a printed literal grounds nothing.
     good = ask(upstream, QUANTITY, "```python\nprint(100 + 19)\n```", "@total_quantity[119]")
     bad = ask(upstream, QUANTITY, "@total_quantity[500]")  # no code, a number from nowhere
@@ -148,7 +146,7 @@ def test_limit_writes_the_first_questions_with_their_files(tmp_path: Path) -> No
 
 
 def test_a_baseline_only_run_prints_the_table_and_writes_the_results(
-    upstream: Upstream, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    upstream: FakeUpstream, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Question 1 computed and right; 2 right but from no code; 3: the server fails (500).
     script = ["```python\nprint(164578 / 1000)\n```", "@mean_value[164.58]", "@total[944]"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -11,21 +10,9 @@ import pytest
 from reckon import ProtocolError
 from reckon.agent import Agent, OpenAIModel
 from reckon.agent._approval import parse_decision
+from support import FakeUpstream, HttpxTransport, sse, text_stream, tool_stream
 
 from .helpers import KernelExecutor, ScriptedModel, answer, code_reply, run
-from .upstream import HttpxTransport, Upstream, serve, sse, text_stream, tool_stream
-
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[Upstream]:
-    with serve() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _clean(upstream: Upstream) -> None:
-    upstream.handlers.clear()
-    upstream.payloads.clear()
 
 
 class Person:
@@ -40,7 +27,9 @@ class Person:
         return self.decisions.pop(0)
 
 
-def test_run_edit_and_reject_reach_the_model(upstream: Upstream, executor: KernelExecutor) -> None:
+def test_run_edit_and_reject_reach_the_model(
+    upstream: FakeUpstream, executor: KernelExecutor
+) -> None:
     upstream.handlers += [
         sse([tool_stream("print(6 * 7)", call_id="a")]),
         sse([tool_stream("print(10 / 3)", call_id="b")]),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -11,9 +10,9 @@ import pytest
 from reckon import ProtocolError
 from reckon.agent import Agent, DemoModel, OpenAIModel
 from reckon.agent._privacy import HIDDEN, Privacy, Redactor
+from support import FakeUpstream, HttpxTransport, sse, text_stream, tool_stream
 
 from .helpers import KernelExecutor, ScriptedModel, answer, code_reply, model_steps, run
-from .upstream import HttpxTransport, Upstream, serve, sse, text_stream, tool_stream
 
 PEOPLE = """\
 name,email,department,salary,city
@@ -28,18 +27,6 @@ PROTECTED = [
     "alice.z@example.org", "bq@example.org", "carla@example.org", "dv@example.org",
     "73412.5", "51877.25", "88123.75", "42999.5", "73412", "88123",
 ]  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[Upstream]:
-    with serve() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _clean(upstream: Upstream) -> None:
-    upstream.handlers.clear()
-    upstream.payloads.clear()
 
 
 @pytest.fixture
@@ -66,7 +53,7 @@ PRYING_CELLS = [
 ]
 
 
-def scripted(upstream: Upstream, path: str) -> OpenAIModel:
+def scripted(upstream: FakeUpstream, path: str) -> OpenAIModel:
     for cell in PRYING_CELLS:
         upstream.handlers.append(sse([tool_stream(cell.format(path=path))]))
     upstream.handlers.append(sse([text_stream("Done.")]))
@@ -74,7 +61,7 @@ def scripted(upstream: Upstream, path: str) -> OpenAIModel:
 
 
 def test_schema_mode_sends_no_protected_value_to_a_real_upstream(
-    upstream: Upstream, executor: KernelExecutor, people: str
+    upstream: FakeUpstream, executor: KernelExecutor, people: str
 ) -> None:
     privacy = Privacy.parse("schema", ["city"])
     agent = Agent(scripted(upstream, people), executor, privacy=privacy, max_failures=5)
@@ -100,7 +87,7 @@ def test_schema_mode_sends_no_protected_value_to_a_real_upstream(
 
 
 def test_full_mode_sends_the_values_so_the_check_above_can_fail(
-    upstream: Upstream, executor: KernelExecutor, people: str
+    upstream: FakeUpstream, executor: KernelExecutor, people: str
 ) -> None:
     agent = Agent(scripted(upstream, people), executor, max_failures=5)
     outcome = run(agent.ask("show me everything", environment=executor.environment()))

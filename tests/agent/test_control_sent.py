@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from reckon.agent import Agent, OpenAIModel
 from reckon.agent._sent import file_parts
+from support import FakeUpstream, HttpxTransport, json_reply, sse, text_stream, tool_stream
 
 from .helpers import KernelExecutor, ScriptedModel, answer, code_reply, run
-from .upstream import HttpxTransport, Upstream, json_reply, serve, sse, text_stream, tool_stream
-
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[Upstream]:
-    with serve() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _clean(upstream: Upstream) -> None:
-    upstream.handlers.clear()
-    upstream.payloads.clear()
 
 
 def marked(record: dict[str, Any], kind: str) -> list[str]:
@@ -36,7 +21,7 @@ def marked(record: dict[str, Any], kind: str) -> list[str]:
 
 
 def test_every_body_is_kept_exactly_as_the_upstream_got_it(
-    upstream: Upstream, executor: KernelExecutor
+    upstream: FakeUpstream, executor: KernelExecutor
 ) -> None:
     executor.data_dir.mkdir(parents=True, exist_ok=True)
     table = executor.data_dir / "sales.csv"
@@ -71,7 +56,7 @@ def test_every_body_is_kept_exactly_as_the_upstream_got_it(
 
 
 def test_a_refused_tools_retry_keeps_both_bodies(
-    upstream: Upstream, executor: KernelExecutor
+    upstream: FakeUpstream, executor: KernelExecutor
 ) -> None:
     upstream.handlers += [
         json_reply(400, {"error": {"message": "tools are not supported"}}),
@@ -83,7 +68,7 @@ def test_a_refused_tools_retry_keeps_both_bodies(
     assert "usage" not in outcome["sent"][0] and outcome["sent"][1]["usage"]["calls"] == 1
 
 
-def test_a_failed_call_is_still_recorded(upstream: Upstream, executor: KernelExecutor) -> None:
+def test_a_failed_call_is_still_recorded(upstream: FakeUpstream, executor: KernelExecutor) -> None:
     upstream.handlers.append(json_reply(500, {"error": {"message": "boom"}}))
     agent = Agent(OpenAIModel(HttpxTransport(upstream.url), model="gpt-test"), executor)
     outcome = run(agent.ask("hi", environment=executor.environment()))

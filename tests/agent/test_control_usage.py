@@ -3,28 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from reckon.agent import Agent, ChatReply, DemoModel, OpenAIModel
 from reckon.agent._usage import add_usage, call_usage, estimate_tokens
+from support import FakeUpstream, HttpxTransport, sse, text_stream, tool_stream
 
 from .helpers import KernelExecutor, ScriptedModel, answer, code_reply, run
-from .upstream import HttpxTransport, Upstream, serve, sse, text_stream, tool_stream
-
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[Upstream]:
-    with serve() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _clean(upstream: Upstream) -> None:
-    upstream.handlers.clear()
-    upstream.payloads.clear()
 
 
 def with_usage(raw: bytes, prompt: int, completion: int) -> bytes:
@@ -34,12 +19,12 @@ def with_usage(raw: bytes, prompt: int, completion: int) -> bytes:
     return raw.replace(b"data: [DONE]", f"data: {chunk}\n\ndata: [DONE]".encode())
 
 
-def remote(upstream: Upstream) -> OpenAIModel:
+def remote(upstream: FakeUpstream) -> OpenAIModel:
     return OpenAIModel(HttpxTransport(upstream.url), model="gpt-test")
 
 
 def test_reported_usage_is_summed_per_answer_and_per_session(
-    upstream: Upstream, executor: KernelExecutor
+    upstream: FakeUpstream, executor: KernelExecutor
 ) -> None:
     upstream.handlers += [
         sse([with_usage(tool_stream("print(6 * 7)"), 100, 10)]),
@@ -63,7 +48,7 @@ def test_reported_usage_is_summed_per_answer_and_per_session(
 
 
 def test_without_usage_from_the_upstream_the_counts_are_marked_estimated(
-    upstream: Upstream, executor: KernelExecutor
+    upstream: FakeUpstream, executor: KernelExecutor
 ) -> None:
     upstream.handlers.append(sse([text_stream("Hello there, friend.")]))
     agent = Agent(remote(upstream), executor)
@@ -96,7 +81,7 @@ def test_the_demo_model_reports_estimated_usage(executor: KernelExecutor) -> Non
 
 
 def test_the_session_budget_stops_before_running_more_code(
-    upstream: Upstream, executor: KernelExecutor
+    upstream: FakeUpstream, executor: KernelExecutor
 ) -> None:
     upstream.handlers += [
         sse([with_usage(tool_stream("print('first')"), 400, 20)]),

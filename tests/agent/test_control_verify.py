@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
 from reckon.agent import Agent, DemoModel
 from reckon.agent._verify import VERIFY_HEADER, compare
+from support import QUESTION_SETS
 
 from .helpers import KernelExecutor, ScriptedModel, answer, code_reply, run
 
-SHIPPED = Path(__file__).parents[2] / "benchmarks" / "questions"
+SHIPPED = QUESTION_SETS
 
 
 def shipped_questions(executor: KernelExecutor) -> list[dict[str, str]]:

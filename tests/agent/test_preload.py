@@ -14,12 +14,12 @@ import pytest
 from reckon.agent import Agent, OpenAIModel
 from reckon.agent._approval import Decision
 from reckon.agent._recheck import repair_form
+from support import FakeUpstream, HttpxTransport, sse, text_stream, tool_stream
 
 from .helpers import KernelExecutor, model_steps, run
-from .upstream import HttpxTransport, Upstream, sse, text_stream, tool_stream
 
 
-def agent(upstream: Upstream, executor: KernelExecutor, **options: Any) -> Agent:
+def agent(upstream: FakeUpstream, executor: KernelExecutor, **options: Any) -> Agent:
     model = OpenAIModel(HttpxTransport(upstream.url), model="local")
     return Agent(model, executor, **options)
 
@@ -33,7 +33,7 @@ def loads(outcome: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_one_table_is_loaded_as_df_before_the_model_writes_a_cell(
-    upstream: Upstream, sales: KernelExecutor
+    upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     # The model's first cell, as Qwen wrote it: df is used, never loaded.
     upstream.handlers += [sse([tool_stream("print(df['units'].sum())")]), text_reply("29 units.")]
@@ -51,7 +51,7 @@ def test_one_table_is_loaded_as_df_before_the_model_writes_a_cell(
 
 
 def test_a_table_is_loaded_once_and_again_only_when_it_changes(
-    upstream: Upstream, sales: KernelExecutor
+    upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     helper = agent(upstream, sales)
     upstream.handlers += [sse([tool_stream("df = df[df.units > 4]\nprint(len(df))")]),
@@ -69,7 +69,7 @@ def test_a_table_is_loaded_once_and_again_only_when_it_changes(
 
 
 def test_several_tables_are_named_after_their_files(
-    upstream: Upstream, sales: KernelExecutor
+    upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     (sales.data_dir / "2024 people.csv").write_text("name,age\nAnn,31\nBo,40\n")
     upstream.handlers += [
@@ -87,7 +87,7 @@ def test_several_tables_are_named_after_their_files(
 
 
 def test_nothing_runs_unapproved_and_a_table_that_fails_is_left_to_the_model(
-    upstream: Upstream, sales: KernelExecutor
+    upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     async def approve(proposal: dict[str, Any]) -> Decision:
         return Decision("run")
@@ -111,7 +111,7 @@ def test_nothing_runs_unapproved_and_a_table_that_fails_is_left_to_the_model(
 
 
 def test_a_tool_result_the_model_invents_is_cut_off(
-    upstream: Upstream, sales: KernelExecutor
+    upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     call = (
         '<tool_call>\n{"name": "run_python", "arguments": {"code": '
@@ -127,7 +127,7 @@ def test_a_tool_result_the_model_invents_is_cut_off(
 
 
 def test_the_value_written_where_the_name_goes_is_put_in_its_place(
-    upstream: Upstream, sales: KernelExecutor
+    upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     upstream.handlers += [sse([tool_stream("print(df['units'].mean())")]),
                           text_reply("The mean is @7.25[value].")]  # fmt: skip
@@ -141,7 +141,7 @@ def test_the_value_written_where_the_name_goes_is_put_in_its_place(
 
 
 def test_a_value_computed_into_a_name_and_never_printed_is_shown(
-    upstream: Upstream, sales: KernelExecutor
+    upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     # Seen: `mean_temperature = df['temperature'].mean().round(2)`, then a guessed "20.5".
     upstream.handlers += [sse([tool_stream("mean_units = df['units'].mean()")]),

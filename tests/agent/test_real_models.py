@@ -23,9 +23,9 @@ from reckon.agent._observe import (
     OBSERVATION_HEADER,
     parse_observation,
 )
+from support import FakeUpstream, HttpxTransport, chunk, sse, text_stream, tool_stream
 
 from .helpers import KernelExecutor, model_steps, run
-from .upstream import HttpxTransport, Upstream, chunk, sse, text_stream, tool_stream
 
 QWEN_CALL = (
     '<tool_call>\n{"name": "run_python", "arguments": {"code": '
@@ -41,7 +41,7 @@ FENCED_TRIPLE = (
 )
 
 
-def agent(upstream: Upstream, executor: KernelExecutor, **options: Any) -> Agent:
+def agent(upstream: FakeUpstream, executor: KernelExecutor, **options: Any) -> Agent:
     model = OpenAIModel(HttpxTransport(upstream.url), model="local", **options)
     return Agent(model, executor)
 
@@ -59,7 +59,7 @@ def text_reply(text: str) -> Any:
 
 
 def test_a_tool_call_written_as_text_runs_and_the_history_keeps_it_verbatim(
-    upstream: Upstream, sales: KernelExecutor
+    upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     code = QWEN_CALL.replace("/data/", f"{sales.data_dir}/")
     upstream.handlers += [text_reply(code), text_reply("The total is 29 units.")]
@@ -76,7 +76,7 @@ def test_a_tool_call_written_as_text_runs_and_the_history_keeps_it_verbatim(
 
 
 def test_fenced_json_with_a_triple_quoted_string_is_read_as_a_call(
-    upstream: Upstream, sales: KernelExecutor
+    upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     upstream.handlers += [
         text_reply(FENCED_TRIPLE.replace("/data/", f"{sales.data_dir}/")),
@@ -90,7 +90,7 @@ def test_fenced_json_with_a_triple_quoted_string_is_read_as_a_call(
 
 
 def test_the_first_call_with_files_must_run_code_and_later_ones_may_answer(
-    upstream: Upstream, sales: KernelExecutor
+    upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     upstream.handlers += [sse([tool_stream("print(2 + 2)")]), text_reply("It is 4.")]
     run(agent(upstream, sales).ask("2+2?", environment=sales.environment()))
@@ -102,14 +102,14 @@ def test_the_first_call_with_files_must_run_code_and_later_ones_may_answer(
     assert assistant and all(m["content"] == "" for m in assistant)
 
 
-def test_no_files_no_forced_call(upstream: Upstream, executor: KernelExecutor) -> None:
+def test_no_files_no_forced_call(upstream: FakeUpstream, executor: KernelExecutor) -> None:
     upstream.handlers += [text_reply("Hello!")]
     run(agent(upstream, executor).ask("hi", environment=executor.environment()))
     assert "tool_choice" not in upstream.payloads[0]
 
 
 def test_a_server_that_refuses_tool_choice_is_asked_again_without_it(
-    upstream: Upstream, sales: KernelExecutor
+    upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     def refuse(payload: dict[str, Any]) -> Response:
         message = "tool_choice: only 'auto' is supported for this function call format"
@@ -122,7 +122,9 @@ def test_a_server_that_refuses_tool_choice_is_asked_again_without_it(
     assert upstream.payloads[1]["tools"]  # tools stay: only tool_choice was refused
 
 
-def test_a_guess_with_no_code_is_sent_back_once(upstream: Upstream, sales: KernelExecutor) -> None:
+def test_a_guess_with_no_code_is_sent_back_once(
+    upstream: FakeUpstream, sales: KernelExecutor
+) -> None:
     upstream.handlers += [
         text_reply("The total is 31 units."),  # the server ignored tool_choice: a guess
         sse([tool_stream(f"import pandas as pd\nprint(pd.read_csv('{sales.data_dir}/sales.csv')"
@@ -139,7 +141,7 @@ def test_a_guess_with_no_code_is_sent_back_once(upstream: Upstream, sales: Kerne
 
 
 def test_a_number_no_step_computed_is_questioned_then_marked(
-    upstream: Upstream, sales: KernelExecutor
+    upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     upstream.handlers += [
         sse([tool_stream("print(12 + 17)")]),
@@ -157,7 +159,7 @@ def test_a_number_no_step_computed_is_questioned_then_marked(
 
 
 def test_a_guess_written_beside_the_code_gives_way_to_the_output(
-    upstream: Upstream, sales: KernelExecutor
+    upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     # Seen with Qwen2.5-Coder-1.5B in code-block mode: the code and a guessed answer in
     # one reply, then the same code quoted again with the same guess.
@@ -183,7 +185,7 @@ def test_a_guess_written_beside_the_code_gives_way_to_the_output(
 
 
 def test_an_error_is_followed_by_the_instruction_to_fix_it(
-    upstream: Upstream, sales: KernelExecutor
+    upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     upstream.handlers += [text_reply("```python\nprint(undefined_name)\n```"), text_reply("No.")]
     run(agent(upstream, sales, tools="off").ask("x?", environment=sales.environment()))
@@ -194,7 +196,7 @@ def test_an_error_is_followed_by_the_instruction_to_fix_it(
 
 
 def test_thinking_is_shown_never_run_and_never_the_answer(
-    upstream: Upstream, executor: KernelExecutor
+    upstream: FakeUpstream, executor: KernelExecutor
 ) -> None:
     thought = "<think>Maybe run\n```python\nprint('from thinking')\n```\n</think>"
     reasoning = chunk({"reasoning_content": "The user wants 6*7."})
@@ -214,7 +216,7 @@ def test_thinking_is_shown_never_run_and_never_the_answer(
 
 
 def test_a_code_block_where_a_call_was_possible_switches_to_code_blocks(
-    upstream: Upstream, executor: KernelExecutor
+    upstream: FakeUpstream, executor: KernelExecutor
 ) -> None:
     upstream.handlers += [text_reply("```python\nprint(3)\n```"), text_reply("3.")]
     bot = agent(upstream, executor)
@@ -227,7 +229,7 @@ def test_a_code_block_where_a_call_was_possible_switches_to_code_blocks(
 
 
 def test_parallel_tool_calls_each_run_and_each_get_an_answer(
-    upstream: Upstream, executor: KernelExecutor
+    upstream: FakeUpstream, executor: KernelExecutor
 ) -> None:
     calls = [
         {"index": i, "id": f"c{i}", "type": "function",
@@ -246,7 +248,7 @@ def test_parallel_tool_calls_each_run_and_each_get_an_answer(
 
 
 def test_a_conversation_that_outgrows_the_window_is_cut_and_goes_on(
-    upstream: Upstream, executor: KernelExecutor
+    upstream: FakeUpstream, executor: KernelExecutor
 ) -> None:
     limit = 6000  # characters the fake server takes, as llama.cpp's n_ctx would
 
@@ -294,7 +296,7 @@ def test_fitting_keeps_the_current_question_and_every_call_with_its_answer() -> 
 
 
 def test_a_configured_window_cuts_before_sending(
-    upstream: Upstream, executor: KernelExecutor, tmp_path: Path
+    upstream: FakeUpstream, executor: KernelExecutor, tmp_path: Path
 ) -> None:
     bot = agent(upstream, executor, context_window=1200)
     for n in range(3):
@@ -315,7 +317,7 @@ def test_a_configured_window_cuts_before_sending(
     ],
 )
 def test_an_answer_without_the_asked_form_filled_is_sent_back_for_it(
-    upstream: Upstream, sales: KernelExecutor, answer: str, unfilled: bool
+    upstream: FakeUpstream, sales: KernelExecutor, answer: str, unfilled: bool
 ) -> None:
     upstream.handlers += [
         sse([tool_stream("print('East')")]),
@@ -331,7 +333,7 @@ def test_an_answer_without_the_asked_form_filled_is_sent_back_for_it(
 
 
 def test_a_small_value_given_as_the_answer_is_still_checked(
-    upstream: Upstream, sales: KernelExecutor
+    upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     upstream.handlers += [
         sse([tool_stream("df = 1")]),  # loads, prints nothing
@@ -346,7 +348,7 @@ def test_a_small_value_given_as_the_answer_is_still_checked(
 
 
 def test_each_call_says_what_the_model_must_read_and_each_step_its_wait(
-    upstream: Upstream, executor: KernelExecutor
+    upstream: FakeUpstream, executor: KernelExecutor
 ) -> None:
     upstream.handlers += [sse([tool_stream("print(1)")]), text_reply("1.")]
     calls: list[dict[str, Any]] = []
@@ -362,7 +364,7 @@ def test_each_call_says_what_the_model_must_read_and_each_step_its_wait(
 
 
 def test_the_answer_form_written_as_code_gets_a_hint(
-    upstream: Upstream, executor: KernelExecutor
+    upstream: FakeUpstream, executor: KernelExecutor
 ) -> None:
     upstream.handlers += [sse([tool_stream("@total[value] = 3")]), text_reply("Gave up.")]
     run(agent(upstream, executor).ask("total? @total[value]", environment=executor.environment()))

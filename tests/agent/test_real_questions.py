@@ -17,7 +17,6 @@ import warnings
 import zipfile
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from xml.etree import ElementTree
 
 import openpyxl
@@ -25,11 +24,11 @@ import pytest
 
 from reckon.eval._answers import matches_expected, pairs_in
 from reckon.eval._questions import Question, load_questions
+from support import QUESTION_SETS, ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "benchmarks" / "questions" / "real"
-QUESTIONS = load_questions(REAL / "questions.jsonl")
-BY_ID = {q.id: q for q in QUESTIONS}
+REAL = QUESTION_SETS / "real"
+QUESTION_SETS = load_questions(REAL / "questions.jsonl")
+BY_ID = {q.id: q for q in QUESTION_SETS}
 
 
 def rows(name: str, *, delimiter: str = ",", encoding: str = "utf-8") -> list[list[str]]:
@@ -224,11 +223,11 @@ def _totals(pairs: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
 
 
 def test_the_set_is_large_varied_and_inside_the_repository() -> None:
-    assert len(QUESTIONS) >= 30
-    tiers = Counter(q.id.split("-", 1)[0] for q in QUESTIONS)
+    assert len(QUESTION_SETS) >= 30
+    tiers = Counter(q.id.split("-", 1)[0] for q in QUESTION_SETS)
     assert set(tiers) == {"easy", "medium", "hard"}
     assert min(tiers.values()) >= 8, tiers
-    files = {f for q in QUESTIONS for f in q.files}
+    files = {f for q in QUESTION_SETS for f in q.files}
     assert len(files) >= 10
     for path in files:
         assert path.is_file() and path.is_relative_to(ROOT), path
@@ -236,7 +235,7 @@ def test_the_set_is_large_varied_and_inside_the_repository() -> None:
     assert set(ROUTES) == set(BY_ID), "every question needs a second route"
 
 
-@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.id)
+@pytest.mark.parametrize("question", QUESTION_SETS, ids=lambda q: q.id)
 def test_the_question_states_the_format_and_the_rounding(question: Question) -> None:
     assert question.expected is not None
     for name, value in pairs_in(question.expected).items():
@@ -248,7 +247,7 @@ def test_the_question_states_the_format_and_the_rounding(question: Question) -> 
             assert "Round to" not in question.question
 
 
-@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.id)
+@pytest.mark.parametrize("question", QUESTION_SETS, ids=lambda q: q.id)
 def test_a_second_route_gives_the_expected_answer(question: Question) -> None:
     assert question.expected is not None
     got = ROUTES[question.id]()

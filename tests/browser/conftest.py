@@ -6,60 +6,17 @@ namespace through `reckon.reset()`.
 
 from __future__ import annotations
 
-import functools
-import http.server
-import os
-import shutil
-import socket
-import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from reckon.client._browser import CHROMIUM_ARGS as _PRODUCT_CHROMIUM_ARGS
+from support import CHROMIUM, CHROMIUM_ARGS, SITE, serve_folder
 
-ROOT = Path(__file__).resolve().parents[2]
-SITE = Path(os.environ.get("RECKON_SITE", ROOT / "dist" / "site"))
-TEST_DATA = ROOT / "tests" / "data"  # real uploads from public projects (see its README)
-CHROMIUM = os.environ.get("RECKON_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
-# One set of Chromium flags for the product's headless sessions and the tests.
-CHROMIUM_ARGS = list(_PRODUCT_CHROMIUM_ARGS)
+from .helpers import a_site_with_its_headers
 
 pytestmark = pytest.mark.browser
-
-
-def an_unused_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_for_port(port: int, *, host: str = "127.0.0.1", timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            if sock.connect_ex((host, port)) == 0:
-                return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on {host}:{port}")
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class QuietServer(http.server.ThreadingHTTPServer):
-    """A static server that does not print a traceback when a page is closed while it
-    still downloads (the sandbox fetches the rest of the stack after "ready")."""
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
 
 
 @pytest.fixture(scope="session")
@@ -72,14 +29,18 @@ def a_built_site() -> Path:
 @pytest.fixture(scope="session")
 def a_static_server(a_built_site: Path) -> Iterator[str]:
     """The site on a plain static file server, as `python -m http.server` serves it."""
-    port = an_unused_port()
-    handler = functools.partial(QuietHandler, directory=str(a_built_site))
-    server = QuietServer(("127.0.0.1", port), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    wait_for_port(port)
-    yield f"http://127.0.0.1:{port}"
-    server.shutdown()
+    with serve_folder(a_built_site) as url:
+        yield url
+
+
+@pytest.fixture(scope="module", params=["static", "headers"])
+def server(request: pytest.FixtureRequest, a_built_site: Path) -> Iterator[tuple[str, str]]:
+    """(kind, base URL): the plain static server, or the site with its headers."""
+    if request.param == "static":
+        yield "static", request.getfixturevalue("a_static_server")
+    else:
+        with a_site_with_its_headers(a_built_site) as url:
+            yield "headers", url
 
 
 @pytest.fixture(scope="session")
@@ -112,10 +73,3 @@ def reckon(a_console_page: Any) -> Any:
     """The page, with a fresh Python namespace for this test."""
     a_console_page.evaluate("() => window.reckon.reset()")
     return a_console_page
-
-
-def run(page: Any, code: str, **options: Any) -> dict[str, Any]:
-    result: dict[str, Any] = page.evaluate(
-        "([code, options]) => window.reckon.run(code, options)", [code, options]
-    )
-    return result

@@ -11,11 +11,7 @@ import base64
 import functools
 import http.server
 import json
-import os
-import subprocess
-import sys
-import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -23,17 +19,9 @@ from typing import Any, ClassVar
 
 # The page-side helpers of the headless API (a deadline race, base64 for bytes):
 # the tests call the page exactly as reckon.Session does.
-import uvicorn
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
-
 from reckon.client._session import _PRELUDE
-
-from .conftest import ROOT, SITE, QuietServer, an_unused_port, wait_for_port
-
-ChatHandler = Callable[[Request], Awaitable[Response]]
+from reckon.server import main
+from support import QuietServer, serving
 
 
 def page_call(page: Any, body: str, arg: Any = None, *, deadline_s: float = 30.0) -> Any:
@@ -70,6 +58,43 @@ def run_streamed(
     """
     out: dict[str, Any] = page_call(page, body, [code, options], deadline_s=deadline_s)
     return out
+
+
+@contextmanager
+def a_console(browser: Any, url: str, *, deadline_s: float = 120) -> Iterator[tuple[Any, Any]]:
+    """`url`/console.html in a new browser context, its sandbox ready; yields (page,
+    the `ready()` reply) and closes the context after."""
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"{url}/console.html")
+        ready = page_call(
+            page,
+            "return await withDeadline(window.reckon.ready(), deadlineMs, 'ready')",
+            deadline_s=deadline_s,
+        )
+        yield page, ready
+    finally:
+        context.close()
+
+
+@contextmanager
+def a_chat_page_with(browser: Any, url: str, csv: str, **options: Any) -> Iterator[Any]:
+    """`url`/index.html in a new browser context (``options``), ready, with `csv` uploaded
+    as sales.csv; the context closes after."""
+    context = browser.new_context(**options)
+    try:
+        page = context.new_page()
+        page.goto(f"{url}/index.html")
+        page.evaluate("() => window.reckon.ready()")
+        page.evaluate(
+            "(csv) => window.reckon.upload({name: 'sales.csv', bytes: new TextEncoder()"
+            ".encode(csv)})",
+            csv,
+        )
+        yield page
+    finally:
+        context.close()
 
 
 def write_file(page: Any, path: str, data: bytes) -> dict[str, Any]:
@@ -160,13 +185,8 @@ class Canary:
 @contextmanager
 def a_canary() -> Iterator[Canary]:
     canary = Canary()
-    thread = threading.Thread(target=canary.server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(canary.server):
         yield canary
-    finally:
-        canary.server.shutdown()
-        canary.server.server_close()
 
 
 class _HeadersHandler(http.server.SimpleHTTPRequestHandler):
@@ -195,51 +215,17 @@ def a_site_with_its_headers(site: Path) -> Iterator[str]:
     rules = [(r["pattern"], r["headers"]) for r in json.loads((site / "_headers.json").read_text())]
     handler_class = type("Handler", (_HeadersHandler,), {"rules": rules})
     handler = functools.partial(handler_class, directory=str(site))
-    server = QuietServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(QuietServer(("127.0.0.1", 0), handler)) as url:
+        yield url
 
 
-@contextmanager
-def reckon_serve(*flags: str, env: dict[str, str] | None = None) -> Iterator[str]:
-    """`reckon serve` as users start it, on a free loopback port; yields its URL."""
-    port = an_unused_port()
-    environment = {**os.environ, "PYTHONPATH": str(ROOT / "py"), **(env or {})}
-    cmd = [sys.executable, "-m", "reckon.server", "serve", "--port", str(port),
-           "--site", str(SITE), *flags]  # fmt: skip
-    proc = subprocess.Popen(
-        cmd, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
-        wait_for_port(port)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+def reckon_eval(*args: str | Path) -> int:
+    """`reckon eval ...` in this process; its exit code."""
+    return main(["eval", *(str(a) for a in args)])
 
 
-@contextmanager
-def a_model_server(chat: ChatHandler) -> Iterator[str]:
-    """A scripted OpenAI-compatible server on 127.0.0.1 answering chat completions with
-    ``chat`` (and an empty model list); yields its base URL, ``.../v1``."""
-    app = Starlette(
-        routes=[
-            Route("/v1/chat/completions", chat, methods=["POST"]),
-            Route("/v1/models", lambda r: JSONResponse({"object": "list", "data": []})),
-        ]
-    )
-    port = an_unused_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        wait_for_port(port)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        server.should_exit = True
-        thread.join(5)
+def read_report(out: Path) -> dict[str, Any]:
+    """The report `reckon eval --out out` wrote (both files must be there)."""
+    assert (out / "report.md").is_file()
+    report: dict[str, Any] = json.loads((out / "report.json").read_text())
+    return report

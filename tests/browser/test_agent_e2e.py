@@ -7,138 +7,38 @@ on loopback) whose first code fails, so the retry path runs for real.
 
 from __future__ import annotations
 
-import json
-import re
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
 
-from .conftest import SITE, an_unused_port, wait_for_port
-from .helpers import reckon_serve
+from support import SALES, SITE, ScriptedModel, a_model_server, reckon_serve
 
-HOSTILE_MARKDOWN = (
-    '<img src=x onerror="window.pwned=1"> <script>window.pwned=2</script> '
-    "**bold** [click](javascript:window.pwned=3)"
-)
-SALES = "region,price,qty\nEast,10,1\nWest,20,2\nEast,30,3\nNorth,5,4\n"
-
-
-class ScriptedModel:
-    """An OpenAI-compatible upstream that plays a fixed plan and records requests.
-
-    1. writes code with a typo in a column name (fails with KeyError);
-    2. after seeing the traceback, writes the fixed code, which also draws a chart;
-    3. answers with the number it finds in the last observation.
-    """
-
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-
-    async def chat(self, request: Request) -> Response:
-        payload = await request.json()
-        self.requests.append({"payload": payload, "auth": request.headers.get("authorization")})
-        tool_results = [m for m in payload["messages"] if m.get("role") == "tool"]
-        question = [m for m in payload["messages"] if m.get("role") == "user"][-1]["content"]
-        if "hostile" in question:
-            return self.text(HOSTILE_MARKDOWN)
-        if not tool_results:
-            code = (
-                "import pandas as pd\ndf = pd.read_csv('/data/sales.csv')\n"
-                "print(df['prise'].mean())"
-            )
-            return self.tool_call(code, "call_1")
-        if len(tool_results) == 1:
-            code = (
-                "import pandas as pd\nimport matplotlib.pyplot as plt\n"
-                "df = pd.read_csv('/data/sales.csv')\nmean = df['price'].mean()\n"
-                "df.groupby('region')['price'].mean().plot.bar(title='Mean price by region')\n"
-                "print(f'mean price = {mean}')"
-            )
-            return self.tool_call(code, "call_2")
-        numbers = re.findall(r"mean price = ([0-9.]+)", tool_results[-1]["content"])
-        return self.text(f"The mean price is {numbers[-1] if numbers else 'unknown'}.")
-
-    def stream(self, chunks: list[dict[str, Any]]) -> StreamingResponse:
-        def body() -> Iterator[bytes]:
-            yield b": scripted upstream\n\n"
-            for chunk in chunks:
-                data = {"id": "x", "object": "chat.completion.chunk", "model": "scripted", **chunk}
-                yield f"data: {json.dumps(data)}\n\n".encode()
-            yield b"data: [DONE]\n\n"
-
-        return StreamingResponse(body(), media_type="text/event-stream")
-
-    def tool_call(self, code: str, call_id: str) -> StreamingResponse:
-        args = json.dumps({"code": code})
-        half = len(args) // 2
-        first = {"index": 0, "id": call_id, "type": "function",
-                 "function": {"name": "run_python", "arguments": args[:half]}}  # fmt: skip
-        second = {"index": 0, "function": {"arguments": args[half:]}}
-        return self.stream([
-            {"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [first]}}]},
-            {"choices": [{"index": 0, "delta": {"tool_calls": [second]}}]},
-            {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
-        ])  # fmt: skip
-
-    def text(self, answer: str) -> StreamingResponse:
-        words = answer.split(" ")
-        chunks = [{"choices": [{"index": 0, "delta": {"content": w + " "}}]} for w in words]
-        chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-        return self.stream(chunks)
-
-    async def models(self, request: Request) -> Response:
-        return JSONResponse({"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+from .helpers import a_chat_page_with
 
 
 @pytest.fixture(scope="module")
 def a_scripted_model() -> Iterator[tuple[ScriptedModel, str]]:
     model = ScriptedModel()
-    app = Starlette(
-        routes=[
-            Route("/v1/chat/completions", model.chat, methods=["POST"]),
-            Route("/v1/models", model.models),
-        ]
-    )
-    port = an_unused_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_for_port(port)
-    yield model, f"http://127.0.0.1:{port}/v1"
-    server.should_exit = True
-    thread.join(5)
+    with a_model_server(model, models=["scripted"]) as upstream:
+        yield model, upstream
 
 
 @pytest.fixture(scope="module")
-def a_relay(a_scripted_model: tuple[ScriptedModel, str]) -> Iterator[str]:
+def a_served_site(a_scripted_model: tuple[ScriptedModel, str]) -> Iterator[str]:
     """`reckon serve` as users start it, with the scripted model as its upstream."""
     _, upstream = a_scripted_model
     key = {"RECKON_UPSTREAM_KEY": "sk-test-secret"}
-    with reckon_serve("--upstream", upstream, "--model", "scripted", env=key) as url:
-        yield url
+    with reckon_serve("--upstream", upstream, "--model", "scripted", env=key) as served:
+        yield served.url
 
 
 @pytest.fixture(scope="module")
-def a_chat_page(a_browser: Any, a_relay: str) -> Iterator[Any]:
-    context = a_browser.new_context()
-    page = context.new_page()
-    page.goto(f"{a_relay}/index.html")
-    page.evaluate("() => window.reckon.ready()")
-    page.evaluate(
-        "(csv) => window.reckon.upload({name: 'sales.csv', bytes: new TextEncoder().encode(csv)})",
-        SALES,
-    )
-    yield page
-    context.close()
+def a_chat_page(a_browser: Any, a_served_site: str) -> Iterator[Any]:
+    with a_chat_page_with(a_browser, a_served_site, SALES) as page:
+        yield page
 
 
 def ask(page: Any, question: str, model: str | None = None) -> dict[str, Any]:
@@ -155,6 +55,7 @@ def test_the_relay_offers_the_configured_model_and_the_demo(a_chat_page: Any) ->
     assert models["default"] == "scripted"
 
 
+@pytest.mark.slow
 def test_a_failing_first_cell_is_fixed_from_its_traceback(
     a_chat_page: Any, a_scripted_model: tuple[ScriptedModel, str]
 ) -> None:
@@ -218,7 +119,7 @@ def test_stop_ends_a_long_cell_and_the_session_goes_on(a_chat_page: Any) -> None
     assert after["result"]["text"] == "42"
 
 
-def test_no_key_reaches_the_browser(a_relay: str, a_chat_page: Any) -> None:
+def test_no_key_reaches_the_browser(a_served_site: str, a_chat_page: Any) -> None:
     html = a_chat_page.content()
     info = a_chat_page.evaluate("() => fetch('/api/info').then(r => r.text())")
     assert "sk-test-secret" not in html and "sk-test-secret" not in info

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from .helpers import Canary, a_canary, a_site_with_its_headers, call, page_call, run
+from .helpers import Canary, a_canary, a_console, call, page_call, run
 
 pytestmark = pytest.mark.browser
 
@@ -630,39 +630,21 @@ def canary() -> Iterator[Canary]:
         yield server
 
 
-@pytest.fixture(scope="module", params=["static", "headers"])
-def server(request: pytest.FixtureRequest, a_built_site: Any) -> Iterator[tuple[str, str]]:
-    """(kind, base URL): the plain static server, or the site with its headers."""
-    if request.param == "static":
-        yield "static", request.getfixturevalue("a_static_server")
-    else:
-        with a_site_with_its_headers(a_built_site) as url:
-            yield "headers", url
-
-
 @pytest.fixture(scope="module")
 def attack_page(a_browser: Any, server: tuple[str, str]) -> Iterator[Any]:
     """One console page per server for the whole battery, with a planted fake token."""
     kind, url = server
-    context = a_browser.new_context()
-    page = context.new_page()
-    page.goto(f"{url}/console.html")
-    ready = page_call(
-        page,
-        "return await withDeadline(window.reckon.ready(), deadlineMs, 'ready')",
-        deadline_s=120,
-    )
-    assert ready["crossOriginIsolated"] is (kind == "headers"), ready
-    settle_in(page)
-    page_call(page, LEAN_SANDBOX, deadline_s=120)
-    page_call(
-        page,
-        "sessionStorage.setItem('reckon-token', arg); window.reckon.agent.token = arg;"
-        " window.relayToken = arg;",
-        SENTINEL,
-    )
-    yield page
-    context.close()
+    with a_console(a_browser, url) as (page, ready):
+        assert ready["crossOriginIsolated"] is (kind == "headers"), ready
+        settle_in(page)
+        page_call(page, LEAN_SANDBOX, deadline_s=120)
+        page_call(
+            page,
+            "sessionStorage.setItem('reckon-token', arg); window.reckon.agent.token = arg;"
+            " window.relayToken = arg;",
+            SENTINEL,
+        )
+        yield page
 
 
 # A second Sandbox on the page (the real frame, worker and watchdog) that loads only

@@ -14,8 +14,6 @@ from typing import Any
 
 import pytest
 
-from .helpers import a_site_with_its_headers
-
 pytestmark = pytest.mark.browser
 
 # Playwright's init scripts run before the page's own, whatever its CSP says: they
@@ -27,15 +25,6 @@ document.addEventListener("securitypolicyviolation", (ev) => {
                              sample: ev.sample });
 });
 """
-
-
-@pytest.fixture(scope="module", params=["static", "headers"])
-def server(request: pytest.FixtureRequest, a_built_site: Any) -> Iterator[tuple[str, str]]:
-    if request.param == "static":
-        yield "static", request.getfixturevalue("a_static_server")
-    else:
-        with a_site_with_its_headers(a_built_site) as url:
-            yield "headers", url
 
 
 @pytest.fixture(scope="module")

@@ -13,25 +13,22 @@ from __future__ import annotations
 
 import csv
 import io
-import json
-import os
 import re
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
 
-from .conftest import ROOT, SITE, an_unused_port, wait_for_port
+from support import (
+    Script,
+    Seen,
+    a_model_server,
+    an_unused_port,
+    event_stream,
+    reckon_serve,
+)
 
 # Every CSP violation the page reports, from the first byte on.
 CSP_RECORDER = """
@@ -138,6 +135,7 @@ def test_the_first_screen_welcomes_and_the_favicon_is_served(
     assert max(tops) - min(tops) < 8, tops
 
 
+@pytest.mark.slow
 def test_an_upload_shows_name_size_shape_and_example_questions(
     a_chat: Any, a_wide_csv: Path
 ) -> None:
@@ -322,6 +320,7 @@ def test_esc_stops_an_ask_that_waits(a_chat: Any) -> None:
     page.locator("#ask:not([disabled])").wait_for()
 
 
+@pytest.mark.slow
 def test_a_reload_keeps_shapes_and_offers_the_interrupted_question(a_chat: Any) -> None:
     page = a_chat
     page.locator("#question").fill("what is 6*7")
@@ -442,95 +441,39 @@ def test_a_long_answer_and_a_phone_screen_stay_inside_the_window(a_chat: Any) ->
 # -- Through a real relay: a slow model that thinks, and a model that is not there. --
 
 
-class SlowThinkingModel:
-    """An OpenAI-compatible upstream that takes its time, then streams its thinking
-    in <think> tags and a one-line answer."""
-
-    def __init__(self, delay_s: float) -> None:
-        self.delay_s = delay_s
-        self.requests = 0
-
-    async def chat(self, request: Request) -> Response:
-        await request.json()
-        self.requests += 1
-        await _sleep(self.delay_s)
-        parts = ["<think>The person asks ", "for a number.</think>", "The answer ", "is 4242."]
-        chunks = [{"choices": [{"index": 0, "delta": {"content": p}}]} for p in parts]
-        chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-
-        def body() -> Iterator[bytes]:
-            for chunk in chunks:
-                data = {"id": "x", "object": "chat.completion.chunk", "model": "slow", **chunk}
-                yield f"data: {json.dumps(data)}\n\n".encode()
-            yield b"data: [DONE]\n\n"
-
-        return StreamingResponse(body(), media_type="text/event-stream")
-
-    async def models(self, request: Request) -> Response:
-        return JSONResponse({"object": "list", "data": [{"id": "slow", "object": "model"}]})
-
-
-async def _sleep(seconds: float) -> None:
-    import asyncio
-
-    await asyncio.sleep(seconds)
+def slow_thinking(seen: Seen) -> Script:
+    """An upstream that takes its time, then streams its thinking in <think> tags and
+    a one-line answer."""
+    parts = ["<think>The person asks ", "for a number.</think>", "The answer ", "is 4242."]
+    chunks = [{"choices": [{"index": 0, "delta": {"content": p}}]} for p in parts]
+    chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    reply = event_stream(chunks, model="slow")
+    reply.delay_before_first = 2.5
+    return reply
 
 
 @pytest.fixture(scope="module")
 def a_relay_with_two_models(tmp_path_factory: Any) -> Iterator[str]:
     """`reckon serve --config`: profile "slow" (a real upstream on loopback) and
     profile "gone" (a port where nothing listens)."""
-    model = SlowThinkingModel(delay_s=2.5)
-    app = Starlette(
-        routes=[
-            Route("/v1/chat/completions", model.chat, methods=["POST"]),
-            Route("/v1/models", model.models),
-        ]
-    )
-    upstream_port = an_unused_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=upstream_port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_for_port(upstream_port)
-    config = tmp_path_factory.mktemp("relay") / "reckon.toml"
-    config.write_text(
-        "[[profile]]\n"
-        'name = "slow"\n'
-        f'base_url = "http://127.0.0.1:{upstream_port}/v1"\n'
-        'models = ["slow"]\n'
-        'default = "slow"\n\n'
-        "[[profile]]\n"
-        'name = "gone"\n'
-        f'base_url = "http://127.0.0.1:{an_unused_port()}/v1"\n'
-        'models = ["ghost"]\n'
-    )
-    port = an_unused_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "py")}
-    cmd = [
-        sys.executable,
-        "-m",
-        "reckon.server",
-        "serve",
-        "--port",
-        str(port),
-        "--site",
-        str(SITE),
-        "--config",
-        str(config),
-    ]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for_port(port)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
-        server.should_exit = True
-        thread.join(5)
+    with a_model_server(slow_thinking, models=["slow"]) as upstream:
+        config = tmp_path_factory.mktemp("relay") / "reckon.toml"
+        config.write_text(
+            "[[profile]]\n"
+            'name = "slow"\n'
+            f'base_url = "{upstream}"\n'
+            'models = ["slow"]\n'
+            'default = "slow"\n\n'
+            "[[profile]]\n"
+            'name = "gone"\n'
+            f'base_url = "http://127.0.0.1:{an_unused_port()}/v1"\n'
+            'models = ["ghost"]\n'
+        )
+        with reckon_serve("--config", str(config)) as served:
+            yield served.url
 
 
+@pytest.mark.slow
 def test_a_slow_model_shows_the_wait_its_thinking_and_the_state_of_each_model(
     a_browser: Any, a_relay_with_two_models: str
 ) -> None:

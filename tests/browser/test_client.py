@@ -16,8 +16,7 @@ import pytest
 
 import reckon
 from reckon import Session, SessionError
-
-from .conftest import CHROMIUM, SITE
+from support import CHROMIUM, SITE
 
 SALES = b"region,price,qty\nEast,10,1\nWest,20,2\nEast,30,3\nNorth,5,4\n"
 

@@ -8,22 +8,12 @@ body it receives, so the tests check what really left the browser.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import uvicorn
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
 
-from .conftest import ROOT, SITE, an_unused_port, wait_for_port
-from .test_agent_e2e import ScriptedModel
+from support import Script, ScriptedModel, Seen, a_model_server, reckon_serve
 
 PEOPLE = """\
 name,email,salary,city
@@ -44,15 +34,15 @@ class Playlist(ScriptedModel):
         self.queue: list[tuple[str, str]] = []
         self.usage: dict[str, int] | None = None
 
-    async def chat(self, request: Request) -> Response:
-        payload = await request.json()
+    def chat(self, seen: Seen) -> Script:
+        payload = seen.json
         self.requests.append({"payload": payload})
         kind, text = self.queue.pop(0) if self.queue else ("text", "The script ran out.")
         if kind == "code":
             return self.tool_call(text, f"call_{len(self.requests)}")
         return self.text(text)
 
-    def stream(self, chunks: list[dict[str, Any]]) -> Any:
+    def stream(self, chunks: list[dict[str, Any]]) -> Script:
         if self.usage is not None and self.requests[-1]["payload"].get("stream_options"):
             chunks = [*chunks, {"choices": [], "usage": self.usage}]
         return super().stream(chunks)
@@ -61,39 +51,23 @@ class Playlist(ScriptedModel):
 @pytest.fixture(scope="module")
 def a_playlist() -> Iterator[tuple[Playlist, str]]:
     model = Playlist()
-    app = Starlette(routes=[Route("/v1/chat/completions", model.chat, methods=["POST"]),
-                            Route("/v1/models", model.models)])  # fmt: skip
-    port = an_unused_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_for_port(port)
-    yield model, f"http://127.0.0.1:{port}/v1"
-    server.should_exit = True
-    thread.join(5)
+    with a_model_server(model, models=["scripted"]) as upstream:
+        yield model, upstream
 
 
 @pytest.fixture(scope="module")
-def a_relay(a_playlist: tuple[Playlist, str]) -> Iterator[str]:
+def a_served_site(a_playlist: tuple[Playlist, str]) -> Iterator[str]:
     _, upstream = a_playlist
-    port = an_unused_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "py"), "RECKON_UPSTREAM_KEY": "sk-test"}
-    cmd = [sys.executable, "-m", "reckon.server", "serve", "--port", str(port),
-           "--site", str(SITE), "--upstream", upstream, "--model", "scripted"]  # fmt: skip
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for_port(port)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    flags = ["--upstream", upstream, "--model", "scripted"]
+    with reckon_serve(*flags, env={"RECKON_UPSTREAM_KEY": "sk-test"}) as served:
+        yield served.url
 
 
 @pytest.fixture(scope="module")
-def a_page(a_browser: Any, a_relay: str) -> Iterator[Any]:
+def a_page(a_browser: Any, a_served_site: str) -> Iterator[Any]:
     context = a_browser.new_context()
     page = context.new_page()
-    page.goto(f"{a_relay}/console.html")
+    page.goto(f"{a_served_site}/console.html")
     page.evaluate("() => window.reckon.ready()")
     yield page
     context.close()
@@ -129,6 +103,7 @@ def session(page: Any, settings: dict[str, Any], *, fresh: bool = False) -> None
     )
 
 
+@pytest.mark.slow
 def test_schema_privacy_sends_no_protected_value_and_shows_what_was_sent(
     a_page: Any, a_playlist: tuple[Playlist, str]
 ) -> None:
@@ -228,6 +203,7 @@ def test_a_token_budget_stops_the_demo_with_a_clear_message(a_page: Any) -> None
     assert per_ask["status"] == "error" and "positive number of tokens" in per_ask["message"]
 
 
+@pytest.mark.slow
 def test_bad_settings_fail_each_ask_with_what_to_do(a_page: Any) -> None:
     session(a_page, {"privacy": "secret"}, fresh=True)
     outcome = a_page.evaluate("() => window.r.ask('what is 2+2', {model: 'reckon-demo'})")
@@ -327,8 +303,9 @@ def test_verify_through_the_js_api_with_the_demo_model(a_page: Any) -> None:
     assert "verification" not in off or off["verification"] is None
 
 
+@pytest.mark.slow
 def test_the_chat_page_asks_first_then_shows_cost_and_what_was_sent(
-    a_browser: Any, a_relay: str
+    a_browser: Any, a_served_site: str
 ) -> None:
     """The controls as a person meets them on index.html: the settings panel switches
     to "ask first", the proposal card sits among the steps, and the answer carries the
@@ -336,7 +313,7 @@ def test_the_chat_page_asks_first_then_shows_cost_and_what_was_sent(
     context = a_browser.new_context()
     page = context.new_page()
     try:
-        page.goto(f"{a_relay}/index.html")
+        page.goto(f"{a_served_site}/index.html")
         page.evaluate("() => window.reckon.ready()")
         page.locator(".settings summary").click()
         page.locator(".settings select[name=approval]").select_option("ask")

@@ -7,36 +7,32 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
-import uvicorn
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
 
-from reckon._cli import main
 from reckon.agent import ChatRequest, DemoModel
 from reckon.agent._verify import VERIFY_HEADER
 from reckon.eval._answers import matches_expected, pairs_in
 from reckon.eval._questions import load_questions
 from reckon.kernel import inspect
+from support import (
+    CHROMIUM,
+    QUESTION_SETS,
+    SALES,
+    SITE,
+    Script,
+    ScriptedModel,
+    Seen,
+    a_model_server,
+)
 
-from .conftest import CHROMIUM, ROOT, SITE, an_unused_port, wait_for_port
-from .helpers import a_model_server
-from .test_agent_e2e import ScriptedModel as StreamingModel
+from .helpers import read_report, reckon_eval
 
-QUESTIONS = ROOT / "benchmarks" / "questions" / "questions.jsonl"
-SALES = "region,price,qty\nEast,10,1\nWest,20,2\nEast,30,3\nNorth,5,4\n"
-
-
-def reckon_eval(*args: str | Path) -> int:
-    return main(["eval", *(str(a) for a in args)])
+QUESTIONS = QUESTION_SETS / "questions.jsonl"
 
 
 # -- bad input: exit 2 with a message, before any browser starts ---------------------
@@ -162,12 +158,6 @@ def test_the_shipped_checks_accept_the_right_ranking_and_refuse_another() -> Non
 # -- through the product path ----------------------------------------------------------
 
 
-def read_report(out: Path) -> dict[str, Any]:
-    assert (out / "report.md").is_file()
-    report: dict[str, Any] = json.loads((out / "report.json").read_text())
-    return report
-
-
 def a_sample_of_the_shipped_set(tmp_path: Path, *, every: int) -> Path:
     """Every n-th shipped question with its files: each run pays a cold browser start,
     so the suite samples the set; `reckon eval benchmarks/questions/questions.jsonl`
@@ -206,7 +196,7 @@ def test_the_demo_model_on_the_shipped_set(a_built_site: Path, tmp_path: Path) -
     assert all(r["cpython_cells"] == 0 for r in report["runs"])
 
 
-class EvalModel(StreamingModel):
+class EvalModel(ScriptedModel):
     """An upstream whose answers are known: right, wrong, fixed after a failing cell,
     and one that changes its mind between runs."""
 
@@ -214,8 +204,8 @@ class EvalModel(StreamingModel):
         super().__init__()
         self.first_calls: dict[str, int] = {}
 
-    async def chat(self, request: Request) -> Response:
-        payload = await request.json()
+    async def chat(self, seen: Seen) -> Script:
+        payload = seen.json
         self.requests.append({"payload": payload})
         messages = payload["messages"]
         results = [m["content"] for m in messages if m.get("role") == "tool"]
@@ -330,7 +320,7 @@ def test_a_scripted_model_gives_exactly_the_expected_report(
 # -- --verify: a scripted upstream that is sometimes wrong -------------------------------
 
 
-class SometimesWrong(StreamingModel):
+class SometimesWrong(ScriptedModel):
     """Plays the demo model's planner behind a real HTTP upstream, but doubles (plus
     one) every number of the final answer to the questions in ``wrong``; its checks
     (verification requests) are honest. So each answer's correctness is known."""
@@ -344,8 +334,8 @@ class SometimesWrong(StreamingModel):
             entry = json.dumps(inspect(local)).replace(local, f"/data/{name}")
             self.files[name] = json.loads(entry)
 
-    async def chat(self, request: Request) -> Response:
-        payload = await request.json()
+    async def chat(self, seen: Seen) -> Script:
+        payload = seen.json
         self.requests.append({"payload": payload})
         messages = payload["messages"]
         # The files the page has: the ones its system prompt lists.
@@ -377,22 +367,13 @@ def test_verify_confirms_right_answers_and_catches_wrong_ones(
     sample = [json.loads(line) for line in questions.read_text().splitlines()]
     wrong = {q["question"] for q in sample[::3]}
     model = SometimesWrong(wrong)
-    app = Starlette(routes=[Route("/v1/chat/completions", model.chat, methods=["POST"])])
-    port = an_unused_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_for_port(port)
     out = tmp_path / "report"
-    try:
+    with a_model_server(model.chat) as upstream:
         code = reckon_eval(
-            questions, "--upstream", f"http://127.0.0.1:{port}/v1", "--model", "scripted",
+            questions, "--upstream", upstream, "--model", "scripted",
             "--site", a_built_site, "--out", out, "--chromium", CHROMIUM, "--repeat", "1",
             "--verify",
         )  # fmt: skip
-    finally:
-        server.should_exit = True
-        thread.join(5)
     assert code == 0
     report = read_report(out)
     runs = {r["question_id"]: r for r in report["runs"]}

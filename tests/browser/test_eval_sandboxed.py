@@ -13,24 +13,19 @@ from __future__ import annotations
 import http.server
 import json
 import re
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from starlette.requests import Request
-from starlette.responses import Response
 
 from reckon.eval._eval import RunRecord, summarize
 from reckon.eval._questions import Question
 from reckon.eval._report import build_report, write_report
+from support import CHROMIUM, SALES, Script, ScriptedModel, Seen, a_model_server, serving
 
-from .conftest import CHROMIUM, an_unused_port, wait_for_port
-from .helpers import a_model_server
-from .test_agent_e2e import ScriptedModel as StreamingModel
-from .test_eval import SALES, read_report, reckon_eval
+from .helpers import read_report, reckon_eval
 
 SECRET = "host-secret-7f3a9c-do-not-leak"
 QUESTION = "What is the mean price?"
@@ -55,7 +50,7 @@ def hostile_cell(secret: Path, canary: str) -> str:
     )
 
 
-class HostileModel(StreamingModel):
+class HostileModel(ScriptedModel):
     """Answers the question with the hostile cell, then with the mean it printed."""
 
     def __init__(self, cell: str) -> None:
@@ -63,8 +58,8 @@ class HostileModel(StreamingModel):
         self.cell = cell
         self.cells_sent = 0
 
-    async def chat(self, request: Request) -> Response:
-        payload = await request.json()
+    async def chat(self, seen: Seen) -> Script:
+        payload = seen.json
         self.requests.append({"payload": payload})
         results = [m["content"] for m in payload["messages"] if m.get("role") == "tool"]
         if not results:
@@ -97,16 +92,8 @@ def a_canary() -> Iterator[tuple[str, list[tuple[str, str, bytes]]]]:
     """An HTTP server on a free loopback port that records each request and its body."""
     hits: list[tuple[str, str, bytes]] = []
     handler = type("Handler", (_CanaryHandler,), {"hits": hits})
-    port = an_unused_port()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        wait_for_port(port)
-        yield f"http://127.0.0.1:{port}", hits
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)) as url:
+        yield url, hits
 
 
 @pytest.fixture

@@ -17,8 +17,8 @@ import nbformat
 import pytest
 
 from reckon.eval._reproduce import reproduce_notebook
+from support import ROOT
 
-from .conftest import ROOT
 from .helpers import call, page_call, run, upload_bytes
 
 pytestmark = pytest.mark.browser

@@ -10,23 +10,14 @@ the first and last steps are compared by `benchmarks/page_steps.py`.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
-import uvicorn
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
 
-from .conftest import ROOT, SITE, an_unused_port, wait_for_port
+from support import Script, Seen, a_model_server, event_stream, reckon_serve
 
 pytestmark = pytest.mark.browser
 
@@ -35,29 +26,24 @@ STEPS_PER_ASK = 10  # + the answer: 11 model calls, within the default maxSteps 
 STEPS = ASKS * STEPS_PER_ASK
 
 
-class StepModel:
-    """An OpenAI-compatible upstream: for "ask N", ten cells printing "step N.K", then
-    an answer naming the last step it saw in the observations."""
-
-    async def chat(self, request: Request) -> Response:
-        payload = await request.json()
-        messages = payload["messages"]
-        last_user = max(i for i, m in enumerate(messages) if m.get("role") == "user")
-        match = re.search(r"ask (\d+)", str(messages[last_user]["content"]))
-        ask = int(match.group(1)) if match else -1
-        done = [m for m in messages[last_user:] if m.get("role") == "tool"]
-        if len(done) < STEPS_PER_ASK:
-            # The step's number is put together, not written out whole: an output that
-            # only repeats a literal of its cell grounds nothing (and the answer cites it).
-            code = f"print('step {ask}.' + str({len(done)}))"
-            return _stream([_tool_call(code, f"call_{ask}_{len(done)}")])
-        seen = re.findall(r"step \d+\.\d+", str(done[-1].get("content")))
-        answer = f"Ask {ask} finished after {seen[-1] if seen else 'nothing'}."
-        delta = {"role": "assistant", "content": answer}
-        return _stream([{"choices": [{"index": 0, "delta": delta, "finish_reason": "stop"}]}])
-
-    async def models(self, request: Request) -> Response:
-        return JSONResponse({"object": "list", "data": [{"id": "steps", "object": "model"}]})
+def step_model(seen: Seen) -> Script:
+    """An upstream: for "ask N", ten cells printing "step N.K", then an answer naming
+    the last step it saw in the observations."""
+    messages = seen.json["messages"]
+    last_user = max(i for i, m in enumerate(messages) if m.get("role") == "user")
+    match = re.search(r"ask (\d+)", str(messages[last_user]["content"]))
+    ask = int(match.group(1)) if match else -1
+    done = [m for m in messages[last_user:] if m.get("role") == "tool"]
+    if len(done) < STEPS_PER_ASK:
+        # The step's number is put together, not written out whole: an output that
+        # only repeats a literal of its cell grounds nothing (and the answer cites it).
+        code = f"print('step {ask}.' + str({len(done)}))"
+        return event_stream([_tool_call(code, f"call_{ask}_{len(done)}")], model="steps")
+    seen_steps = re.findall(r"step \d+\.\d+", str(done[-1].get("content")))
+    answer = f"Ask {ask} finished after {seen_steps[-1] if seen_steps else 'nothing'}."
+    delta = {"role": "assistant", "content": answer}
+    finished = {"choices": [{"index": 0, "delta": delta, "finish_reason": "stop"}]}
+    return event_stream([finished], model="steps")
 
 
 def _tool_call(code: str, call_id: str) -> dict[str, Any]:
@@ -71,47 +57,16 @@ def _tool_call(code: str, call_id: str) -> dict[str, Any]:
     return {"choices": [{"index": 0, "delta": delta, "finish_reason": "tool_calls"}]}
 
 
-def _stream(chunks: list[dict[str, Any]]) -> StreamingResponse:
-    def body() -> Iterator[bytes]:
-        for chunk in chunks:
-            data = {"id": "s", "object": "chat.completion.chunk", "model": "steps", **chunk}
-            yield f"data: {json.dumps(data)}\n\n".encode()
-        yield b"data: [DONE]\n\n"
-
-    return StreamingResponse(body(), media_type="text/event-stream")
-
-
 @contextmanager
 def a_step_relay() -> Iterator[str]:
     """The scripted model on loopback and `reckon serve` in front of it; yields the site URL."""
-    model = StepModel()
-    app = Starlette(
-        routes=[
-            Route("/v1/chat/completions", model.chat, methods=["POST"]),
-            Route("/v1/models", model.models),
-        ]
-    )
-    port = an_unused_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_for_port(port)
-    relay_port = an_unused_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "py"), "RECKON_UPSTREAM_KEY": "sk-steps-key"}
-    command = [sys.executable, "-m", "reckon.server", "serve", "--port", str(relay_port)]
-    command += ["--site", str(SITE), "--upstream", f"http://127.0.0.1:{port}/v1"]
-    command += ["--model", "steps"]
-    process = subprocess.Popen(
-        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
-        wait_for_port(relay_port)
-        yield f"http://127.0.0.1:{relay_port}"
-    finally:
-        process.terminate()
-        process.wait(10)
-        server.should_exit = True
-        thread.join(5)
+    with (
+        a_model_server(step_model, models=["steps"]) as upstream,
+        reckon_serve(
+            "--upstream", upstream, "--model", "steps", env={"RECKON_UPSTREAM_KEY": "sk-steps-key"}
+        ) as served,
+    ):
+        yield served.url
 
 
 # Numbers each rendered step as it lands in the page (a MutationObserver: DOM only).
@@ -151,6 +106,7 @@ def a_step_page(a_browser: Any) -> Iterator[Any]:
         context.close()
 
 
+@pytest.mark.slow
 def test_the_page_holds_a_200_step_session(a_step_page: Any) -> None:
     page = a_step_page
     page.set_default_timeout(120_000)

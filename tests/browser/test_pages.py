@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import TEST_DATA
+from support import TEST_DATA
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from .conftest import CHROMIUM, CHROMIUM_ARGS
+from support import CHROMIUM, CHROMIUM_ARGS
+
 from .helpers import call, page_call, read_file, run, upload_bytes
 
 pytestmark = pytest.mark.browser

@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from .conftest import ROOT
-from .helpers import reckon_serve
+from support import ROOT, reckon_serve
+
+from .helpers import a_chat_page_with
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import local_model
@@ -36,26 +37,19 @@ def a_model_server() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def a_relay(a_model_server: str) -> Iterator[str]:
+def a_served_site(a_model_server: str) -> Iterator[str]:
     """`reckon serve` as a user starts it with `scripts/run --local-model`."""
     window = str(local_model.CONTEXT_TOKENS)
     flags = ("--upstream", a_model_server, "--model", local_model.MODEL_NAME)
-    with reckon_serve(*flags, "--context-window", window) as url:
-        yield url
+    with reckon_serve(*flags, "--context-window", window) as served:
+        yield served.url
 
 
 @pytest.fixture(scope="module")
-def a_chat_page(a_browser: Any, a_relay: str) -> Iterator[Any]:
-    context = a_browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.goto(f"{a_relay}/index.html")
-    page.evaluate("() => window.reckon.ready()")
-    page.evaluate(
-        "(csv) => window.reckon.upload({name: 'sales.csv', bytes: new TextEncoder().encode(csv)})",
-        SALES,
-    )
-    yield page
-    context.close()
+def a_chat_page(a_browser: Any, a_served_site: str) -> Iterator[Any]:
+    viewport = {"width": 1280, "height": 900}
+    with a_chat_page_with(a_browser, a_served_site, SALES, viewport=viewport) as page:
+        yield page
 
 
 def ask(page: Any, question: str) -> dict[str, Any]:

@@ -17,10 +17,12 @@ from typing import Any
 
 import pytest
 
-from .conftest import TEST_DATA
+from support import TEST_DATA
+
 from .helpers import (
     Canary,
     a_canary,
+    a_console,
     a_site_with_its_headers,
     call,
     page_call,
@@ -428,18 +430,12 @@ def test_read_table_matches_the_csv_spectrum_rows(reckon: Any, source: Path) -> 
 def an_isolated_page(a_browser: Any, a_built_site: Any) -> Iterator[Any]:
     """A second page, served with the build's headers (COOP/COEP, as `reckon serve`
     does), so the sandbox frame is cross-origin isolated and interrupts are soft."""
-    with a_site_with_its_headers(a_built_site) as url:
-        context = a_browser.new_context()
-        page = context.new_page()
-        page.goto(f"{url}/console.html")
-        ready = page_call(
-            page,
-            "return await withDeadline(window.reckon.ready(), deadlineMs, 'ready')",
-            deadline_s=90,
-        )
+    with (
+        a_site_with_its_headers(a_built_site) as url,
+        a_console(a_browser, url, deadline_s=90) as (page, ready),
+    ):
         assert ready["crossOriginIsolated"] is True, ready
         yield page
-        context.close()
 
 
 @pytest.fixture(params=["plain-server", "isolated"])

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import ipaddress
-import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from .conftest import QuietHandler, QuietServer, an_unused_port, wait_for_port
+from support import QuietHandler, QuietServer, an_address_off_loopback
+
 from .helpers import call, page_call, run, upload_bytes
 
 pytestmark = pytest.mark.browser
@@ -97,14 +96,12 @@ class SiteWithTestPage(QuietHandler):
 def serve_site(
     site: Path, damage: str | None = None, *, host: str = "127.0.0.1", seen: list[str] | None = None
 ) -> tuple[str, http.server.ThreadingHTTPServer]:
-    port = an_unused_port()
     extra = {"damage": damage, "seen": [] if seen is None else seen}
     handler_class = type("Handler", (SiteWithTestPage,), extra)
     handler = functools.partial(handler_class, directory=str(site))
-    server = QuietServer((host, port), handler)
+    server = QuietServer((host, 0), handler)  # bound here: the port is its own
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    wait_for_port(port, host=host)
-    return f"http://{host}:{port}", server
+    return f"http://{host}:{server.server_address[1]}", server
 
 
 @pytest.fixture(scope="module")
@@ -200,7 +197,7 @@ def test_a_first_visit_starts_from_the_build_snapshot_and_counts_its_bytes(
 def test_over_a_network_the_snapshot_comes_gzipped_and_answers_the_same(
     a_browser: Any, a_built_site: Path, cold: dict[str, Any]
 ) -> None:
-    from .conftest import CHROMIUM, CHROMIUM_ARGS
+    from support import CHROMIUM, CHROMIUM_ARGS
 
     address = an_address_off_loopback()
     if address is None:
@@ -243,17 +240,6 @@ def test_plain_http_off_this_machine_still_restores_the_build_snapshot(
     finally:
         context.close()
         server.shutdown()
-
-
-def an_address_off_loopback() -> str | None:
-    """This machine's address on its first non-loopback interface, if it has one."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.connect(("192.0.2.1", 9))  # UDP: no packet is sent, a route is chosen
-        except OSError:
-            return None
-        address = str(probe.getsockname()[0])
-    return None if ipaddress.ip_address(address).is_loopback else address
 
 
 def test_a_second_visit_restores_the_kept_snapshot_and_answers_like_a_cold_boot(

@@ -11,7 +11,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from .conftest import TEST_DATA
+from support import TEST_DATA
+
 from .helpers import run, upload_bytes
 
 pytestmark = pytest.mark.browser

@@ -9,25 +9,17 @@ plain static server on another port, which makes them another origin.
 from __future__ import annotations
 
 import base64
-import functools
 import json
-import os
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
-from starlette.applications import Starlette
-from starlette.routing import Route
 
-from .conftest import ROOT, SITE, QuietHandler, QuietServer, an_unused_port, wait_for_port
+from support import ROOT, SALES, ScriptedModel, a_model_server, reckon_serve, serve_folder
+
 from .helpers import page_call
-from .test_agent_e2e import SALES, ScriptedModel
 
 pytestmark = pytest.mark.browser
 
@@ -53,43 +45,31 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 @pytest.fixture(scope="module")
 def a_scripted_upstream() -> Iterator[tuple[ScriptedModel, str]]:
     model = ScriptedModel()
-    app = Starlette(
-        routes=[
-            Route("/v1/chat/completions", model.chat, methods=["POST"]),
-            Route("/v1/models", model.models),
-        ]
-    )
-    port = an_unused_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_for_port(port)
-    yield model, f"http://127.0.0.1:{port}/v1"
-    server.should_exit = True
-    thread.join(5)
+    with a_model_server(model, models=["scripted"]) as upstream:
+        yield model, upstream
 
 
 @pytest.fixture(scope="module")
-def a_host_port() -> int:
-    return an_unused_port()
+def a_host_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("host")
 
 
 @pytest.fixture(scope="module")
-def a_relay(a_scripted_upstream: tuple[ScriptedModel, str], a_host_port: int) -> Iterator[str]:
+def a_host_server(a_host_folder: Path) -> Iterator[str]:
+    """Another origin's page server (its port is another origin than the relay's)."""
+    with serve_folder(a_host_folder) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def a_served_site(
+    a_scripted_upstream: tuple[ScriptedModel, str], a_host_server: str
+) -> Iterator[str]:
     """`reckon serve` with the site, accepting pages of the host server's 127.0.0.1 origin."""
     _, upstream = a_scripted_upstream
-    port = an_unused_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "py"), "RECKON_UPSTREAM_KEY": "sk-test-secret"}
-    cmd = [sys.executable, "-m", "reckon.server", "serve", "--port", str(port),
-           "--site", str(SITE), "--upstream", upstream, "--model", "scripted",
-           "--allow-origin", f"http://127.0.0.1:{a_host_port}"]  # fmt: skip
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        wait_for_port(port)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    flags = ["--upstream", upstream, "--model", "scripted", "--allow-origin", a_host_server]
+    with reckon_serve(*flags, env={"RECKON_UPSTREAM_KEY": "sk-test-secret"}) as served:
+        yield served.url
 
 
 # The host page's own CSP, as README.md ("Widget") says a host with one must allow.
@@ -108,22 +88,15 @@ connect-src {site}; frame-src {site}; img-src data:; style-src 'self'">
 
 
 @pytest.fixture(scope="module")
-def a_host(
-    a_relay: str, a_host_port: int, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    """Another origin's page server: host pages that embed the widget from the relay."""
-    folder = tmp_path_factory.mktemp("host")
-    (folder / "two.html").write_text(TWO_WIDGETS.format(site=a_relay))
-    strict = TWO_WIDGETS.format(site=a_relay).replace("worker-src blob:", "worker-src 'self'")
+def a_host(a_served_site: str, a_host_server: str, a_host_folder: Path) -> str:
+    """The host pages that embed the widget from the relay, on the other origin."""
+    folder = a_host_folder
+    (folder / "two.html").write_text(TWO_WIDGETS.format(site=a_served_site))
+    strict = TWO_WIDGETS.format(site=a_served_site).replace("worker-src blob:", "worker-src 'self'")
     (folder / "strict.html").write_text(strict)
     (folder / "host.css").write_text((ROOT / "web" / "examples" / "host.css").read_text())
-    (folder / "frame.html").write_text(FRAMES_THE_PAGE.format(site=a_relay))
-    handler = functools.partial(QuietHandler, directory=str(folder))
-    server = QuietServer(("127.0.0.1", a_host_port), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    wait_for_port(a_host_port)
-    yield f"http://127.0.0.1:{a_host_port}"
-    server.shutdown()
+    (folder / "frame.html").write_text(FRAMES_THE_PAGE.format(site=a_served_site))
+    return a_host_server
 
 
 def open_host_page(browser: Any, url: str) -> tuple[Any, Any]:
@@ -185,13 +158,14 @@ def figure_pngs(outcome: dict[str, Any]) -> list[bytes]:
 
 
 @pytest.fixture(scope="module")
-def an_example_page(a_browser: Any, a_relay: str) -> Iterator[Any]:
-    context, page = open_host_page(a_browser, f"{a_relay}/examples/embed.html")
+def an_example_page(a_browser: Any, a_served_site: str) -> Iterator[Any]:
+    context, page = open_host_page(a_browser, f"{a_served_site}/examples/embed.html")
     wait_ready(page, "chat")
     yield page
     context.close()
 
 
+@pytest.mark.slow
 def test_the_example_embeds_the_chat_and_draws_a_chart(an_example_page: Any) -> None:
     page = an_example_page
     info = upload_sales(page, "chat")
@@ -293,6 +267,7 @@ def a_two_widget_page(a_browser: Any, a_host: str) -> Iterator[Any]:
     context.close()
 
 
+@pytest.mark.slow
 def test_a_page_on_another_origin_embeds_and_asks_the_demo_model(a_two_widget_page: Any) -> None:
     page = a_two_widget_page
     assert page.evaluate("() => location.origin") != page.evaluate(
@@ -407,7 +382,7 @@ FRAMES_THE_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 
 @pytest.mark.parametrize("where", ["allowed", "foreign"])
 def test_only_allowed_origins_can_frame_the_pages(
-    a_browser: Any, a_host: str, a_relay: str, where: str
+    a_browser: Any, a_host: str, a_served_site: str, where: str
 ) -> None:
     # A page anywhere could frame Reckon under its own (clickjacking); the relay's
     # frame-ancestors lets only its own pages and the origins it was told of.
@@ -423,13 +398,13 @@ def test_only_allowed_origins_can_frame_the_pages(
     finally:
         context.close()
     if where == "allowed":
-        assert loaded == f"{a_relay}/index.html"
+        assert loaded == f"{a_served_site}/index.html"
     else:
         assert loaded.startswith("chrome-error://"), loaded
 
 
 def test_a_page_on_an_origin_the_relay_does_not_allow_gets_nothing(
-    a_browser: Any, a_host: str, a_relay: str
+    a_browser: Any, a_host: str, a_served_site: str
 ) -> None:
     # Same server, other name: http://localhost:P is another origin than 127.0.0.1:P.
     foreign = a_host.replace("127.0.0.1", "localhost")
@@ -438,7 +413,7 @@ def test_a_page_on_an_origin_the_relay_does_not_allow_gets_nothing(
         defined = page.evaluate("() => customElements.get('reckon-chat') !== undefined")
         info = page.evaluate(
             "async (url) => fetch(url).then(() => 'read', (err) => err.name)",
-            f"{a_relay}/api/info",
+            f"{a_served_site}/api/info",
         )
     finally:
         context.close()
@@ -466,10 +441,11 @@ def test_a_host_policy_that_blocks_the_agent_worker_is_an_error_event(
 # --- shutting down -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_widget_taken_off_the_page_shuts_down_and_starts_again_when_put_back(
-    a_browser: Any, a_relay: str
+    a_browser: Any, a_served_site: str
 ) -> None:
-    context, page = open_host_page(a_browser, f"{a_relay}/examples/embed.html")
+    context, page = open_host_page(a_browser, f"{a_served_site}/examples/embed.html")
     try:
         wait_ready(page, "chat")
         frames = "() => document.querySelectorAll('iframe[title=\"Reckon sandbox\"]').length"

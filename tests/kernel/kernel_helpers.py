@@ -8,9 +8,6 @@ from typing import Any
 
 from reckon.kernel import Kernel as Session
 
-# Real uploads from public projects, carried by the repository (tests/data/README.md).
-TEST_DATA = Path(__file__).resolve().parents[1] / "data"
-
 
 class Runner:
     """A session plus the stream events it sent, run synchronously for tests."""

@@ -8,9 +8,9 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from kernel_helpers import TEST_DATA
 
 from reckon.kernel import inspect, read_table
+from support import TEST_DATA
 
 LARGE_ODS = TEST_DATA / "messy" / "large.ods"
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from support import PY
 
 BLOCKER = """
 import sys
@@ -32,7 +31,7 @@ def test_the_kernel_imports_with_only_the_eager_packages() -> None:
         [sys.executable, "-c", BLOCKER],
         capture_output=True,
         text=True,
-        env={"PYTHONPATH": str(ROOT / "py"), "PATH": ""},
+        env={"PYTHONPATH": str(PY), "PATH": ""},
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr

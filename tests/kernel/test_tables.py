@@ -7,9 +7,9 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from kernel_helpers import TEST_DATA
 
 from reckon.kernel import inspect, list_files, read_table
+from support import TEST_DATA
 
 SPECTRUM = TEST_DATA / "csv-spectrum"
 MESSY = TEST_DATA / "messy"

@@ -17,8 +17,7 @@ from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolPara
 
 from reckon.server import Profile, load_config_file
 from reckon.server._anthropic import StreamTranslator
-
-from .conftest import KEY_ENV, MODEL, THE_KEY, FakeUpstream, Relay, Script
+from support import KEY_ENV, MODEL, THE_KEY, FakeUpstream, Relay, Script, an_sdk_client
 
 HELLO: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
 RUN_PYTHON: ChatCompletionToolParam = {
@@ -134,16 +133,6 @@ def a_claude_relay(a_relay_with: Callable[..., Relay], an_upstream: FakeUpstream
     )
     relay.upstream.script = Script(chunks=list(TEXT_STREAM), body=json.dumps(MESSAGE).encode())
     return relay
-
-
-def an_sdk_client(relay: Relay) -> openai.OpenAI:
-    return openai.OpenAI(
-        base_url=f"{relay.url}/v1",
-        api_key="the-browser-side-key",
-        max_retries=0,
-        timeout=10,
-        default_headers={"Cookie": "session=browser-cookie"},
-    )
 
 
 def test_a_plain_answer_comes_back_as_a_chat_completion(a_claude_relay: Relay) -> None:

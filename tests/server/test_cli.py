@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import queue
 import re
-import signal
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
 import httpx
 import pytest
 
-import reckon
 from reckon import ConfigError
 from reckon._cli import config_from_args, main
 from reckon.server import Limits, Profile
-
-from .conftest import FakeUpstream
+from support import FakeUpstream, reckon_serve
 
 A_CONFIG = """
 host = "127.0.0.1"
@@ -239,28 +231,10 @@ def test_config_errors_are_config_errors() -> None:
 def test_reckon_serve_starts_prints_its_url_and_relays(
     an_upstream: FakeUpstream, tmp_path: Path, a_site: Path
 ) -> None:
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(Path(reckon.__file__).parents[1]),
-        "RECKON_UPSTREAM_KEY": "sk-subprocess-key-123456",
-    }
-    command = [sys.executable, "-m", "reckon.server", "serve", "--port", "0"]
-    command += ["--upstream", f"{an_upstream.url}/v1", "--model", "tiny-model"]
-    command += ["--site", str(a_site)]
-    process = subprocess.Popen(
-        command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    stdout = process.stdout
-    assert stdout is not None
-
-    def read_lines() -> None:
-        for line in stdout:
-            lines.put(line)
-
-    threading.Thread(target=read_lines, daemon=True).start()
-    try:
-        first = lines.get(timeout=15)
+    key = {"RECKON_UPSTREAM_KEY": "sk-subprocess-key-123456"}
+    flags = ["--upstream", f"{an_upstream.url}/v1", "--model", "tiny-model"]
+    with reckon_serve(*flags, site=a_site, env=key, cwd=tmp_path) as served:
+        first = served.out[0]
         match = re.search(r"open (http://127\.0\.0\.1:\d+/)", first)
         assert match, first
         with httpx.Client(base_url=match.group(1), trust_env=False, timeout=10) as client:
@@ -270,9 +244,8 @@ def test_reckon_serve_starts_prints_its_url_and_relays(
                 json={"model": "tiny-model", "messages": [{"role": "user", "content": "hi"}]},
             )
             index = client.get("/")
-    finally:
-        process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=15)
+        returncode = served.stop()
+        err = served.err()
 
     assert info == {
         "status": "ok",
@@ -285,7 +258,7 @@ def test_reckon_serve_starts_prints_its_url_and_relays(
     assert chat.status_code == 200
     assert an_upstream.seen[-1].headers["authorization"] == "Bearer sk-subprocess-key-123456"
     assert index.headers["content-security-policy"] == "default-src 'self'; frame-ancestors 'self'"
-    assert process.returncode == 0
+    assert returncode == 0
     assert "sk-subprocess-key-123456" not in err
 
 

@@ -18,8 +18,7 @@ from sitebuild import copy_web
 
 from reckon._cli import config_from_args
 from reckon.server import create_app
-
-from .conftest import MODEL, Relay, Running
+from support import MODEL, Relay, Running
 
 HOST = "https://host.example"
 OTHER = "https://other.example"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 
-from .conftest import MODEL, STREAM_CHUNKS, Relay, Script
+from support import MODEL, STREAM_CHUNKS, Relay, Script
 
 
 def a_raw_chat_request(relay: Relay, *, stream: bool) -> bytes:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
-from .conftest import MODEL, Relay, Script
+from support import MODEL, Relay, Script
 
 HELLO = [{"role": "user", "content": "hi"}]
 

@@ -14,12 +14,10 @@ keeps no example database, so every run sends the same requests.
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
 import pytest
 import requests
 import schemathesis
@@ -31,12 +29,10 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
-from starlette.types import Receive, Scope, Send
 
 from reckon.server import Profile
 from reckon.server._openapi import openapi_document
-
-from .conftest import COMPLETION, STREAM_CHUNKS, Relay, Running
+from support import Relay, Script, Seen, a_fake_upstream, an_unused_port
 
 # schemathesis' not_a_server_error counts every 5xx, but 502 and 504 are the
 # relay's documented answers for a model server that is down or slow; the
@@ -99,42 +95,12 @@ def _sse(event: dict[str, Any]) -> bytes:
     return f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
 
 
-async def fake_model_server(scope: Scope, receive: Receive, send: Send) -> None:
+def fake_model(seen: Seen) -> Script:
     """Answers every call with a valid answer in the protocol its path names."""
-    assert scope["type"] == "http"
-    body = b""
-    more = True
-    while more:
-        message = await receive()
-        body += message.get("body", b"")
-        more = message.get("more_body", False)
-    path: str = scope["path"]
-    if path.endswith("/models"):
-        data = [{"id": m, "object": "model"} for m in OPENAI_MODELS]
-        answer, kind = [json.dumps({"object": "list", "data": data}).encode()], b"application/json"
-    else:
-        stream = json.loads(body).get("stream") is True
-        if path.endswith("/messages"):
-            answer = (
-                [_sse(e) for e in ANTHROPIC_EVENTS]
-                if stream
-                else [json.dumps(ANTHROPIC_MESSAGE).encode()]
-            )
-        else:
-            answer = list(STREAM_CHUNKS) if stream else [json.dumps(COMPLETION).encode()]
-        kind = b"text/event-stream" if stream else b"application/json"
-    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", kind)]})
-    for chunk in answer:
-        await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await anyio.sleep(0)
-    await send({"type": "http.response.body", "body": b""})
-
-
-def an_unused_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
+    if seen.path.endswith("/messages"):
+        events = [_sse(e) for e in ANTHROPIC_EVENTS]
+        return Script(chunks=events, body=json.dumps(ANTHROPIC_MESSAGE).encode())
+    return Script()  # STREAM_CHUNKS, or COMPLETION when no stream is asked for
 
 
 @dataclass
@@ -145,8 +111,8 @@ class Target:
 
 @pytest.fixture(scope="module")
 def a_fake_model_server() -> Iterator[str]:
-    with Running(fake_model_server, lifespan="off") as running:
-        yield running.url
+    with a_fake_upstream(fake_model, models=OPENAI_MODELS) as upstream:
+        yield upstream.url
 
 
 @pytest.fixture
@@ -268,6 +234,7 @@ def fuzz_chat(target: Target, mode: GenerationMode, examples: int) -> dict[int, 
     return seen
 
 
+@pytest.mark.slow
 def test_valid_chat_requests_are_forwarded_or_refused_as_documented(
     a_fuzz_target: Target,
 ) -> None:

@@ -8,7 +8,7 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
-from .conftest import MODEL, Relay
+from support import MODEL, Relay
 
 HELLO: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
 

@@ -18,8 +18,7 @@ from reckon.server import Client, mint_token
 from reckon.server._config import RelayConfig
 from reckon.server._errors import RelayError, Scrubber
 from reckon.server._identity import Identity, Keyring
-
-from .conftest import MODEL, Relay
+from support import MODEL, Relay
 
 SECRET = "the-embedding-sites-secret-0123456789abcdef"
 ALICE = Client("alice", "alice-own-token-0123456789")

@@ -20,8 +20,7 @@ from reckon.server import Limits, RelayConfig
 from reckon.server._access import Client
 from reckon.server._identity import mint_token
 from reckon.server._limits import Admission, MemoryLimits, Refusal
-
-from .conftest import COMPLETION, MODEL, STREAM_CHUNKS, Relay, Script, burst
+from support import COMPLETION, MODEL, STREAM_CHUNKS, Relay, Script, burst
 
 HELLO = [{"role": "user", "content": "hi"}]
 ALICE = Client("alice", "alice-token-0123456789")

@@ -8,21 +8,15 @@ and checked by the client, in order, for every stream.
 from __future__ import annotations
 
 import asyncio
-import os
-import re
-import signal
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-import reckon
 from reckon.server import Profile
+from support import Relay, Running, reckon_serve
 
-from .conftest import Relay, Running
 from .load_kit import MODEL, StreamResult, an_async_client, one_stream, run_load, streaming_upstream
 
 CONCURRENCY = 200
@@ -73,26 +67,9 @@ def a_relay_process(upstream: str, tmp_path: Path) -> Iterator[tuple[int, str]]:
         f"max_concurrent_streams = {CONCURRENCY + 56}\n\n"
         f'[[profile]]\nname = "load"\nbase_url = "{upstream}/v1"\nmodels = ["{MODEL}"]\n'
     )
-    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
-    env["PYTHONPATH"] = str(Path(reckon.__file__).parents[1])
-    command = [sys.executable, "-m", "reckon.server", "serve", "--port", "0"]
-    command += ["--config", str(config), "--site", str(tmp_path)]
-    process = subprocess.Popen(
-        command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline().decode()
-        match = re.search(r"open (http://127\.0\.0\.1:\d+)/", line)
-        assert match, line
-        yield process.pid, match.group(1)
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    flags = ["--config", str(config)]
+    with reckon_serve(*flags, site=tmp_path, cwd=tmp_path) as served:
+        yield served.pid, served.url
 
 
 async def _hold(base_url: str, pid: int) -> tuple[list[StreamResult], list[int]]:
@@ -117,6 +94,7 @@ async def _hold(base_url: str, pid: int) -> tuple[list[StreamResult], list[int]]
         return [stream.result() for stream in streams], samples
 
 
+@pytest.mark.slow
 def test_200_streams_held_for_a_minute_lose_no_chunk(
     a_streaming_upstream: str, tmp_path: Path
 ) -> None:

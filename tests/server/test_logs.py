@@ -12,14 +12,9 @@ from __future__ import annotations
 import io
 import json
 import logging
-import os
-import queue
 import re
-import signal
 import socket
 import struct
-import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -27,11 +22,9 @@ from pathlib import Path
 
 import httpx
 
-import reckon
 from reckon.server import mint_token
 from reckon.server._errors import ScrubbingFilter
-
-from .conftest import KEY_ENV, THE_KEY, FakeUpstream, Script
+from support import KEY_ENV, THE_KEY, FakeUpstream, Script, reckon_serve
 
 TOKEN = "relay-token-5f4dcc3b5aa765d61d83-SECRET"
 # A key with a stray newline: it shows up escaped (`\n`) in header-validation errors.
@@ -147,35 +140,17 @@ def _drive_a_relay(
     config: Path, cwd: Path, upstream: FakeUpstream
 ) -> tuple[str, str, list[int], str]:
     env = {
-        **os.environ,
-        "PYTHONPATH": str(Path(reckon.__file__).parents[1]),
         KEY_ENV: THE_KEY,
         ODD_KEY_ENV: ODD_KEY,
         "RECKON_TOKEN": TOKEN,
         "RECKON_CLIENT_SECRET": CLIENT_SECRET,
     }
-    command = [sys.executable, "-m", "reckon.server", "serve", "--port", "0"]
     # Prompts are logged on request: this one quotes the key, as a user might.
-    command += ["--config", str(config), "--site", str(cwd), "--log-prompts"]
-    process = subprocess.Popen(
-        command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    stdout = process.stdout
-    assert stdout is not None
-    seen_out: list[str] = []
-
-    def read_lines() -> None:
-        for line in stdout:
-            seen_out.append(line)
-            lines.put(line)
-
-    reader = threading.Thread(target=read_lines, daemon=True)
-    reader.start()
+    flags = ["--config", str(config), "--log-prompts"]
     statuses: list[int] = []
     metrics = ""
-    try:
-        first = lines.get(timeout=20)
+    with reckon_serve(*flags, site=cwd, env=env, cwd=cwd) as served:
+        first = served.out[0]
         match = re.search(r"open (http://127\.0\.0\.1:(\d+)/)", first)
         assert match, first
         base, port = match.group(1), int(match.group(2))
@@ -239,11 +214,9 @@ def _drive_a_relay(
             raw.sendall(f"GET\x00 /{THE_KEY} HTTP/9\r\nX: {TOKEN}\r\n\r\n".encode())
             with suppress(OSError):
                 raw.recv(4096)
-    finally:
-        process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=20)
-        reader.join(5)
-    return err, "".join(seen_out), statuses, metrics
+        served.stop()
+        err, out = served.err(), "".join(served.out)
+    return err, out, statuses, metrics
 
 
 def test_a_traceback_logged_by_another_library_is_scrubbed_too() -> None:

@@ -9,8 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from reckon.server import Client, Limits, mint_token
-
-from .conftest import KEY_ENV, MODEL, THE_KEY, Relay, Script
+from support import KEY_ENV, MODEL, THE_KEY, Relay, Script
 
 HELLO = [{"role": "user", "content": "a secret prompt about payroll"}]
 ALICE = Client("alice", "alice-metrics-token-0123456")

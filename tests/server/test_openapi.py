@@ -24,8 +24,7 @@ from starlette.routing import Mount, Route
 
 from reckon.server import Limits, Profile, RelayConfig, create_app
 from reckon.server._openapi import openapi_document
-
-from .conftest import Relay
+from support import ROOT, Relay
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 # Everything else the app answers belongs to the static site.
@@ -183,7 +182,7 @@ def test_a_foreign_origin_cannot_read_the_document(a_relay: Relay) -> None:
 
 
 def test_the_document_is_package_data() -> None:
-    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    pyproject = ROOT / "pyproject.toml"
     settings = tomllib.loads(pyproject.read_text(encoding="utf-8"))
 
     assert "openapi.json" in settings["tool"]["setuptools"]["package-data"]["reckon.server"]

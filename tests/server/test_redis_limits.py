@@ -14,17 +14,15 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import httpx
 import pytest
 
-import reckon
 from reckon.server import Client, Limits
 from reckon.server._limits import Admission, Refusal
 from reckon.server._limits_redis import RedisLimits, keys_of
+from support import COMPLETION, MODEL, PY, STREAM_CHUNKS, Relay, Script, burst
 
-from .conftest import COMPLETION, MODEL, STREAM_CHUNKS, Relay, Script, burst
 from .redis_kit import RedisServer, free_port
 
 HELLO = [{"role": "user", "content": "hi"}]
@@ -226,7 +224,7 @@ def test_the_redis_package_is_imported_only_with_a_redis_address(redis: bool) ->
         f"create_app(RelayConfig(limits=Limits(requests_per_minute=5), redis_url={url!r}))\n"
         "print('redis' in sys.modules)\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(Path(reckon.__file__).parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(PY)}
     result = subprocess.run(
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60
     )

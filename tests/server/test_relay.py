@@ -11,20 +11,18 @@ import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
 from reckon.server import Profile
-
-from .conftest import KEY_ENV, MODEL, STREAM_CHUNKS, THE_KEY, FakeUpstream, Relay, Script
+from support import (
+    KEY_ENV,
+    MODEL,
+    STREAM_CHUNKS,
+    THE_KEY,
+    FakeUpstream,
+    Relay,
+    Script,
+    an_sdk_client,
+)
 
 HELLO: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
-
-
-def an_sdk_client(relay: Relay) -> openai.OpenAI:
-    return openai.OpenAI(
-        base_url=f"{relay.url}/v1",
-        api_key="the-browser-side-key",
-        max_retries=0,
-        timeout=10,
-        default_headers={"Cookie": "session=browser-cookie"},
-    )
 
 
 def test_a_plain_completion_comes_back_through_the_sdk(a_relay: Relay) -> None:

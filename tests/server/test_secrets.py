@@ -11,8 +11,7 @@ import httpx
 import pytest
 
 from reckon.server import Client, Limits, Profile, mint_token
-
-from .conftest import KEY_ENV, MODEL, THE_KEY, FakeUpstream, Relay, Script
+from support import KEY_ENV, MODEL, THE_KEY, FakeUpstream, Relay, Script
 
 HELLO = [{"role": "user", "content": "a secret prompt about tax returns"}]
 

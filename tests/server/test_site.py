@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import gzip
-import ipaddress
 import json
-import socket
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,8 +12,7 @@ import pytest
 
 from reckon import ConfigError
 from reckon.server import RelayConfig, create_app
-
-from .conftest import Relay, Running
+from support import Relay, Running, an_address_off_loopback
 
 
 @pytest.fixture
@@ -124,17 +121,6 @@ def test_a_malformed_headers_file_is_a_config_error(a_site: Path) -> None:
 
     with pytest.raises(ConfigError, match="entry 0 must be"):
         create_app(RelayConfig(site_dir=a_site))
-
-
-def an_address_off_loopback() -> str | None:
-    """This machine's address on its first non-loopback interface, if it has one."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.connect(("192.0.2.1", 9))  # UDP: no packet is sent, a route is chosen
-        except OSError:
-            return None
-        address = str(probe.getsockname()[0])
-    return None if ipaddress.ip_address(address).is_loopback else address
 
 
 def test_a_precompressed_file_goes_gzipped_only_to_clients_off_this_machine(

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import pytest
 
-from .conftest import Relay
+from support import Relay
 
 BODY = b'{"messages": [{"role": "user", "content": "hi"}]}'
 

@@ -7,8 +7,7 @@ import json
 import pytest
 
 from reckon.server._usage import IMAGE_TOKENS, Usage, UsageMeter, estimate_prompt_tokens
-
-from .conftest import COMPLETION, STREAM_CHUNKS
+from support import COMPLETION, STREAM_CHUNKS
 
 
 def metered(chunks: list[bytes], *, sse: bool, prompt: int = 100) -> Usage:

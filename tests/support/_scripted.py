@@ -1,0 +1,81 @@
+"""A model for the browser tests that plays a fixed plan through the fake upstream.
+
+1. writes code with a typo in a column name (fails with KeyError);
+2. after seeing the traceback, writes the fixed code, which also draws a chart;
+3. answers with the number it finds in the last observation.
+
+Subclasses change `chat`; the replies are built with `tool_call` and `text`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable
+from typing import Any
+
+from ._sse import event_stream
+from ._upstream import Script, Seen
+
+HOSTILE_MARKDOWN = (
+    '<img src=x onerror="window.pwned=1"> <script>window.pwned=2</script> '
+    "**bold** [click](javascript:window.pwned=3)"
+)
+SALES = "region,price,qty\nEast,10,1\nWest,20,2\nEast,30,3\nNorth,5,4\n"
+
+
+class ScriptedModel:
+    """The fake upstream's ``respond``: records each request (payload and auth)."""
+
+    name = "scripted"
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+
+    def __call__(self, seen: Seen) -> Script | Awaitable[Script]:
+        return self.chat(seen)
+
+    def chat(self, seen: Seen) -> Script | Awaitable[Script]:
+        payload = seen.json
+        self.requests.append({"payload": payload, "auth": seen.headers.get("authorization")})
+        tool_results = [m for m in payload["messages"] if m.get("role") == "tool"]
+        question = [m for m in payload["messages"] if m.get("role") == "user"][-1]["content"]
+        if "hostile" in question:
+            return self.text(HOSTILE_MARKDOWN)
+        if not tool_results:
+            code = (
+                "import pandas as pd\ndf = pd.read_csv('/data/sales.csv')\n"
+                "print(df['prise'].mean())"
+            )
+            return self.tool_call(code, "call_1")
+        if len(tool_results) == 1:
+            code = (
+                "import pandas as pd\nimport matplotlib.pyplot as plt\n"
+                "df = pd.read_csv('/data/sales.csv')\nmean = df['price'].mean()\n"
+                "df.groupby('region')['price'].mean().plot.bar(title='Mean price by region')\n"
+                "print(f'mean price = {mean}')"
+            )
+            return self.tool_call(code, "call_2")
+        numbers = re.findall(r"mean price = ([0-9.]+)", tool_results[-1]["content"])
+        return self.text(f"The mean price is {numbers[-1] if numbers else 'unknown'}.")
+
+    def stream(self, chunks: list[dict[str, Any]]) -> Script:
+        return event_stream(chunks, model=self.name, comment="scripted upstream")
+
+    def tool_call(self, code: str, call_id: str) -> Script:
+        args = json.dumps({"code": code})
+        half = len(args) // 2
+        first = {"index": 0, "id": call_id, "type": "function",
+                 "function": {"name": "run_python", "arguments": args[:half]}}  # fmt: skip
+        second = {"index": 0, "function": {"arguments": args[half:]}}
+        return self.stream([
+            {"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [first]}}]},
+            {"choices": [{"index": 0, "delta": {"tool_calls": [second]}}]},
+            {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+        ])  # fmt: skip
+
+    def text(self, answer: str) -> Script:
+        words = answer.split(" ")
+        chunks = [{"choices": [{"index": 0, "delta": {"content": w + " "}}]} for w in words]
+        chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        return self.stream(chunks)
