@@ -17,10 +17,11 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, ClassVar
 
+from reckon._cli import main
+
 # The page-side helpers of the headless API (a deadline race, base64 for bytes):
 # the tests call the page exactly as reckon.Session does.
 from reckon.client._session import _PRELUDE
-from reckon.server import main
 from support import QuietServer, serving
 
 
