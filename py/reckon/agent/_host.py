@@ -24,7 +24,7 @@ from reckon.agent._openai import TOOL_MODES, OpenAIModel
 from reckon.agent._privacy import Privacy
 from reckon.agent._transcript import dump_state, load_state
 from reckon.agent._types import JSONDict, Model
-from reckon.agent.demo import DemoModel
+from reckon.agent.demo import DEMO_MODEL, DemoModel
 
 __all__ = [
     "ask",
@@ -40,7 +40,6 @@ __all__ = [
     "transcript",
 ]
 
-DEMO = "reckon-demo"
 # The settings ``configure`` may change while the worker runs.
 CONTROL_SETTINGS = ("approval", "privacy", "allowColumns", "tokenBudget", "verify")
 
@@ -116,7 +115,7 @@ class _State:
         self._post({"type": "delta", "askId": self.ask_id, "text": text})
 
     def model_for(self, name: str, options: JSONDict | None = None) -> Model:
-        if not name or name == DEMO:
+        if not name or name == DEMO_MODEL:
             return DemoModel()
         relay = str(self.config.get("relay", ""))
         transport = FetchTransport(relay, token=self.config.get("token"))
@@ -203,7 +202,7 @@ async def _answer(
     model_options: JSONDict,
 ) -> JSONDict:
     # The same model keeps its object, and with it what was learnt of it (code blocks).
-    if state.agent.model.name != (model or DEMO):
+    if state.agent.model.name != (model or DEMO_MODEL):
         state.agent.model = state.model_for(model, model_options)
     env = await state.executor.environment(
         python=str(state.config.get("python", "3.12")),
