@@ -135,8 +135,15 @@ def test_a_stream_usage_chunk_is_counted_in_redis(
         body = {"model": MODEL, "messages": HELLO, "stream": True}
         assert client.post("/v1/chat/completions", json=body).status_code == 200
 
+    # The relay settles a call once its last byte is sent, so the count may land just
+    # after the client has read the stream: wait for it, within a deadline.
     day = str(int(time.time() // 86400))
-    assert redis_command(a_redis, "HGET", keys_of("client:alice")[1], day) == b"42"
+    counted = redis_command(a_redis, "HGET", keys_of("client:alice")[1], day)
+    deadline = time.monotonic() + 10
+    while counted != b"42" and time.monotonic() < deadline:
+        time.sleep(0.05)
+        counted = redis_command(a_redis, "HGET", keys_of("client:alice")[1], day)
+    assert counted == b"42"
     # Only the id is stored, never the token.
     assert ALICE.token.encode() not in redis_command(a_redis, "KEYS", "*")
 
