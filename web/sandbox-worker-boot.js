@@ -146,7 +146,7 @@ async function makeSnapshot(lib, config, options) {
   }
 }
 
-// Bytecode compiled at build time (scripts/precompile.mjs): unpacked over
+// Bytecode compiled at build time (sitebuild/precompile.mjs): unpacked over
 // site-packages so imports skip compiling from source. Absent bundle: no-op.
 async function unpackBytecode(name) {
   const resp = await self.fetch(indexURL + name);
