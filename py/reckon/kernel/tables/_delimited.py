@@ -9,7 +9,7 @@ from typing import Any
 from reckon.kernel.tables._encoding import TextScan, scan_text
 from reckon.kernel.tables._sniff import WHITESPACE, Layout, sniff_layout
 
-__all__ = ["Loaded", "pandas_call", "read_delimited"]
+__all__ = ["Loaded", "dedupe_names", "pandas_call", "read_delimited"]
 
 
 @dataclass
@@ -129,10 +129,14 @@ def _widths(path: str, layout: Layout, encoding: str) -> tuple[int, int, list[st
 
 
 def _unique(names: list[str]) -> list[str]:
-    seen: dict[str, int] = {}
-    unique: list[str] = []
-    for index, name in enumerate(names):
-        name = name or f"Unnamed: {index}"
+    return dedupe_names([name or f"Unnamed: {index}" for index, name in enumerate(names)])
+
+
+def dedupe_names(names: list[Any]) -> list[Any]:
+    """Names made unique as pandas makes them: a repeat gets ``.1``, ``.2``, ..."""
+    seen: dict[Any, int] = {}
+    unique: list[Any] = []
+    for name in names:
         if name in seen:
             seen[name] += 1
             name = f"{name}.{seen[name]}"

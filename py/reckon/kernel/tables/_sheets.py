@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from reckon.kernel.tables._delimited import Loaded, pandas_call
+from reckon.kernel.tables._delimited import Loaded, dedupe_names, pandas_call
 from reckon.kernel.tables._sniff import find_header
 from reckon.kernel.tables._workbook import ENGINES, Workbook, encrypted, open_workbook
 
@@ -170,7 +170,7 @@ def _with_header(raw: Any) -> tuple[Any, int]:
     header_at = int(raw.dropna(axis=0, how="all").index[header])
     names = [_name(value, index) for index, value in enumerate(raw.loc[header_at])]
     frame = raw.loc[header_at + 1 :].reset_index(drop=True).infer_objects()
-    frame.columns = _dedupe(names)
+    frame.columns = dedupe_names(names)
     return frame, header_at
 
 
@@ -199,15 +199,3 @@ def _name(value: Any, index: int) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
-
-
-def _dedupe(names: list[Any]) -> list[Any]:
-    seen: dict[Any, int] = {}
-    unique: list[Any] = []
-    for name in names:
-        if name in seen:
-            seen[name] += 1
-            name = f"{name}.{seen[name]}"
-        seen.setdefault(name, 0)
-        unique.append(name)
-    return unique
