@@ -26,7 +26,7 @@ from .helpers import (
 pytestmark = pytest.mark.browser
 
 
-# 1. State across runs ----------------------------------------------------------------
+# State across runs ----------------------------------------------------------------
 
 
 def test_variables_imports_and_functions_persist_across_runs(reckon: Any) -> None:
@@ -44,7 +44,7 @@ def test_reset_forgets_the_namespace(reckon: Any) -> None:
     assert result["error"]["type"] == "NameError"
 
 
-# 2. Print streaming --------------------------------------------------------------------
+# Print streaming --------------------------------------------------------------------
 
 
 def test_prints_stream_while_the_cell_runs(reckon: Any) -> None:
@@ -60,7 +60,7 @@ def test_prints_stream_while_the_cell_runs(reckon: Any) -> None:
     assert "line 0" in stdout_chunks[0]["text"]
 
 
-# 3. Tracebacks --------------------------------------------------------------------------
+# Tracebacks --------------------------------------------------------------------------
 
 OUR_TRACES = ("reckon", "_pyodide", "pyodide/", "/lib/python", "<exec>", 'File "/')
 
@@ -111,7 +111,7 @@ def test_the_session_goes_on_after_errors(reckon: Any) -> None:
     assert ok(run(reckon, "kept"))["result"]["text"] == "'still here'"
 
 
-# 4. Trailing value ---------------------------------------------------------------------
+# Trailing value ---------------------------------------------------------------------
 
 
 def _is_int_42(value: dict[str, Any] | None) -> None:
@@ -158,7 +158,7 @@ def test_top_level_await(reckon: Any) -> None:
     assert result["result"]["text"] == "5"
 
 
-# 5. Figures ------------------------------------------------------------------------------
+# Figures ------------------------------------------------------------------------------
 
 FIGURES = {
     "line": (
@@ -190,7 +190,7 @@ def test_figure_comes_back_as_png_with_a_description(reckon: Any, code: str, tit
     assert ok(run(reckon, "1"))["figures"] == []
 
 
-# 11. Output cap --------------------------------------------------------------------------
+# Output cap --------------------------------------------------------------------------
 
 
 def test_huge_output_is_truncated(reckon: Any) -> None:

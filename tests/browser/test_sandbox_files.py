@@ -30,7 +30,7 @@ from .helpers import (
 pytestmark = pytest.mark.browser
 
 
-# 6. Files ----------------------------------------------------------------------------------
+# Files ----------------------------------------------------------------------------------
 
 
 def test_write_then_read_gives_back_every_byte_value(reckon: Any) -> None:
@@ -104,7 +104,7 @@ def test_odd_file_names_work_everywhere(reckon: Any, name: str) -> None:
     assert inspected["rows"] == 3
 
 
-# 7. Uploads ----------------------------------------------------------------------------------
+# Uploads ----------------------------------------------------------------------------------
 
 # What a French spreadsheet exports: cp1252, ';' between fields, decimal commas.
 SALES_CSV = "région;units;price\nNîmes;4;2,5\nsud;7;3,0\nest;1;9,75\n".encode("cp1252")
@@ -147,7 +147,7 @@ def test_upload_keeps_only_the_base_name(reckon: Any) -> None:
     assert info["path"] == "/data/sneaky.csv"
 
 
-# 8. Real messy uploads -------------------------------------------------------------------
+# Real messy uploads -------------------------------------------------------------------
 
 MESSY_FILES = sorted(
     p

@@ -25,7 +25,7 @@ from .helpers import (
 pytestmark = pytest.mark.browser
 
 
-# 9-10. Timeouts, interrupts and restarts ---------------------------------------------------
+# Timeouts, interrupts and restarts ---------------------------------------------------
 
 
 @pytest.fixture(scope="module")

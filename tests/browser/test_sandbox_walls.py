@@ -20,7 +20,7 @@ from .helpers import (
 pytestmark = pytest.mark.browser
 
 
-# 12. Isolation smoke tests -------------------------------------------------------------------
+# Isolation smoke tests -------------------------------------------------------------------
 
 PROBES = {
     "fetch-canary": """
