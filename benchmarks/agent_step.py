@@ -24,7 +24,6 @@ import os
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,7 +32,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from support import CHROMIUM, CHROMIUM_ARGS, an_unused_port, wait_for_port  # noqa: E402
+from support import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    Seen,
+    a_fake_upstream,
+    an_unused_port,
+    wait_for_port,
+)
 
 CELL = "x = 1 + 1\nprint(x)"
 
@@ -50,10 +56,12 @@ class StepModel:
         self.arrived.clear()
         self.finished.clear()
 
-    async def chat(self, request: Any) -> Any:
+    def chat(self, seen: Seen) -> Any:
+        """The fake upstream's ``respond``. A Starlette response rather than a `Script`:
+        the time the stream ends is taken when its body has been sent."""
         from starlette.responses import StreamingResponse
 
-        payload = await request.json()
+        payload = seen.json
         self.arrived.append(time.perf_counter())
         done = sum(1 for m in payload["messages"] if m.get("role") == "tool")
         if done < self.steps:
@@ -89,28 +97,6 @@ class StepModel:
     def gaps_ms(self) -> list[float]:
         """Per step: next request's arrival minus the end of the tool-call stream."""
         return [(self.arrived[i + 1] - self.finished[i]) * 1000 for i in range(self.steps)]
-
-
-def start_upstream(model: StepModel) -> str:
-    import uvicorn
-    from starlette.applications import Starlette
-    from starlette.responses import JSONResponse
-    from starlette.routing import Route
-
-    async def models(request: Any) -> Any:
-        return JSONResponse({"object": "list", "data": [{"id": "steps", "object": "model"}]})
-
-    app = Starlette(
-        routes=[
-            Route("/v1/chat/completions", model.chat, methods=["POST"]),
-            Route("/v1/models", models),
-        ]
-    )
-    port = an_unused_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    threading.Thread(target=server.run, daemon=True).start()
-    wait_for_port(port)
-    return f"http://127.0.0.1:{port}/v1"
 
 
 def baseline(upstream: str, model: StepModel) -> list[float]:
@@ -203,9 +189,10 @@ def main() -> int:
     parser.add_argument("--site", type=Path, default=ROOT / "dist" / "site")
     args = parser.parse_args()
     model = StepModel(args.steps)
-    upstream = start_upstream(model)
-    base = baseline(upstream, model)
-    ours = reckon(upstream, model, args.site, args.steps)
+    with a_fake_upstream(model.chat, models=["steps"]) as fake:
+        upstream = f"{fake.url}/v1"
+        base = baseline(upstream, model)
+        ours = reckon(upstream, model, args.site, args.steps)
     print(f"agent step overhead, ms added per tool call beyond the cell ({args.steps} steps)")
     print("| loop | median ms | p90 ms | max ms |")
     print("|---|---|---|---|")

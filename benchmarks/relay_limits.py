@@ -1,7 +1,8 @@
 """Per-client limits shared by two relay replicas through Redis: exact, and what they cost.
 
-Starts a fake model server (this script with ``--serve-upstream``, a real loopback HTTP
-server), one ``redis-server`` (Debian's, on a free port) and ``reckon serve`` processes:
+Starts a fake model server (this script with ``--serve-upstream``: the tests'
+FakeUpstream, a real loopback HTTP server), one ``redis-server`` (Debian's, on a free
+port) and ``reckon serve`` processes:
 
 - exactness: for each limit, two replicas sharing the Redis with only that limit set;
   200 clients fire one call each at the same moment, alternating replicas, and the
@@ -36,12 +37,14 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "server"))
+sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "py"))
 
 from redis_kit import RedisServer, a_redis_server  # noqa: E402
 
 from _procs import a_process, text_table  # noqa: E402
 from reckon.server._usage import estimate_prompt_tokens  # noqa: E402
+from support import FakeUpstream, Script, Seen  # noqa: E402
 
 MODEL = "bench-model"
 CLIENTS = 200
@@ -49,42 +52,32 @@ _RUNNING = re.compile(r"open http://127\.0\.0\.1:(\d+)/")
 HELLO = [{"role": "user", "content": "What is 2 + 2?"}]
 
 
-async def fake_upstream(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    """Answers at once (or after ``x_delay`` s) with ``x_usage`` as the reported usage."""
-    assert scope["type"] == "http"
-    body, more = b"", True
-    while more:
-        message = await receive()
-        body += message.get("body", b"")
-        more = message.get("more_body", False)
-    if scope["path"].endswith("/models"):
-        answer: dict[str, Any] = {"object": "list", "data": [{"id": MODEL, "object": "model"}]}
-    else:
-        payload = json.loads(body)
-        await asyncio.sleep(float(payload.get("x_delay", 0)))
-        prompt, completion = payload.get("x_usage", [3, 5])
-        answer = {
-            "id": "c",
-            "object": "chat.completion",
-            "created": 0,
-            "model": MODEL,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": "4"},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {
-                "prompt_tokens": prompt,
-                "completion_tokens": completion,
-                "total_tokens": prompt + completion,
-            },
-        }
+def usage_answer(seen: Seen) -> Script:
+    """The fake upstream's answer: at once (or after ``x_delay`` s), with ``x_usage`` as
+    the reported usage."""
+    payload: dict[str, Any] = seen.json
+    prompt, completion = payload.get("x_usage", [3, 5])
+    answer = {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 0,
+        "model": MODEL,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "4"}, "finish_reason": "stop"}
+        ],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
+    }
     data = json.dumps(answer).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    await send({"type": "http.response.body", "body": data})
+    return Script(
+        body=data,
+        stream=False,
+        delay_before_first=float(payload.get("x_delay", 0)),
+        headers={"content-length": str(len(data))},
+    )
 
 
 def serve_upstream() -> int:
@@ -94,8 +87,11 @@ def serve_upstream() -> int:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     print(f"PORT {sock.getsockname()[1]}", flush=True)
+    # The tests' fake upstream, in a process of its own (it lists only MODEL).
+    upstream = FakeUpstream(usage_answer)
+    upstream.models = [MODEL]
     config = uvicorn.Config(
-        fake_upstream, log_config=None, access_log=False, lifespan="off", backlog=4096
+        upstream, log_config=None, access_log=False, lifespan="off", backlog=4096
     )
     uvicorn.Server(config).run(sockets=[sock])
     return 0

@@ -28,15 +28,16 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "server"))
+# load_kit (tests/server) builds on the tests' support package (tests/), which needs py/.
+sys.path[:0] = [str(ROOT / "tests" / "server"), str(ROOT / "tests"), str(ROOT / "py")]
 
 from load_kit import (  # noqa: E402
     MODEL,
     LoadReport,
     an_async_client,
+    load_upstream,
     one_stream,
     run_load,
-    streaming_upstream,
 )
 
 from _procs import a_process, text_table  # noqa: E402
@@ -54,7 +55,7 @@ def serve_upstream() -> int:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     print(f"PORT {sock.getsockname()[1]}", flush=True)
-    config = uvicorn.Config(streaming_upstream, log_config=None, access_log=False, lifespan="off")
+    config = uvicorn.Config(load_upstream(), log_config=None, access_log=False, lifespan="off")
     uvicorn.Server(config).run(sockets=[sock])
     return 0
 

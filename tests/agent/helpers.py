@@ -1,17 +1,19 @@
-"""Shared pieces of the agent tests: a real-kernel executor, a scripted model, a runner."""
+"""Shared pieces of the agent tests: a real-kernel executor, a runner, the replies of
+the scripted model (`support.ScriptedModel`) and an agent on the fake upstream."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import re
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from reckon.agent import ChatReply, ChatRequest
+from reckon.agent import Agent, ChatReply, OpenAIModel
 from reckon.kernel import Kernel as Session
 from reckon.kernel import inspect
+from support import FakeUpstream, HttpxTransport, sse, text_stream
 
 T = TypeVar("T")
 
@@ -71,38 +73,6 @@ class KernelExecutor:
         }
 
 
-Script = ChatReply | Callable[[ChatRequest], Awaitable[ChatReply]]
-
-
-class ScriptedModel:
-    """Returns prepared replies in order and records every request it got."""
-
-    name = "scripted"
-
-    def __init__(self, replies: list[Script]) -> None:
-        self.replies = list(replies)
-        self.requests: list[ChatRequest] = []
-
-    async def complete(
-        self, request: ChatRequest, *, on_text: Callable[[str], None] | None = None
-    ) -> ChatReply:
-        self.requests.append(
-            ChatRequest(
-                messages=json.loads(json.dumps(request.messages)),
-                tools=request.tools,
-                model=request.model,
-                context=request.context,
-            )
-        )
-        if not self.replies:
-            raise AssertionError("the scripted model ran out of replies")
-        item = self.replies.pop(0)
-        reply = item if isinstance(item, ChatReply) else await item(request)
-        if on_text is not None and reply.text:
-            on_text(reply.text)
-        return reply
-
-
 _calls = 0
 
 
@@ -116,6 +86,17 @@ def code_reply(code: str, text: str = "") -> ChatReply:
 
 def answer(text: str) -> ChatReply:
     return ChatReply(text=text, finish_reason="stop")
+
+
+def openai_agent(upstream: FakeUpstream, executor: KernelExecutor, **options: Any) -> Agent:
+    """The agent with a real OpenAI-compatible client of the fake upstream."""
+    model = OpenAIModel(HttpxTransport(upstream.url), model="local", **options)
+    return Agent(model, executor)
+
+
+def text_reply(text: str) -> Any:
+    """A fake-upstream handler that streams `text` as the answer."""
+    return sse([text_stream(text)])
 
 
 def numbers_in(text: str) -> list[float]:

@@ -9,8 +9,9 @@ from typing import Any
 
 from reckon import ModelError
 from reckon.agent import OBSERVATION_HEADER, Agent, ChatReply, ChatRequest, replay_cells
+from support import ScriptedModel
 
-from .helpers import KernelExecutor, ScriptedModel, answer, code_reply, run
+from .helpers import KernelExecutor, answer, code_reply, run
 
 
 def tool_messages(request: ChatRequest) -> list[str]:

@@ -19,9 +19,9 @@ from reckon.agent import (
 )
 from reckon.agent._code import parse_tool_arguments, sql_cell
 from reckon.eval._reproduce import reproduce_notebook
-from support import QUESTION_SETS
+from support import QUESTION_SETS, ScriptedModel
 
-from .helpers import KernelExecutor, ScriptedModel, answer, mentions, model_steps, run
+from .helpers import KernelExecutor, answer, mentions, model_steps, run
 
 
 def sql_reply(query: str, call_id: str) -> ChatReply:

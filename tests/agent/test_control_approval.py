@@ -10,9 +10,9 @@ import pytest
 from reckon import ProtocolError
 from reckon.agent import Agent, OpenAIModel
 from reckon.agent._approval import parse_decision
-from support import FakeUpstream, HttpxTransport, sse, text_stream, tool_stream
+from support import FakeUpstream, HttpxTransport, ScriptedModel, sse, text_stream, tool_stream
 
-from .helpers import KernelExecutor, ScriptedModel, answer, code_reply, run
+from .helpers import KernelExecutor, answer, code_reply, run
 
 
 class Person:

@@ -10,9 +10,9 @@ import pytest
 from reckon import ProtocolError
 from reckon.agent import Agent, DemoModel, OpenAIModel
 from reckon.agent._privacy import HIDDEN, Privacy, Redactor
-from support import FakeUpstream, HttpxTransport, sse, text_stream, tool_stream
+from support import FakeUpstream, HttpxTransport, ScriptedModel, sse, text_stream, tool_stream
 
-from .helpers import KernelExecutor, ScriptedModel, answer, code_reply, model_steps, run
+from .helpers import KernelExecutor, answer, code_reply, model_steps, run
 
 PEOPLE = """\
 name,email,department,salary,city

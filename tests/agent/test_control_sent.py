@@ -6,9 +6,17 @@ from typing import Any
 
 from reckon.agent import Agent, OpenAIModel
 from reckon.agent._sent import file_parts
-from support import FakeUpstream, HttpxTransport, json_reply, sse, text_stream, tool_stream
+from support import (
+    FakeUpstream,
+    HttpxTransport,
+    ScriptedModel,
+    json_reply,
+    sse,
+    text_stream,
+    tool_stream,
+)
 
-from .helpers import KernelExecutor, ScriptedModel, answer, code_reply, run
+from .helpers import KernelExecutor, answer, code_reply, run
 
 
 def marked(record: dict[str, Any], kind: str) -> list[str]:

@@ -7,9 +7,9 @@ from typing import Any
 
 from reckon.agent import Agent, ChatReply, DemoModel, OpenAIModel
 from reckon.agent._usage import add_usage, call_usage, estimate_tokens
-from support import FakeUpstream, HttpxTransport, sse, text_stream, tool_stream
+from support import FakeUpstream, HttpxTransport, ScriptedModel, sse, text_stream, tool_stream
 
-from .helpers import KernelExecutor, ScriptedModel, answer, code_reply, run
+from .helpers import KernelExecutor, answer, code_reply, run
 
 
 def with_usage(raw: bytes, prompt: int, completion: int) -> bytes:

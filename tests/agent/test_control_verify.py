@@ -9,9 +9,9 @@ import pytest
 
 from reckon.agent import Agent, DemoModel
 from reckon.agent._verify import VERIFY_HEADER, compare
-from support import QUESTION_SETS
+from support import QUESTION_SETS, ScriptedModel
 
-from .helpers import KernelExecutor, ScriptedModel, answer, code_reply, run
+from .helpers import KernelExecutor, answer, code_reply, run
 
 SHIPPED = QUESTION_SETS
 

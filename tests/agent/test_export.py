@@ -1,4 +1,6 @@
-"""Export a session to .ipynb / .py, run it again on CPython, import it back."""
+"""Export a session to .ipynb / .py: paths made portable, a valid notebook with the
+questions, cells, outputs and answers, which runs again on CPython, also where Reckon
+is not installed."""
 
 from __future__ import annotations
 
@@ -18,24 +20,16 @@ from reckon.agent import (
     Agent,
     DemoModel,
     Transcript,
-    build_system_prompt,
     export_notebook,
     export_script,
-    import_cells,
     portable_paths,
     replay_cells,
     sandbox_paths,
 )
 from reckon.agent._import import import_into
-from reckon.agent._privacy import Privacy
-from reckon.eval._compare import compare_cell, normalize_text, table_values
-from reckon.eval._eval import RunRecord, summarize
-from reckon.eval._questions import Question
-from reckon.eval._report import build_report, write_report
-from reckon.eval._reproduce import reproduce_notebook
 from reckon.kernel import Kernel as Session
 
-from .helpers import KernelExecutor, ScriptedModel, answer, run
+from .helpers import KernelExecutor, run
 
 
 @pytest.mark.parametrize(
@@ -55,29 +49,6 @@ def test_paths_are_made_portable_only_inside_string_literals(code: str, portable
     assert portable_paths(code) == portable
     if portable != code:
         assert sandbox_paths(portable) == code
-
-
-@pytest.fixture
-def a_finished_session(executor: KernelExecutor) -> tuple[KernelExecutor, Transcript]:
-    executor.data_dir.mkdir(parents=True, exist_ok=True)
-    frame = pd.DataFrame(
-        {
-            "region": ["East", "West", "North", "East", "West", "North"] * 3,
-            "price": [float(i % 7 + 1) for i in range(18)],
-            "qty": [i % 4 + 1 for i in range(18)],
-        }
-    )
-    frame.to_csv(executor.data_dir / "sales.csv", index=False)
-    agent = Agent(DemoModel(), executor)
-    for question in (
-        "summarize the data",
-        "average price by region",
-        "bar chart of qty by region",
-        "what is 17*23+4",
-    ):
-        outcome = run(agent.ask(question, environment=executor.environment()))
-        assert outcome["status"] == "ok", outcome
-    return executor, agent.transcript
 
 
 def test_the_notebook_is_valid_and_holds_questions_cells_outputs_and_answers(
@@ -126,220 +97,6 @@ def test_the_exported_notebook_reproduces_on_cpython(
                 differences.append(f"cell {cell['execution_count']}: {output['output_type']}")
     assert compared >= 6
     assert matched == compared, differences
-
-
-def test_cells_come_back_from_a_notebook_and_from_a_script(
-    a_finished_session: tuple[KernelExecutor, Transcript],
-) -> None:
-    _, transcript = a_finished_session
-    expected = [c.strip("\n") for c in replay_cells(transcript)]
-    from_notebook = import_cells(export_notebook(transcript))
-    from_script = import_cells(export_script(transcript))
-    assert [c.strip("\n") for c in from_notebook] == expected
-    assert [c.strip("\n") for c in from_script] == expected
-
-
-def test_a_broken_notebook_gives_a_clear_message() -> None:
-    with pytest.raises(ValueError, match="not valid JSON"):
-        import_cells("{not json")
-
-
-def test_a_plain_script_is_one_cell() -> None:
-    assert import_cells("import pandas as pd\nx = pd.read_csv('data/a.csv')\n") == [
-        "import pandas as pd\nx = pd.read_csv('/data/a.csv')"
-    ]
-
-
-# Reproducibility, measured: the exported notebook runs again in a fresh CPython
-# process (nothing pre-loaded; the export's setup cell must provide what it uses).
-
-
-def test_reproduce_notebook_matches_every_cell_of_a_demo_session(
-    a_finished_session: tuple[KernelExecutor, Transcript],
-) -> None:
-    executor, transcript = a_finished_session
-    report = reproduce_notebook(export_notebook(transcript), data_dir=executor.data_dir)
-    assert report["differences"] == []
-    assert report["cells"] == len(replay_cells(transcript)) and report["share"] == 1.0
-    assert report["outputs"] >= 6 and report["outputs_matched"] == report["outputs"]
-
-
-@pytest.mark.parametrize(
-    ("planted", "why"),
-    [
-        pytest.param("import random\nprint(random.random())", "randomness", id="random"),
-        pytest.param("import numpy as np\nnp.random.rand(3)", "randomness", id="numpy-value"),
-        pytest.param("import datetime\nprint(datetime.datetime.now())", "time", id="now"),
-        pytest.param("import uuid\nprint(uuid.uuid4())", "randomness", id="uuid"),
-        pytest.param("import os\nprint(os.getpid())", "environment", id="pid"),
-    ],
-)
-def test_reproduce_notebook_names_the_cell_that_differs_and_why(
-    a_finished_session: tuple[KernelExecutor, Transcript], planted: str, why: str
-) -> None:
-    executor, transcript = a_finished_session
-    # Run the planted cell "in the browser" (here: the test's kernel) as an imported cell.
-    agent = Agent(DemoModel(), executor)
-    agent.transcript = transcript
-    reply = run(import_into(agent, planted, name="planted.py"))
-    assert reply["status"] == "ok", reply
-    report = reproduce_notebook(export_notebook(transcript), data_dir=executor.data_dir)
-    assert report["cells"] == len(replay_cells(transcript))
-    assert report["matched"] == report["cells"] - 1 and report["share"] < 1.0
-    (difference,) = report["differences"]
-    assert why in difference["why"]
-    assert difference["cell"] == report["cells"]  # the last code cell (0 is the setup)
-
-
-def test_a_seeded_random_cell_reproduces(executor: KernelExecutor) -> None:
-    agent = Agent(DemoModel(), executor)
-    code = "import numpy as np\nrng = np.random.default_rng(0)\nprint(rng.normal(size=3))"
-    assert run(import_into(agent, code, name="seeded.py"))["status"] == "ok"
-    report = reproduce_notebook(export_notebook(agent.transcript), data_dir=executor.data_dir)
-    assert (report["share"], report["differences"]) == (1.0, [])
-
-
-def test_a_cell_that_fails_on_cpython_is_reported(executor: KernelExecutor) -> None:
-    executor.data_dir.mkdir(parents=True, exist_ok=True)
-    (executor.data_dir / "only-here.csv").write_text("a\n1\n")
-    agent = Agent(DemoModel(), executor)
-    path = str(executor.data_dir / "only-here.csv")
-    code = f"import pandas as pd\nprint(len(pd.read_csv({path!r})))"
-    assert run(import_into(agent, code, name="x.py"))["status"] == "ok"
-    # Reproduced without the input file: the cell fails there, and the report says so.
-    notebook = export_notebook(agent.transcript).replace(str(executor.data_dir), "/nowhere")
-    report = reproduce_notebook(notebook)
-    (difference,) = report["differences"]
-    assert difference["output"] == "run" and "FileNotFoundError" in difference["why"]
-
-
-def test_tables_compare_by_value_and_figures_by_size_and_description() -> None:
-    html = "<table><tr><th></th><th>x</th></tr><tr><th>0</th><td>1.50</td></tr></table>"
-    size = {"image/png": {"width": 640, "height": 480}}
-    value = {"text/plain": ["     x\n0  1.50"], "text/html": [html]}
-    figure = {"image/png": "iVBOR", "text/plain": ["Figure 1: bar chart"]}
-    cell = {
-        "source": ["df"],
-        "outputs": [
-            {"output_type": "execute_result", "execution_count": 1, "metadata": {}, "data": value},
-            {"output_type": "display_data", "metadata": size, "data": figure},
-        ],
-    }
-    drawn = {"width": 640, "height": 480, "description": "Figure 1: bar chart"}
-    table = {"text": "x\n0 1.5", "html": html.replace("1.50", "1.5")}
-    same_values = {"status": "ok", "result": table, "figures": [drawn]}
-    assert compare_cell(cell, same_values) == (2, [])
-    tight_box = {**same_values, "figures": [{**drawn, "width": 642}]}  # text extents: +-px
-    assert compare_cell(cell, tight_box) == (2, [])
-    other = {
-        **same_values,
-        "figures": [{"width": 800, "height": 480, "description": "Figure 1: bar chart"}],
-    }
-    matched, (difference,) = compare_cell(cell, other)
-    assert matched == 1 and "width 640 vs 800" in difference["why"]
-    addresses = normalize_text("<object at 0x7f3a2b1c9d80>  \n/data/x.csv")
-    assert addresses == normalize_text("<object at 0x55d0c0ffee00>\ndata/x.csv")
-    assert table_values(html) == [["", "x"], ["0", "1.50"]]
-
-
-# Import: the cells run in order, enter the transcript, and the model is told.
-
-
-def test_importing_a_notebook_runs_its_cells_and_tells_the_model(
-    a_finished_session: tuple[KernelExecutor, Transcript], tmp_path: Path
-) -> None:
-    executor, transcript = a_finished_session
-    text = export_notebook(transcript)
-    fresh = KernelExecutor(tmp_path / "fresh")
-    fresh.data_dir.mkdir(parents=True, exist_ok=True)
-    for path in executor.data_dir.iterdir():
-        (fresh.data_dir / path.name).write_bytes(path.read_bytes())
-    model = ScriptedModel([answer("df is still loaded.")])
-    agent = Agent(model, fresh)
-    reply = run(import_into(agent, text, name="session.ipynb"))
-    cells = len(replay_cells(transcript))
-    assert reply == {"status": "ok", "question": "Imported session.ipynb", "cells": cells,
-                     "ok": cells, "failed": 0}  # fmt: skip
-    assert "df" in fresh.session.namespace and "result" in fresh.session.namespace
-    assert fresh.codes == import_cells(text)
-    assert replay_cells(agent.transcript) == import_cells(text)
-    run(agent.ask("what is loaded?", environment=fresh.environment()))
-    told = "\n".join(str(m.get("content")) for m in model.requests[0].messages)
-    assert "I imported session.ipynb" in told and "average price by region" not in told
-    assert "groupby('region')" in told  # the code that ran is in the context
-    assert json.loads(export_notebook(agent.transcript))["cells"][2]["source"] == [
-        "## Imported session.ipynb"
-    ]
-
-
-def test_an_imported_cell_that_fails_is_counted(executor: KernelExecutor) -> None:
-    agent = Agent(DemoModel(), executor)
-    reply = run(import_into(agent, "x = 1\n# %%\n1/0\n# %%\ny = x + 1\n", name="s.py"))
-    assert (reply["status"], reply["cells"], reply["ok"], reply["failed"]) == ("error", 3, 2, 1)
-    assert "cell 2, ZeroDivisionError" in reply["message"]
-    assert executor.session.namespace["y"] == 2
-
-
-@pytest.mark.parametrize(
-    ("text", "says"),
-    [
-        pytest.param("\x89PNG\r\n\x1a\n\x00\x00junk", "binary", id="binary"),
-        pytest.param('{"nbformat": 3, "cells": []}', "nbformat 3", id="nbformat-3"),
-        pytest.param('{"rows": [1, 2]}', "not a Jupyter notebook", id="other-json"),
-        pytest.param("{broken", "not valid JSON", id="broken-json"),
-        pytest.param("region,price\nEast,1 2\n", "neither a notebook nor valid Python", id="csv"),
-        pytest.param("   \n", "empty", id="empty"),
-        pytest.param(
-            '{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": []}',
-            "no code cells",
-            id="no-cells",
-        ),
-    ],
-)
-def test_bad_input_is_refused_with_what_to_do_and_changes_nothing(
-    executor: KernelExecutor, text: str, says: str
-) -> None:
-    agent = Agent(DemoModel(), executor)
-    reply = run(import_into(agent, text, name="upload"))
-    assert reply["status"] == "error" and says in reply["message"]
-    assert ".ipynb" in reply["message"] or "Jupyter" in reply["message"]
-    assert executor.codes == [] and agent.transcript.asks == [] and agent.messages == []
-
-
-def test_the_system_prompt_asks_for_seeds_and_no_clock() -> None:
-    prompt = build_system_prompt({"files": []})
-    assert "seed" in prompt and "datetime.now()" in prompt
-
-
-def test_the_eval_report_has_the_cpython_column_and_each_difference(tmp_path: Path) -> None:
-    question = Question("q1", "pick a random number", expected="@x[1]")
-    same = RunRecord("q1", 1, "ok", cpython_cells=2, cpython_matched=2)
-    differs = RunRecord("q1", 2, "ok", cpython_cells=2, cpython_matched=1)
-    differs.cpython_differences = [
-        {"cell": 2, "output": "stdout", "why": "it uses randomness without a fixed seed"}
-    ]
-    summary = summarize([question], [same, differs])
-    assert summary["reproducibility_vs_cpython"] == 0.75
-    assert summary["per_question"][0]["cpython"] == 0.75
-    setup = {"questions_file": "q.jsonl", "repeat": 2, "model": "reckon-demo", "upstream": None,
-             "started": "now", "wall_seconds": 1.0}  # fmt: skip
-    report = build_report([question], [same, differs], summary, setup=setup)
-    _, markdown = write_report(report, tmp_path)
-    text = markdown.read_text()
-    assert "| reproducibility vs CPython (exported notebook cells that match) | 75.0% |" in text
-    assert "- q1, run 2, cell 2 (stdout): it uses randomness without a fixed seed" in text
-    assert json.loads((tmp_path / "report.json").read_text())["runs"][1]["cpython_matched"] == 1
-
-
-def test_in_schema_privacy_the_model_is_told_the_imported_code_but_not_its_output(
-    executor: KernelExecutor,
-) -> None:
-    agent = Agent(DemoModel(), executor, privacy=Privacy.parse("schema"))
-    reply = run(import_into(agent, "secret = 'Alice Smith'\nprint(secret)", name="p.py"))
-    assert reply["status"] == "ok"
-    told = agent.messages[0]["content"]
-    assert "print(secret)" in told and "output not shown: schema privacy" in told
-    assert "Alice Smith'\nprint" in told and "stdout" not in told
 
 
 # Plain CPython: the exported script and notebook run where only pandas is installed.

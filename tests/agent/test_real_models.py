@@ -1,5 +1,6 @@
 """What real model servers do, as they do it: tool calls written as text, thinking,
-tool_choice, context overflow, answers with numbers no step computed.
+tool_choice, answers with numbers no step computed (a context window that overflows:
+test_real_models_window.py).
 
 Each test scripts a real HTTP server on 127.0.0.1 (``upstream.serve``) with the
 replies a real server sent (llama-cpp-python with a GGUF's own template, vLLM,
@@ -9,23 +10,20 @@ OpenAI), and drives the agent against it with an in-process kernel.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 from starlette.responses import JSONResponse, Response
 
-from reckon.agent import Agent, OpenAIModel
-from reckon.agent._context import LEFT_OUT, estimate_tokens, fit_messages
 from reckon.agent._observe import (
     NEXT_AFTER_ERROR,
     NEXT_AFTER_OK,
     OBSERVATION_HEADER,
     parse_observation,
 )
-from support import FakeUpstream, HttpxTransport, chunk, sse, text_stream, tool_stream
+from support import FakeUpstream, chunk, sse, text_stream, tool_stream
 
-from .helpers import KernelExecutor, model_steps, run
+from .helpers import KernelExecutor, model_steps, openai_agent, run, text_reply
 
 QWEN_CALL = (
     '<tool_call>\n{"name": "run_python", "arguments": {"code": '
@@ -41,11 +39,6 @@ FENCED_TRIPLE = (
 )
 
 
-def agent(upstream: FakeUpstream, executor: KernelExecutor, **options: Any) -> Agent:
-    model = OpenAIModel(HttpxTransport(upstream.url), model="local", **options)
-    return Agent(model, executor)
-
-
 def environment(executor: KernelExecutor) -> dict[str, Any]:
     env = executor.environment()
     # The in-process kernel's data dir stands in for the sandbox's /data.
@@ -54,16 +47,14 @@ def environment(executor: KernelExecutor) -> dict[str, Any]:
     return env
 
 
-def text_reply(text: str) -> Any:
-    return sse([text_stream(text)])
-
-
 def test_a_tool_call_written_as_text_runs_and_the_history_keeps_it_verbatim(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     code = QWEN_CALL.replace("/data/", f"{sales.data_dir}/")
     upstream.handlers += [text_reply(code), text_reply("The total is 29 units.")]
-    outcome = run(agent(upstream, sales).ask("total units?", environment=sales.environment()))
+    outcome = run(
+        openai_agent(upstream, sales).ask("total units?", environment=sales.environment())
+    )
     assert outcome["status"] == "ok" and outcome["answer"] == "The total is 29 units."
     (step,) = model_steps(outcome, "code")
     assert step["result"]["stdout"] == "29\n"
@@ -82,7 +73,9 @@ def test_fenced_json_with_a_triple_quoted_string_is_read_as_a_call(
         text_reply(FENCED_TRIPLE.replace("/data/", f"{sales.data_dir}/")),
         text_reply("North sold the most units."),
     ]
-    outcome = run(agent(upstream, sales).ask("which region?", environment=sales.environment()))
+    outcome = run(
+        openai_agent(upstream, sales).ask("which region?", environment=sales.environment())
+    )
     code = model_steps(outcome, "code")
     assert code[0]["result"]["status"] == "ok" and code[0]["result"]["stdout"] == "North\n"
     assert code[0]["text"] == "I will compute it."
@@ -93,7 +86,7 @@ def test_with_tools_on_the_first_call_with_files_must_run_code_and_later_ones_ma
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     upstream.handlers += [sse([tool_stream("print(2 + 2)")]), text_reply("It is 4.")]
-    run(agent(upstream, sales, tools="on").ask("2+2?", environment=sales.environment()))
+    run(openai_agent(upstream, sales, tools="on").ask("2+2?", environment=sales.environment()))
     first, second = upstream.payloads
     assert first["tool_choice"] == {"type": "function", "function": {"name": "run_python"}}
     assert "tool_choice" not in second
@@ -112,7 +105,9 @@ def test_auto_leaves_the_first_call_free_and_forces_the_one_after_a_guess(
                          "['units'].sum())")]),
         text_reply("The total is 29 units."),
     ]  # fmt: skip
-    outcome = run(agent(upstream, sales).ask("total units?", environment=sales.environment()))
+    outcome = run(
+        openai_agent(upstream, sales).ask("total units?", environment=sales.environment())
+    )
     assert outcome["answer"] == "The total is 29 units."
     first, second, third = upstream.payloads
     assert "tool_choice" not in first and first["tools"]
@@ -125,7 +120,7 @@ def test_a_call_the_server_left_as_text_switches_auto_to_code_blocks(
 ) -> None:
     code = QWEN_CALL.replace("/data/", f"{sales.data_dir}/")
     upstream.handlers += [text_reply(code), text_reply("The total is 29 units.")]
-    bot = agent(upstream, sales)
+    bot = openai_agent(upstream, sales)
     run(bot.ask("total units?", environment=sales.environment()))
     assert upstream.payloads[0]["tools"] and "tools" not in upstream.payloads[1]
     upstream.handlers += [text_reply("Still 29.")]
@@ -139,13 +134,17 @@ def test_with_tools_on_a_call_left_as_text_keeps_the_tools(
 ) -> None:
     code = QWEN_CALL.replace("/data/", f"{sales.data_dir}/")
     upstream.handlers += [text_reply(code), text_reply("The total is 29 units.")]
-    run(agent(upstream, sales, tools="on").ask("total units?", environment=sales.environment()))
+    run(
+        openai_agent(upstream, sales, tools="on").ask(
+            "total units?", environment=sales.environment()
+        )
+    )
     assert all(p["tools"] for p in upstream.payloads)
 
 
 def test_no_files_no_forced_call(upstream: FakeUpstream, executor: KernelExecutor) -> None:
     upstream.handlers += [text_reply("Hello!")]
-    run(agent(upstream, executor).ask("hi", environment=executor.environment()))
+    run(openai_agent(upstream, executor).ask("hi", environment=executor.environment()))
     assert "tool_choice" not in upstream.payloads[0]
 
 
@@ -157,7 +156,7 @@ def test_a_server_that_refuses_tool_choice_is_asked_again_without_it(
         return JSONResponse({"error": {"message": message}}, status_code=400)
 
     upstream.handlers += [refuse, sse([tool_stream("print(7)")]), text_reply("7.")]
-    bot = agent(upstream, sales, tools="on")
+    bot = openai_agent(upstream, sales, tools="on")
     outcome = run(bot.ask("seven?", environment=sales.environment()))
     assert outcome["status"] == "ok"
     assert "tool_choice" in upstream.payloads[0] and "tool_choice" not in upstream.payloads[1]
@@ -173,7 +172,9 @@ def test_a_guess_with_no_code_is_sent_back_once(
                          "['units'].sum())")]),
         text_reply("The total is 29 units."),
     ]  # fmt: skip
-    outcome = run(agent(upstream, sales).ask("total units?", environment=sales.environment()))
+    outcome = run(
+        openai_agent(upstream, sales).ask("total units?", environment=sales.environment())
+    )
     assert outcome["answer"] == "The total is 29 units."
     kinds = [s["kind"] for s in model_steps(outcome)]
     assert kinds == ["recheck", "code", "answer"]
@@ -190,7 +191,7 @@ def test_a_number_no_step_computed_is_questioned_then_marked(
         text_reply("The total is 29 units, 41.5% from the North."),
         text_reply("The total is 29 units, 41.5% from the North."),  # stands by it
     ]
-    outcome = run(agent(upstream, sales).ask("total?", environment=sales.environment()))
+    outcome = run(openai_agent(upstream, sales).ask("total?", environment=sales.environment()))
     recheck = next(s for s in outcome["steps"] if s["kind"] == "recheck")
     listed, quoted = recheck["message"].split("\nThe last output was:\n")
     assert "41.5%" in listed and "29" not in listed and quoted == "29"
@@ -213,7 +214,7 @@ def test_a_guess_written_beside_the_code_gives_way_to_the_output(
         text_reply(f"{code}\n\n@total[25]"),
         text_reply("@total[29]"),
     ]
-    ask = agent(upstream, sales, tools="off").ask(
+    ask = openai_agent(upstream, sales, tools="off").ask(
         "Total units? Answer as @total[value].", environment=sales.environment()
     )
     outcome = run(ask)
@@ -230,7 +231,7 @@ def test_an_error_is_followed_by_the_instruction_to_fix_it(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     upstream.handlers += [text_reply("```python\nprint(undefined_name)\n```"), text_reply("No.")]
-    run(agent(upstream, sales, tools="off").ask("x?", environment=sales.environment()))
+    run(openai_agent(upstream, sales, tools="off").ask("x?", environment=sales.environment()))
     observation = upstream.payloads[1]["messages"][-1]["content"]
     assert "NameError" in observation and observation.endswith(NEXT_AFTER_ERROR)
     assert parse_observation(observation)["status"].startswith("error")
@@ -247,7 +248,7 @@ def test_thinking_is_shown_never_run_and_never_the_answer(
         sse([chunk({"reasoning_content": "42 it is."}), text_stream("6*7 is 42.")]),
     ]
     deltas: list[str] = []
-    bot = agent(upstream, executor)
+    bot = openai_agent(upstream, executor)
     bot.options.on_text = deltas.append
     outcome = run(bot.ask("6*7?", environment=executor.environment()))
     kinds = [s["kind"] for s in outcome["steps"]]
@@ -261,7 +262,7 @@ def test_a_code_block_where_a_call_was_possible_switches_to_code_blocks(
     upstream: FakeUpstream, executor: KernelExecutor
 ) -> None:
     upstream.handlers += [text_reply("```python\nprint(3)\n```"), text_reply("3.")]
-    bot = agent(upstream, executor)
+    bot = openai_agent(upstream, executor)
     run(bot.ask("three?", environment=executor.environment()))
     assert "tools" in upstream.payloads[0] and "tools" not in upstream.payloads[1]
     upstream.handlers += [text_reply("Still 3.")]
@@ -282,69 +283,11 @@ def test_parallel_tool_calls_each_run_and_each_get_an_answer(
         sse([chunk({"tool_calls": calls}, "tool_calls"), b"data: [DONE]\n\n"]),
         text_reply("10 and 20."),
     ]
-    outcome = run(agent(upstream, executor).ask("both?", environment=executor.environment()))
+    outcome = run(openai_agent(upstream, executor).ask("both?", environment=executor.environment()))
     outputs = [s["result"]["stdout"] for s in outcome["steps"] if s["kind"] == "code"]
     assert outputs == ["10\n", "20\n"]
     tools = [m for m in upstream.payloads[1]["messages"] if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tools] == ["c1", "c2"]
-
-
-def test_a_conversation_that_outgrows_the_window_is_cut_and_goes_on(
-    upstream: FakeUpstream, executor: KernelExecutor
-) -> None:
-    limit = 6000  # characters the fake server takes, as llama.cpp's n_ctx would
-
-    def small_window(reply: bytes) -> Any:
-        def handler(payload: dict[str, Any]) -> Response:
-            if len(json.dumps(payload["messages"])) > limit:
-                upstream.handlers.insert(0, handler)  # the same reply, once it fits
-                message = "Requested tokens (9001) exceed context window of 2048"
-                return JSONResponse({"error": {"message": message}}, status_code=400)
-            return sse([reply])(payload)
-
-        return handler
-
-    bot = agent(upstream, executor)
-    for n in range(4):
-        upstream.handlers += [
-            small_window(tool_stream(f"print('{n}' * 1500)")),
-            small_window(text_stream(f"Done {n}.")),
-        ]
-        outcome = run(bot.ask(f"question {n}", environment=executor.environment()))
-        assert outcome["status"] == "ok", outcome.get("message")
-    sent = upstream.payloads[-1]["messages"]
-    assert LEFT_OUT in sent[0]["content"] and len(json.dumps(sent)) <= limit
-    assert sent[-1]["content"] == "Done 3." or sent[-1]["role"] in ("tool", "user")
-
-
-def test_fitting_keeps_the_current_question_and_every_call_with_its_answer() -> None:
-    messages: list[dict[str, Any]] = [{"role": "system", "content": "rules"}]
-    for n in range(6):
-        messages += [
-            {"role": "user", "content": f"question {n}"},
-            {"role": "assistant", "content": "", "tool_calls": [
-                {"id": f"c{n}", "type": "function",
-                 "function": {"name": "run_python", "arguments": "{}"}}]},
-            {"role": "tool", "tool_call_id": f"c{n}", "content": "x" * 2000},
-        ]  # fmt: skip
-    fitted = fit_messages(messages, limit=900)
-    assert estimate_tokens(fitted) <= 900
-    assert fitted[-3]["content"] == "question 5" and LEFT_OUT in fitted[0]["content"]
-    ids = [c["id"] for m in fitted for c in m.get("tool_calls") or []]
-    answered = [m["tool_call_id"] for m in fitted if m["role"] == "tool"]
-    assert ids == answered
-    small = messages[:4]
-    assert fit_messages(small, limit=10_000) is small
-
-
-def test_a_configured_window_cuts_before_sending(
-    upstream: FakeUpstream, executor: KernelExecutor, tmp_path: Path
-) -> None:
-    bot = agent(upstream, executor, context_window=1200)
-    for n in range(3):
-        upstream.handlers += [sse([tool_stream(f"print('{n}' * 2000)")]), text_reply("ok.")]
-        run(bot.ask(f"q{n}", environment=executor.environment()))
-    assert all(estimate_tokens(p["messages"]) <= 1200 for p in upstream.payloads[1:])
 
 
 # Qwen2.5-Coder-1.5B leaves the form out, copies it as it stands, or puts the value
@@ -367,7 +310,7 @@ def test_an_answer_without_the_asked_form_filled_is_sent_back_for_it(
         text_reply("@region[East]"),
     ]
     question = "Which region sold the most? Answer as @region[name]."
-    outcome = run(agent(upstream, sales).ask(question, environment=sales.environment()))
+    outcome = run(openai_agent(upstream, sales).ask(question, environment=sales.environment()))
     assert outcome["answer"] == "@region[East]"
     recheck = next(s for s in outcome["steps"] if s["kind"] == "recheck")
     assert "@region[name]" in recheck["message"]
@@ -413,32 +356,20 @@ def test_a_small_value_given_as_the_answer_is_still_checked(
         text_reply("The total is @total[10]."),
     ]
     outcome = run(
-        agent(upstream, sales).ask("total? @total[value]", environment=sales.environment())
+        openai_agent(upstream, sales).ask("total? @total[value]", environment=sales.environment())
     )
     assert outcome["grounding"]["ungrounded"] == ["10"]
     assert any(s["kind"] == "recheck" for s in outcome["steps"])
-
-
-def test_each_call_says_what_the_model_must_read_and_each_step_its_wait(
-    upstream: FakeUpstream, executor: KernelExecutor
-) -> None:
-    upstream.handlers += [sse([tool_stream("print(1)")]), text_reply("1.")]
-    calls: list[dict[str, Any]] = []
-    bot = agent(upstream, executor)
-    bot.options.on_call = calls.append
-    outcome = run(bot.ask("one?", environment=executor.environment()))
-    assert [c["model"] for c in calls] == ["local", "local"]
-    first, second = calls
-    assert first["new_tokens"] == first["tokens"] > 100  # the system prompt and question
-    # The second request extends the first: only the call and its output are new.
-    assert 0 < second["new_tokens"] < first["tokens"] < second["tokens"]
-    assert all(isinstance(s.get("first_token_ms"), float) for s in outcome["steps"])
 
 
 def test_the_answer_form_written_as_code_gets_a_hint(
     upstream: FakeUpstream, executor: KernelExecutor
 ) -> None:
     upstream.handlers += [sse([tool_stream("@total[value] = 3")]), text_reply("Gave up.")]
-    run(agent(upstream, executor).ask("total? @total[value]", environment=executor.environment()))
+    run(
+        openai_agent(upstream, executor).ask(
+            "total? @total[value]", environment=executor.environment()
+        )
+    )
     observation = upstream.payloads[1]["messages"][-1]["content"]
     assert "SyntaxError" in observation and "not Python" in observation

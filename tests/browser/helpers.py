@@ -1,5 +1,6 @@
 """Helpers for the browser tests: drive `window.reckon` with deadlines, move bytes in
-and out of the page, and a canary HTTP server that records who reached it.
+and out of the page, open pages that keep a session (persistence), look at the chat
+page, and a canary HTTP server that records who reached it.
 
 Every call into the page races its promise against a deadline, so a hung sandbox
 fails the test with a message instead of hanging the session.
@@ -22,7 +23,17 @@ from reckon._cli import main
 # The page-side helpers of the headless API (a deadline race, base64 for bytes):
 # the tests call the page exactly as reckon.Session does.
 from reckon.client._session import _PRELUDE
-from support import QuietServer, serving
+from support import SALES, QuietServer, serving
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+SALES_BYTES = SALES.encode()  # what the pages upload and read back
+
+# Every CSP violation the page reports, from the first byte on (an init script).
+CSP_RECORDER = """
+window.__csp = [];
+document.addEventListener("securitypolicyviolation",
+  (e) => window.__csp.push(`${e.violatedDirective} ${e.sourceFile}:${e.lineNumber}`), true);
+"""
 
 
 def page_call(page: Any, body: str, arg: Any = None, *, deadline_s: float = 30.0) -> Any:
@@ -30,6 +41,12 @@ def page_call(page: Any, body: str, arg: Any = None, *, deadline_s: float = 30.0
     helpers in scope and `deadlineMs` set) and return what it returns."""
     script = f"async ([arg, deadlineMs]) => {{ {_PRELUDE}\n{body} }}"
     return page.evaluate(script, [arg, int(deadline_s * 1000)])
+
+
+def ok(result: dict[str, Any]) -> dict[str, Any]:
+    """The result, after checking the run succeeded (with the error shown if not)."""
+    assert result["status"] == "ok", result.get("error") or result
+    return result
 
 
 def run(
@@ -96,6 +113,65 @@ def a_chat_page_with(browser: Any, url: str, csv: str, **options: Any) -> Iterat
         yield page
     finally:
         context.close()
+
+
+# Collects the page's events in window.__events, so a test can look at them later.
+LISTEN = """
+  window.__events = [];
+  for (const type of ["restored", "recovered", "restarted", "storage-error", "storage-changed"]) {
+    window.reckon.on(type, (detail) => window.__events.push({ type, detail }));
+  }
+  return true;
+"""
+
+
+def wait_until_ready(page: Any) -> dict[str, Any]:
+    body = "return await withDeadline(window.reckon.ready(), deadlineMs, 'ready')"
+    reply: dict[str, Any] = page_call(page, body, deadline_s=120)
+    return reply
+
+
+def open_page(context: Any, url: str) -> Any:
+    """`url` in a new page of `context`, its events recorded (`LISTEN`), ready."""
+    page = context.new_page()
+    page.goto(url)
+    page_call(page, LISTEN)
+    wait_until_ready(page)
+    return page
+
+
+def reload_page(page: Any) -> None:
+    page.reload()
+    page_call(page, LISTEN)
+    wait_until_ready(page)
+
+
+def ask_demo(page: Any, question: str) -> dict[str, Any]:
+    """`reckon.ask(question)` of the built-in demo model; its outcome."""
+    outcome: dict[str, Any] = call(page, "ask", question, {"model": "reckon-demo"}, deadline_s=120)
+    return outcome
+
+
+def events_of(page: Any, kind: str) -> list[dict[str, Any]]:
+    """The details of the `kind` events `LISTEN` recorded, in order."""
+    found: list[dict[str, Any]] = page.evaluate(
+        "(kind) => window.__events.filter((e) => e.type === kind).map((e) => e.detail)", kind
+    )
+    return found
+
+
+def last_answer(page: Any) -> Any:
+    """The chat page's newest finished answer."""
+    return page.locator("#messages .answer[class*='status-']").last
+
+
+def no_overflow(page: Any) -> tuple[int, int]:
+    """(the page's scroll width, the window's width): nothing sticks out when the first
+    is at most the second."""
+    sizes: tuple[int, int] = tuple(
+        page.evaluate("() => [document.scrollingElement.scrollWidth, window.innerWidth]")
+    )
+    return sizes
 
 
 def write_file(page: Any, path: str, data: bytes) -> dict[str, Any]:

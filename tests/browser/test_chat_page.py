@@ -1,12 +1,11 @@
 """The chat page as a new user meets it (issue #15): the first screen, an upload with
-example questions, wide tables and long answers inside the window, scrolling to the
-answer, keys, Markdown that leaves arithmetic alone, no CSP violations, the favicon,
-code, charts and copy buttons, the model picker, a reload in the middle of an ask,
-the phone layout; and, through a real relay, the waiting line, a model's thinking
-and a model that cannot be reached.
+example questions, wide tables inside the window, scrolling to the answer, keys, no
+CSP violations, the favicon, code, charts and copy buttons, the model picker, a
+reload in the middle of an ask.
 
-Numbers tied to steps (grounding) are checked twice: on a real demo answer, and on a
-hand-made outcome rendered by the page's own module (chat-turn.js).
+The tests go on in one page (`a_chat`), each from where the last left it. Numbers
+tied to steps (grounding) are checked on a real demo answer here, and on a hand-made
+outcome in test_chat_render.py; through a real relay in test_chat_relay.py.
 """
 
 from __future__ import annotations
@@ -14,28 +13,13 @@ from __future__ import annotations
 import csv
 import io
 import re
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from support import (
-    Script,
-    Seen,
-    a_model_server,
-    an_unused_port,
-    event_stream,
-    reckon_serve,
-)
+from .helpers import last_answer, no_overflow
 
-# Every CSP violation the page reports, from the first byte on.
-CSP_RECORDER = """
-window.__csp = [];
-document.addEventListener("securitypolicyviolation",
-  (e) => window.__csp.push(`${e.violatedDirective} ${e.sourceFile}:${e.lineNumber}`), true);
-"""
 COLUMNS = [
     "date",
     "region",
@@ -59,17 +43,6 @@ def wide_csv(rows: int = 40) -> bytes:
         product, channel = ["alpha", "beta", "gamma"][r % 3], ["web", "store"][r % 2]
         writer.writerow([date, region, product, channel, *metrics, 1000 + r * 123.5, 1 + r % 50])
     return out.getvalue().encode()
-
-
-def no_overflow(page: Any) -> tuple[int, int]:
-    sizes: tuple[int, int] = tuple(
-        page.evaluate("() => [document.scrollingElement.scrollWidth, window.innerWidth]")
-    )
-    return sizes
-
-
-def last_answer(page: Any) -> Any:
-    return page.locator("#messages .answer[class*='status-']").last
 
 
 def ask_by_typing(page: Any, question: str) -> Any:
@@ -97,20 +70,6 @@ def a_wide_csv(tmp_path_factory: Any) -> Path:
     path: Path = tmp_path_factory.mktemp("upload") / "wide.csv"
     path.write_bytes(wide_csv())
     return path
-
-
-@pytest.fixture(scope="module")
-def a_chat(a_browser: Any, a_static_server: str) -> Iterator[Any]:
-    """The page at 1280x900 with the wide CSV uploaded through the file picker."""
-    context = a_browser.new_context(viewport={"width": 1280, "height": 900})
-    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=a_static_server)
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    page.add_init_script(CSP_RECORDER)
-    page.goto(f"{a_static_server}/index.html")
-    page.get_by_role("status").filter(has_text="ready").wait_for(timeout=120_000)
-    yield page
-    context.close()
 
 
 def test_the_first_screen_welcomes_and_the_favicon_is_served(
@@ -232,36 +191,6 @@ def test_enter_sends_and_shift_enter_is_a_new_line(a_chat: Any) -> None:
     assert in_view(page, answer)
 
 
-def test_markdown_rules(a_chat: Any) -> None:
-    out = a_chat.evaluate(
-        """async () => {
-          const { renderMarkdown } = await import("./markdown.js");
-          const box = document.createElement("div");
-          const render = (text) => {
-            box.replaceChildren(renderMarkdown(text));
-            return box.innerHTML;
-          };
-          return {
-            math: render("what is 17*23+4, 2**100 or a*b*c?"),
-            emphasis: render("**Total:** 5 and *some* words"),
-            code: render("run `df[df.x*2 > 3]` and `a` then *b*"),
-            escaped: render("\\\\*not italic\\\\*"),
-            fence: render("```python\\nimport os  # x\\n```"),
-            table: render("| a | b |\\n|---|--:|\\n| x | 1 |"),
-          };
-        }"""
-    )
-    assert out["math"] == "<p>what is 17*23+4, 2**100 or a*b*c?</p>"
-    assert out["emphasis"] == "<p><strong>Total:</strong> 5 and <em>some</em> words</p>"
-    assert (
-        out["code"]
-        == "<p>run <code>df[df.x*2 &gt; 3]</code> and <code>a</code> then <em>b</em></p>"
-    )
-    assert out["escaped"] == "<p>*not italic*</p>"
-    assert '<span class="hl-kw">import</span>' in out["fence"] and 'class="hl-com"' in out["fence"]
-    assert 'class="align-right"' in out["table"] and "table-wrap" in out["table"]
-
-
 def test_code_is_highlighted_collapsible_and_copyable(a_chat: Any) -> None:
     page = a_chat
     asked = page.locator(".question", has_text=re.compile("^summarize the data$"))
@@ -353,184 +282,3 @@ def test_new_conversation_says_so_and_welcomes_again(a_chat: Any) -> None:
     assert "done" not in page.get_by_role("status").inner_text()
     assert page.get_by_role("region", name="Welcome").is_visible()
     assert page.locator(".question").count() == 0
-
-
-def test_grounding_thinking_and_waiting_render_from_an_outcome(a_chat: Any) -> None:
-    out = a_chat.evaluate(
-        """async () => {
-          const { Turn } = await import("./chat-turn.js");
-          const turn = new Turn({ question: "mean price by region?", model: "slow-model",
-                                  save: () => {} });
-          document.querySelector("#messages").appendChild(turn.element);
-          turn.waitFor("reading the prompt");
-          await new Promise((r) => setTimeout(r, 1300));
-          const waiting = turn.wait.hidden ? null : turn.wait.textContent;
-          turn.addStep({ index: 0, kind: "thinking", text: "I should group by region first." });
-          turn.addStep({ index: 1, kind: "code", code: "print(20)", model: "slow-model",
-                         result: { status: "ok", stdout: "20\\n", stderr: "", result: null,
-                                   figures: [], files: [], duration_ms: 3 } });
-          const answer = "East averages **20.0**, and West 35.5; so 20.0 again.";
-          const grounding = { numbers: [
-            { text: "20.0", start: 16, end: 20, steps: [1], computed: true },
-            { text: "35.5", start: 33, end: 37, steps: [], computed: false },
-            { text: "20.0", start: 42, end: 46, steps: [1], computed: true },
-          ], ungrounded: ["35.5"] };
-          const steps = [{ index: 2, kind: "answer", text: answer, grounding }];
-          const shown = turn.finish({ status: "ok", answer, steps });
-          const links = [...shown.querySelectorAll("button.num-link")];
-          links[1].click();
-          const thinking = turn.element.querySelector("details.step-thinking");
-          return {
-            waiting, links: links.map((b) => [b.textContent, b.dataset.steps]),
-            strong: shown.querySelector("strong").innerHTML,
-            flagged: [...shown.querySelectorAll(".num-unverified")]
-              .map((s) => [s.textContent, s.title]),
-            note: shown.querySelector(".ungrounded-note").textContent,
-            body: shown.querySelector(".answer-body").textContent,
-            flash: turn.element.querySelector("[data-step-index='1']").classList.contains("flash"),
-            thinking: [thinking.open, thinking.querySelector("summary").textContent],
-            by: shown.querySelector(".answered-by").textContent,
-          };
-        }"""
-    )
-    assert re.fullmatch(r"Waiting for slow-model · reading the prompt · 1 s", out["waiting"])
-    assert out["links"] == [["20.0", "1"], ["20.0", "1"]]
-    assert out["strong"].startswith('<button type="button" class="num-link"')
-    assert out["flagged"] == [["35.5", "Not computed: no step's output contains this number"]]
-    assert out["note"] == "Not computed by any step: 35.5"
-    assert out["body"] == "East averages 20.0, and West 35.5; so 20.0 again."
-    assert out["flash"] is True
-    assert out["thinking"] == [False, "Thinking"]
-    assert "I should group" not in out["body"]
-    assert out["by"].startswith("Answered by slow-model")
-
-
-def test_a_long_answer_and_a_phone_screen_stay_inside_the_window(a_chat: Any) -> None:
-    page = a_chat
-    page.evaluate(
-        """async () => {
-          const { Turn } = await import("./chat-turn.js");
-          const turn = new Turn({ question: "x".repeat(400), model: "m", save: () => {} });
-          document.querySelector("#messages").appendChild(turn.element);
-          const long = ["A very long answer.", "y".repeat(500), "`" + "z".repeat(300) + "`",
-            "| " + Array.from({ length: 30 }, (_, i) => `column_${i}`).join(" | ") + " |",
-            "|" + "---|".repeat(30),
-            "| " + Array.from({ length: 30 }, (_, i) => i * 1000).join(" | ") + " |",
-            "```python", "print('" + "w".repeat(400) + "')", "```",
-            ...Array.from({ length: 60 }, (_, i) => `- point ${i}: ${"words ".repeat(20)}`),
-          ].join("\\n");
-          turn.finish({ status: "ok", answer: long, steps: [] });
-        }"""
-    )
-    for width, height in ((1280, 900), (390, 844)):
-        page.set_viewport_size({"width": width, "height": height})
-        scroll, inner = no_overflow(page)
-        assert scroll <= inner, (width, scroll, inner)
-    # On a phone the panel shows the files; the rest opens with its toggle.
-    if page.locator("#tools-toggle").get_attribute("aria-expanded") == "true":
-        page.locator("#tools-toggle").click()
-    assert page.locator("#tools").is_hidden()
-    page.locator("#tools-toggle").click()
-    assert page.locator("#tools").is_visible()
-    page.locator("#tools-toggle").click()
-    box = page.locator("#ask").bounding_box()
-    assert box and box["x"] + box["width"] <= 390
-    page.set_viewport_size({"width": 1280, "height": 900})
-
-
-# -- Through a real relay: a slow model that thinks, and a model that is not there. --
-
-
-def slow_thinking(seen: Seen) -> Script:
-    """An upstream that takes its time, then streams its thinking in <think> tags and
-    a one-line answer."""
-    parts = ["<think>The person asks ", "for a number.</think>", "The answer ", "is 4242."]
-    chunks = [{"choices": [{"index": 0, "delta": {"content": p}}]} for p in parts]
-    chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-    reply = event_stream(chunks, model="slow")
-    reply.delay_before_first = 2.5
-    return reply
-
-
-@pytest.fixture(scope="module")
-def a_relay_with_two_models(tmp_path_factory: Any) -> Iterator[str]:
-    """`reckon serve --config`: profile "slow" (a real upstream on loopback) and
-    profile "gone" (a port where nothing listens)."""
-    with a_model_server(slow_thinking, models=["slow"]) as upstream:
-        config = tmp_path_factory.mktemp("relay") / "reckon.toml"
-        config.write_text(
-            "[[profile]]\n"
-            'name = "slow"\n'
-            f'base_url = "{upstream}"\n'
-            'models = ["slow"]\n'
-            'default = "slow"\n\n'
-            "[[profile]]\n"
-            'name = "gone"\n'
-            f'base_url = "http://127.0.0.1:{an_unused_port()}/v1"\n'
-            'models = ["ghost"]\n'
-        )
-        with reckon_serve("--config", str(config)) as served:
-            yield served.url
-
-
-@pytest.mark.slow
-def test_a_slow_model_shows_the_wait_its_thinking_and_the_state_of_each_model(
-    a_browser: Any, a_relay_with_two_models: str
-) -> None:
-    context = a_browser.new_context(viewport={"width": 1280, "height": 900})
-    try:
-        page = context.new_page()
-        page.set_default_timeout(60_000)
-        page.goto(f"{a_relay_with_two_models}/index.html")
-        page.get_by_role("status").filter(has_text="ready").wait_for(timeout=120_000)
-        assert page.locator("#model-name").inner_text() == "slow"
-        page.locator("#model-chip").click()
-        assert page.locator("#model").locator("option").all_inner_texts() == [
-            "slow",
-            "ghost",
-            "reckon-demo (built-in demo)",
-        ]
-        assert "default" in page.locator("#model-list li[data-model='slow']").inner_text()
-        assert (
-            "offered by the relay"
-            in page.locator("#model-list li[data-model='ghost']").inner_text()
-        )
-
-        # Asked once the agent is up, so the wait that shows is the model's.
-        page.evaluate("() => window.reckon.agent.ready()")
-        page.locator("#question").fill("what is the number?")
-        started = time.monotonic()
-        page.locator("#question").press("Enter")
-        waiting = page.locator("#messages .turn").last.locator(".waiting")
-        waiting.filter(
-            has_text=re.compile(
-                r"^Waiting for slow · reading the prompt \(≈[\d,]+ tokens\) · \d+ s$"
-            )
-        ).wait_for(timeout=10_000)
-        answer = last_answer(page)
-        answer.wait_for(timeout=120_000)
-        assert time.monotonic() - started >= 2.5
-        assert waiting.is_hidden()
-        thinking = page.locator("#messages .turn").last.locator("details.step-thinking").first
-        assert thinking.locator("summary").inner_text().startswith("Thinking")
-        assert thinking.evaluate("(d) => d.open") is False
-        assert "The person asks" in thinking.text_content()
-        assert "The person asks" not in answer.inner_text() and "4242" in answer.inner_text()
-        assert answer.locator(".answered-by").inner_text().startswith("Answered by slow")
-        assert "available" in page.locator("#model-list li[data-model='slow']").inner_text()
-        # No step computed 4242: the page says so.
-        assert answer.locator(".num-unverified").inner_text() == "4242"
-
-        page.locator("#model").select_option("ghost")
-        assert page.locator("#model-name").inner_text() == "ghost"
-        page.locator("#question").fill("and now?")
-        page.locator("#question").press("Enter")
-        last_answer(page).filter(has_text="ghost").or_(
-            page.locator("#messages .answer.status-error")
-        ).last.wait_for(timeout=120_000)
-        page.locator("#model-list li[data-model='ghost'].state-unreachable").wait_for(
-            timeout=30_000
-        )
-        assert "unreachable" in page.locator("#model-list li[data-model='ghost']").inner_text()
-    finally:
-        context.close()

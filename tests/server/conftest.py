@@ -1,5 +1,6 @@
-"""Fixtures of the relay tests: a fake model server and relays in front of it, a site
-folder and a redis-server (the pieces are in tests/support and redis_kit.py)."""
+"""Fixtures of the relay tests: a fake model server and relays in front of it (one
+speaking the Anthropic protocol), a site folder and a redis-server (the pieces are in
+tests/support, anthropic_kit.py and redis_kit.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from support import KEY_ENV, THE_KEY, FakeUpstream, Relay, a_fake_upstream, relays
+from reckon.server import Profile
+from support import KEY_ENV, MODEL, THE_KEY, FakeUpstream, Relay, Script, a_fake_upstream, relays
 
+from .anthropic_kit import MESSAGE, TEXT_STREAM
 from .redis_kit import RedisServer, a_redis_server, ping
 
 
@@ -47,6 +50,25 @@ def a_relay_with(an_upstream: FakeUpstream) -> Iterator[Callable[..., Relay]]:
 @pytest.fixture
 def a_relay(a_relay_with: Callable[..., Relay]) -> Relay:
     return a_relay_with()
+
+
+@pytest.fixture
+def a_claude_relay(a_relay_with: Callable[..., Relay], an_upstream: FakeUpstream) -> Relay:
+    """A relay whose profile speaks the Messages API to the fake model server, which
+    answers with Anthropic's SSE (`TEXT_STREAM`) or JSON (`MESSAGE`)."""
+    relay = a_relay_with(
+        profiles=[
+            Profile(
+                name="claude",
+                base_url=f"{an_upstream.url}/v1",
+                api_key_env=KEY_ENV,
+                protocol="anthropic",
+                models=[MODEL],
+            )
+        ]
+    )
+    relay.upstream.script = Script(chunks=list(TEXT_STREAM), body=json.dumps(MESSAGE).encode())
+    return relay
 
 
 @pytest.fixture

@@ -2,9 +2,10 @@
 
 Shared by ``tests/server/test_load.py`` and ``benchmarks/relay_load.py``. The
 client asks for a stream through fields the relay forwards unchanged
-(``x_chunks``, ``x_interval``, ``x_stream``); the server answers with
-``x_chunks`` chat.completion.chunk events whose content is the chunk's number,
-then ``data: [DONE]``. The client checks every number arrives once, in order.
+(``x_chunks``, ``x_interval``, ``x_stream``); the server, the tests' `FakeUpstream`
+answering with `numbered_chunks`, streams ``x_chunks`` chat.completion.chunk events
+whose content is the chunk's number, then ``data: [DONE]``. The client checks every
+number arrives once, in order.
 """
 
 from __future__ import annotations
@@ -15,18 +16,19 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
 import httpx
-from starlette.types import Receive, Scope, Send
+
+from support import FakeUpstream, Script, Seen
 
 __all__ = [
     "MODEL",
     "LoadReport",
     "StreamResult",
     "an_async_client",
+    "load_upstream",
+    "numbered_chunks",
     "one_stream",
     "run_load",
-    "streaming_upstream",
 ]
 
 MODEL = "load-model"
@@ -44,42 +46,26 @@ def _chunk(stream: str, index: int) -> bytes:
     return b"data: " + json.dumps(event, separators=(",", ":")).encode() + b"\n\n"
 
 
-async def streaming_upstream(scope: Scope, receive: Receive, send: Send) -> None:
-    """An OpenAI-compatible server that streams numbered chunks on request."""
-    if scope["type"] == "lifespan":
-        while (await receive())["type"] != "lifespan.shutdown":
-            await send({"type": "lifespan.startup.complete"})
-        await send({"type": "lifespan.shutdown.complete"})
-        return
-    assert scope["type"] == "http"
-    body = b""
-    more = True
-    while more:
-        message = await receive()
-        body += message.get("body", b"")
-        more = message.get("more_body", False)
-    if scope["path"].endswith("/models"):
-        listing = {"object": "list", "data": [{"id": MODEL, "object": "model"}]}
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [(b"content-type", b"application/json")],
-            }
-        )
-        await send({"type": "http.response.body", "body": json.dumps(listing).encode()})
-        return
-    payload: dict[str, Any] = json.loads(body)
+def numbered_chunks(seen: Seen) -> Script:
+    """The fake upstream's answer to a load client: ``x_chunks`` chunks numbered from 0,
+    ``x_interval`` s apart, then ``data: [DONE]``."""
+    payload: dict[str, Any] = seen.json
     count = int(payload.get("x_chunks", 10))
-    interval = float(payload.get("x_interval", 0.0))
     stream = str(payload.get("x_stream", "s"))
-    headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    for index in range(count):
-        await send({"type": "http.response.body", "body": _chunk(stream, index), "more_body": True})
-        if interval:
-            await anyio.sleep(interval)
-    await send({"type": "http.response.body", "body": _DONE, "more_body": False})
+    return Script(
+        chunks=[*(_chunk(stream, index) for index in range(count)), _DONE],
+        delay_between=float(payload.get("x_interval", 0.0)),
+        stream=True,
+        headers={"cache-control": "no-cache"},
+    )
+
+
+def load_upstream() -> FakeUpstream:
+    """The tests' fake upstream as the load model server: it streams `numbered_chunks`
+    and lists `MODEL`."""
+    upstream = FakeUpstream(numbered_chunks)
+    upstream.models = [MODEL]
+    return upstream
 
 
 @dataclass

@@ -1,138 +1,33 @@
 """``protocol = "anthropic"``: the browser speaks chat-completions, the upstream the Messages API.
 
-The fake model server from conftest answers with scripted Anthropic JSON and
-SSE; the official `openai` SDK is the client of the relay.
+The answers: whole and streamed, text and tool calls, through the official `openai`
+SDK as the relay's client; errors mid-stream and from the upstream; and the stream
+translator on its own, for any split of the bytes. The fake model server from
+conftest answers with scripted Anthropic JSON and SSE (anthropic_kit.py).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
-from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 
-from reckon.server import Profile, load_config_file
 from reckon.server._anthropic import StreamTranslator
-from support import KEY_ENV, MODEL, THE_KEY, FakeUpstream, Relay, Script, an_sdk_client
+from support import MODEL, THE_KEY, Relay, Script, an_sdk_client
 
-HELLO: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
-RUN_PYTHON: ChatCompletionToolParam = {
-    "type": "function",
-    "function": {
-        "name": "run_python",
-        "description": "Run Python code in the kernel.",
-        "parameters": {
-            "type": "object",
-            "properties": {"code": {"type": "string"}},
-            "required": ["code"],
-        },
-    },
-}
-
-
-def sse(kind: str, **data: Any) -> bytes:
-    # Anthropic sends UTF-8 as it is, so a split may fall inside a character.
-    event = json.dumps({"type": kind, **data}, ensure_ascii=False)
-    return f"event: {kind}\ndata: {event}\n\n".encode()
-
-
-def message_start(input_tokens: int = 11) -> bytes:
-    message: dict[str, Any] = {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "model": MODEL,
-        "content": [],
-        "stop_reason": None,
-        "usage": {"input_tokens": input_tokens, "output_tokens": 1},
-    }
-    return sse("message_start", message=message)
-
-
-def text_block(index: int, *pieces: str) -> list[bytes]:
-    return [
-        sse("content_block_start", index=index, content_block={"type": "text", "text": ""}),
-        *[
-            sse("content_block_delta", index=index, delta={"type": "text_delta", "text": p})
-            for p in pieces
-        ],
-        sse("content_block_stop", index=index),
-    ]
-
-
-def tool_block(index: int, tool_id: str, name: str, *pieces: str) -> list[bytes]:
-    block = {"type": "tool_use", "id": tool_id, "name": name, "input": {}}
-    return [
-        sse("content_block_start", index=index, content_block=block),
-        *[
-            sse(
-                "content_block_delta",
-                index=index,
-                delta={"type": "input_json_delta", "partial_json": p},
-            )
-            for p in pieces
-        ],
-        sse("content_block_stop", index=index),
-    ]
-
-
-def ending(stop_reason: str, output_tokens: int = 7) -> list[bytes]:
-    return [
-        sse(
-            "message_delta",
-            delta={"stop_reason": stop_reason, "stop_sequence": None},
-            usage={"output_tokens": output_tokens},
-        ),
-        sse("message_stop"),
-    ]
-
-
-TEXT_STREAM = [
-    message_start(),
-    sse("ping"),
-    *text_block(0, "Hel", "lo → é"),
-    *ending("end_turn"),
-]
-
-TOOL_STREAM = [
-    message_start(),
-    *text_block(0, "Let me compute."),
-    *tool_block(1, "toolu_1", "run_python", '{"co', 'de": "1', '+1"}'),
-    *tool_block(2, "toolu_2", "list_files"),
-    *ending("tool_use"),
-]
-
-MESSAGE = {
-    "id": "msg_2",
-    "type": "message",
-    "role": "assistant",
-    "model": MODEL,
-    "content": [{"type": "text", "text": "Hello from Claude"}],
-    "stop_reason": "end_turn",
-    "stop_sequence": None,
-    "usage": {"input_tokens": 3, "output_tokens": 5},
-}
-
-
-@pytest.fixture
-def a_claude_relay(a_relay_with: Callable[..., Relay], an_upstream: FakeUpstream) -> Relay:
-    relay = a_relay_with(
-        profiles=[
-            Profile(
-                name="claude",
-                base_url=f"{an_upstream.url}/v1",
-                api_key_env=KEY_ENV,
-                protocol="anthropic",
-                models=[MODEL],
-            )
-        ]
-    )
-    relay.upstream.script = Script(chunks=list(TEXT_STREAM), body=json.dumps(MESSAGE).encode())
-    return relay
+from .anthropic_kit import (
+    HELLO,
+    MESSAGE,
+    RUN_PYTHON,
+    TEXT_STREAM,
+    TOOL_STREAM,
+    ending,
+    message_start,
+    sse,
+    text_block,
+)
 
 
 def test_a_plain_answer_comes_back_as_a_chat_completion(a_claude_relay: Relay) -> None:
@@ -243,115 +138,6 @@ def test_tool_call_deltas_carry_the_tools_position_and_id_only_first(
     assert [c["index"] for c in calls] == [0, 0, 0, 0, 1, 1]
 
 
-def test_a_conversation_with_tools_is_translated_into_a_messages_request(
-    a_claude_relay: Relay,
-) -> None:
-    messages: list[ChatCompletionMessageParam] = [
-        {"role": "system", "content": "You are Reckon."},
-        {"role": "system", "content": "Answer briefly."},
-        {"role": "user", "content": "What are 1+1 and 2+2?"},
-        {
-            "role": "assistant",
-            "content": "Computing both.",
-            "tool_calls": [
-                {
-                    "id": "toolu_a",
-                    "type": "function",
-                    "function": {"name": "run_python", "arguments": '{"code": "1+1"}'},
-                },
-                {
-                    "id": "toolu_b",
-                    "type": "function",
-                    "function": {"name": "run_python", "arguments": '{"code": "2+2"}'},
-                },
-            ],
-        },
-        {"role": "tool", "tool_call_id": "toolu_a", "content": "2"},
-        {"role": "tool", "tool_call_id": "toolu_b", "content": "4"},
-        {"role": "user", "content": "Now say them."},
-    ]
-    an_sdk_client(a_claude_relay).chat.completions.create(
-        model=MODEL,
-        messages=messages,
-        tools=[RUN_PYTHON],
-        tool_choice="auto",
-        temperature=0,
-        stop=["END"],
-    )
-
-    assert a_claude_relay.upstream.seen[-1].json == {
-        "model": MODEL,
-        "max_tokens": 4096,
-        "system": "You are Reckon.\n\nAnswer briefly.",
-        "messages": [
-            {"role": "user", "content": [{"type": "text", "text": "What are 1+1 and 2+2?"}]},
-            {
-                "role": "assistant",
-                "content": [
-                    {"type": "text", "text": "Computing both."},
-                    {
-                        "type": "tool_use",
-                        "id": "toolu_a",
-                        "name": "run_python",
-                        "input": {"code": "1+1"},
-                    },
-                    {
-                        "type": "tool_use",
-                        "id": "toolu_b",
-                        "name": "run_python",
-                        "input": {"code": "2+2"},
-                    },
-                ],
-            },
-            {
-                "role": "user",
-                "content": [
-                    {"type": "tool_result", "tool_use_id": "toolu_a", "content": "2"},
-                    {"type": "tool_result", "tool_use_id": "toolu_b", "content": "4"},
-                    {"type": "text", "text": "Now say them."},
-                ],
-            },
-        ],
-        "temperature": 0.0,
-        "stop_sequences": ["END"],
-        "tools": [
-            {
-                "name": "run_python",
-                "description": "Run Python code in the kernel.",
-                "input_schema": RUN_PYTHON["function"]["parameters"],
-            }
-        ],
-        "tool_choice": {"type": "auto"},
-    }
-
-
-def test_a_given_max_tokens_and_a_named_tool_choice_are_passed_on(a_claude_relay: Relay) -> None:
-    an_sdk_client(a_claude_relay).chat.completions.create(
-        model=MODEL,
-        messages=HELLO,
-        max_tokens=99,
-        tools=[RUN_PYTHON],
-        tool_choice={"type": "function", "function": {"name": "run_python"}},
-    )
-
-    seen = a_claude_relay.upstream.seen[-1].json
-    assert seen["max_tokens"] == 99
-    assert seen["tool_choice"] == {"type": "tool", "name": "run_python"}
-
-
-def test_the_upstream_gets_the_anthropic_headers_and_none_of_the_browsers(
-    a_claude_relay: Relay,
-) -> None:
-    an_sdk_client(a_claude_relay).chat.completions.create(model=MODEL, messages=HELLO)
-
-    headers = a_claude_relay.upstream.seen[-1].headers
-    assert headers["x-api-key"] == THE_KEY
-    assert headers["anthropic-version"] == "2023-06-01"
-    assert "authorization" not in headers
-    assert "cookie" not in headers
-    assert "the-browser-side-key" not in json.dumps(headers)
-
-
 def test_an_error_event_mid_stream_is_raised_by_the_sdk(a_claude_relay: Relay) -> None:
     error = {"type": "overloaded_error", "message": "Overloaded"}
     a_claude_relay.upstream.script = Script(
@@ -441,43 +227,6 @@ def test_the_key_is_scrubbed_from_translated_answers(a_claude_relay: Relay) -> N
 
     assert THE_KEY.encode() not in body
     assert b"key: [redacted]" in body
-
-
-def test_models_are_asked_from_the_anthropic_upstream_when_not_configured(
-    a_relay_with: Callable[..., Relay], an_upstream: FakeUpstream
-) -> None:
-    relay = a_relay_with(
-        profiles=[
-            Profile(
-                name="claude",
-                base_url=f"{an_upstream.url}/v1",
-                api_key_env=KEY_ENV,
-                protocol="anthropic",
-            )
-        ]
-    )
-    ids = [m.id for m in an_sdk_client(relay).models.list()]
-
-    assert ids == ["listed-a", "listed-b"]
-    seen = relay.upstream.seen[-1]
-    assert seen.path == "/v1/models"
-    assert seen.headers["x-api-key"] == THE_KEY
-    assert seen.headers["anthropic-version"] == "2023-06-01"
-    assert "authorization" not in seen.headers
-
-
-def test_a_config_file_may_name_the_anthropic_protocol(tmp_path: Path) -> None:
-    path = tmp_path / "reckon.toml"
-    path.write_text(
-        "[[profile]]\nname = 'claude'\nbase_url = 'https://api.anthropic.com/v1'\n"
-        "api_key_env = 'ANTHROPIC_API_KEY'\nprotocol = 'anthropic'\n"
-        "models = ['claude-sonnet-4-5']\n"
-    )
-
-    [profile] = load_config_file(path)["profiles"]
-
-    assert profile.protocol == "anthropic"
-    assert profile.api_key_env == "ANTHROPIC_API_KEY"
 
 
 def translate_whole(translator: StreamTranslator, pieces: list[bytes]) -> bytes:

@@ -15,17 +15,17 @@ from pathlib import Path
 import pytest
 
 from reckon.server import Profile
-from support import Relay, Running, reckon_serve
+from support import Relay, a_fake_upstream, reckon_serve
 
-from .load_kit import MODEL, StreamResult, an_async_client, one_stream, run_load, streaming_upstream
+from .load_kit import MODEL, StreamResult, an_async_client, numbered_chunks, one_stream, run_load
 
 CONCURRENCY = 200
 
 
 @pytest.fixture(scope="module")
 def a_streaming_upstream() -> Iterator[str]:
-    with Running(streaming_upstream, lifespan="off") as running:
-        yield running.url
+    with a_fake_upstream(numbered_chunks, models=[MODEL]) as upstream:
+        yield upstream.url
 
 
 def test_200_concurrent_streams_lose_nothing(

@@ -1,18 +1,28 @@
-"""A model for the browser tests that plays a fixed plan through the fake upstream.
+"""The scripted model of the tests, in both places a model sits.
 
-1. writes code with a typo in a column name (fails with KeyError);
-2. after seeing the traceback, writes the fixed code, which also draws a chart;
-3. answers with the number it finds in the last observation.
+- As a Reckon chat model (the agent's ``complete``, tests/agent): it plays the
+  ``replies`` it was given, in order (a `ChatReply`, or an async function of the
+  request that gives one), and records a copy of each `ChatRequest`.
+- As the fake upstream's ``respond`` (``a_model_server(ScriptedModel())``, the
+  browser tests): it plays a fixed plan over HTTP and records each request's
+  payload and authorization header:
+  1. writes code with a typo in a column name (fails with KeyError);
+  2. after seeing the traceback, writes the fixed code, which also draws a chart;
+  3. answers with the number it finds in the last observation.
+  Subclasses change `chat`; the replies are built with `tool_call` and `text`.
 
-Subclasses change `chat`; the replies are built with `tool_call` and `text`.
+``requests`` holds what it got, as it got it: `ChatRequest` copies in the first
+role, ``{"payload", "auth"}`` in the second.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
+
+from reckon.agent import ChatReply, ChatRequest
 
 from ._sse import event_stream
 from ._upstream import Script, Seen
@@ -24,13 +34,39 @@ HOSTILE_MARKDOWN = (
 SALES = "region,price,qty\nEast,10,1\nWest,20,2\nEast,30,3\nNorth,5,4\n"
 
 
+# A reply of the scripted chat model: as it is, or made from the request.
+Reply = ChatReply | Callable[[ChatRequest], Awaitable[ChatReply]]
+
+
 class ScriptedModel:
-    """The fake upstream's ``respond``: records each request (payload and auth)."""
+    """Plays prepared replies (as a chat model) or a fixed plan (as the fake upstream's
+    ``respond``); records every request it got."""
 
     name = "scripted"
 
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
+    def __init__(self, replies: list[Reply] | None = None) -> None:
+        self.replies = list(replies or [])
+        # ChatRequest copies through `complete`, {"payload", "auth"} through the upstream.
+        self.requests: list[Any] = []
+
+    async def complete(
+        self, request: ChatRequest, *, on_text: Callable[[str], None] | None = None
+    ) -> ChatReply:
+        self.requests.append(
+            ChatRequest(
+                messages=json.loads(json.dumps(request.messages)),
+                tools=request.tools,
+                model=request.model,
+                context=request.context,
+            )
+        )
+        if not self.replies:
+            raise AssertionError("the scripted model ran out of replies")
+        item = self.replies.pop(0)
+        reply = item if isinstance(item, ChatReply) else await item(request)
+        if on_text is not None and reply.text:
+            on_text(reply.text)
+        return reply
 
     def __call__(self, seen: Seen) -> Script | Awaitable[Script]:
         return self.chat(seen)

@@ -68,7 +68,10 @@ class Running:
         host: str = "127.0.0.1",
         relay: RelayConfig | None = None,
     ) -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP, as `reckon serve` binds (_commands._bind): asyncio sets TCP_NODELAY
+        # only on sockets that say they are TCP; without it a small write can wait ~40 ms
+        # for the peer's delayed ACK (benchmarks/agent_step.py measures such gaps).
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self.sock.bind((host, 0))
         self.port: int = self.sock.getsockname()[1]
         self.url = f"http://{host}:{self.port}"

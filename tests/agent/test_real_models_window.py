@@ -1,0 +1,95 @@
+"""What real model servers do with a long conversation, as they do it: a context window
+the conversation outgrows (the server refuses, or a configured window cuts first), and
+what each call tells of the tokens the model must read.
+
+Each test scripts a real HTTP server on 127.0.0.1 with the replies a real server sent
+(llama-cpp-python, vLLM, OpenAI), and drives the agent against it with an in-process
+kernel.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from starlette.responses import JSONResponse, Response
+
+from reckon.agent._context import LEFT_OUT, estimate_tokens, fit_messages
+from support import FakeUpstream, sse, text_stream, tool_stream
+
+from .helpers import KernelExecutor, openai_agent, run, text_reply
+
+
+def test_a_conversation_that_outgrows_the_window_is_cut_and_goes_on(
+    upstream: FakeUpstream, executor: KernelExecutor
+) -> None:
+    limit = 6000  # characters the fake server takes, as llama.cpp's n_ctx would
+
+    def small_window(reply: bytes) -> Any:
+        def handler(payload: dict[str, Any]) -> Response:
+            if len(json.dumps(payload["messages"])) > limit:
+                upstream.handlers.insert(0, handler)  # the same reply, once it fits
+                message = "Requested tokens (9001) exceed context window of 2048"
+                return JSONResponse({"error": {"message": message}}, status_code=400)
+            return sse([reply])(payload)
+
+        return handler
+
+    bot = openai_agent(upstream, executor)
+    for n in range(4):
+        upstream.handlers += [
+            small_window(tool_stream(f"print('{n}' * 1500)")),
+            small_window(text_stream(f"Done {n}.")),
+        ]
+        outcome = run(bot.ask(f"question {n}", environment=executor.environment()))
+        assert outcome["status"] == "ok", outcome.get("message")
+    sent = upstream.payloads[-1]["messages"]
+    assert LEFT_OUT in sent[0]["content"] and len(json.dumps(sent)) <= limit
+    assert sent[-1]["content"] == "Done 3." or sent[-1]["role"] in ("tool", "user")
+
+
+def test_fitting_keeps_the_current_question_and_every_call_with_its_answer() -> None:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "rules"}]
+    for n in range(6):
+        messages += [
+            {"role": "user", "content": f"question {n}"},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": f"c{n}", "type": "function",
+                 "function": {"name": "run_python", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": f"c{n}", "content": "x" * 2000},
+        ]  # fmt: skip
+    fitted = fit_messages(messages, limit=900)
+    assert estimate_tokens(fitted) <= 900
+    assert fitted[-3]["content"] == "question 5" and LEFT_OUT in fitted[0]["content"]
+    ids = [c["id"] for m in fitted for c in m.get("tool_calls") or []]
+    answered = [m["tool_call_id"] for m in fitted if m["role"] == "tool"]
+    assert ids == answered
+    small = messages[:4]
+    assert fit_messages(small, limit=10_000) is small
+
+
+def test_a_configured_window_cuts_before_sending(
+    upstream: FakeUpstream, executor: KernelExecutor, tmp_path: Path
+) -> None:
+    bot = openai_agent(upstream, executor, context_window=1200)
+    for n in range(3):
+        upstream.handlers += [sse([tool_stream(f"print('{n}' * 2000)")]), text_reply("ok.")]
+        run(bot.ask(f"q{n}", environment=executor.environment()))
+    assert all(estimate_tokens(p["messages"]) <= 1200 for p in upstream.payloads[1:])
+
+
+def test_each_call_says_what_the_model_must_read_and_each_step_its_wait(
+    upstream: FakeUpstream, executor: KernelExecutor
+) -> None:
+    upstream.handlers += [sse([tool_stream("print(1)")]), text_reply("1.")]
+    calls: list[dict[str, Any]] = []
+    bot = openai_agent(upstream, executor)
+    bot.options.on_call = calls.append
+    outcome = run(bot.ask("one?", environment=executor.environment()))
+    assert [c["model"] for c in calls] == ["local", "local"]
+    first, second = calls
+    assert first["new_tokens"] == first["tokens"] > 100  # the system prompt and question
+    # The second request extends the first: only the call and its output are new.
+    assert 0 < second["new_tokens"] < first["tokens"] < second["tokens"]
+    assert all(isinstance(s.get("first_token_ms"), float) for s in outcome["steps"])

@@ -1,0 +1,121 @@
+"""The chat page through a real relay (`reckon serve --config`): the waiting line while
+a slow model reads the prompt, its thinking shown apart from the answer, and the
+state of each model, one of which cannot be reached.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from support import (
+    Script,
+    Seen,
+    a_model_server,
+    an_unused_port,
+    event_stream,
+    reckon_serve,
+)
+
+from .helpers import last_answer
+
+# -- Through a real relay: a slow model that thinks, and a model that is not there. --
+
+
+def slow_thinking(seen: Seen) -> Script:
+    """An upstream that takes its time, then streams its thinking in <think> tags and
+    a one-line answer."""
+    parts = ["<think>The person asks ", "for a number.</think>", "The answer ", "is 4242."]
+    chunks = [{"choices": [{"index": 0, "delta": {"content": p}}]} for p in parts]
+    chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    reply = event_stream(chunks, model="slow")
+    reply.delay_before_first = 2.5
+    return reply
+
+
+@pytest.fixture(scope="module")
+def a_relay_with_two_models(tmp_path_factory: Any) -> Iterator[str]:
+    """`reckon serve --config`: profile "slow" (a real upstream on loopback) and
+    profile "gone" (a port where nothing listens)."""
+    with a_model_server(slow_thinking, models=["slow"]) as upstream:
+        config = tmp_path_factory.mktemp("relay") / "reckon.toml"
+        config.write_text(
+            "[[profile]]\n"
+            'name = "slow"\n'
+            f'base_url = "{upstream}"\n'
+            'models = ["slow"]\n'
+            'default = "slow"\n\n'
+            "[[profile]]\n"
+            'name = "gone"\n'
+            f'base_url = "http://127.0.0.1:{an_unused_port()}/v1"\n'
+            'models = ["ghost"]\n'
+        )
+        with reckon_serve("--config", str(config)) as served:
+            yield served.url
+
+
+@pytest.mark.slow
+def test_a_slow_model_shows_the_wait_its_thinking_and_the_state_of_each_model(
+    a_browser: Any, a_relay_with_two_models: str
+) -> None:
+    context = a_browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(f"{a_relay_with_two_models}/index.html")
+        page.get_by_role("status").filter(has_text="ready").wait_for(timeout=120_000)
+        assert page.locator("#model-name").inner_text() == "slow"
+        page.locator("#model-chip").click()
+        assert page.locator("#model").locator("option").all_inner_texts() == [
+            "slow",
+            "ghost",
+            "reckon-demo (built-in demo)",
+        ]
+        assert "default" in page.locator("#model-list li[data-model='slow']").inner_text()
+        assert (
+            "offered by the relay"
+            in page.locator("#model-list li[data-model='ghost']").inner_text()
+        )
+
+        # Asked once the agent is up, so the wait that shows is the model's.
+        page.evaluate("() => window.reckon.agent.ready()")
+        page.locator("#question").fill("what is the number?")
+        started = time.monotonic()
+        page.locator("#question").press("Enter")
+        waiting = page.locator("#messages .turn").last.locator(".waiting")
+        waiting.filter(
+            has_text=re.compile(
+                r"^Waiting for slow · reading the prompt \(≈[\d,]+ tokens\) · \d+ s$"
+            )
+        ).wait_for(timeout=10_000)
+        answer = last_answer(page)
+        answer.wait_for(timeout=120_000)
+        assert time.monotonic() - started >= 2.5
+        assert waiting.is_hidden()
+        thinking = page.locator("#messages .turn").last.locator("details.step-thinking").first
+        assert thinking.locator("summary").inner_text().startswith("Thinking")
+        assert thinking.evaluate("(d) => d.open") is False
+        assert "The person asks" in thinking.text_content()
+        assert "The person asks" not in answer.inner_text() and "4242" in answer.inner_text()
+        assert answer.locator(".answered-by").inner_text().startswith("Answered by slow")
+        assert "available" in page.locator("#model-list li[data-model='slow']").inner_text()
+        # No step computed 4242: the page says so.
+        assert answer.locator(".num-unverified").inner_text() == "4242"
+
+        page.locator("#model").select_option("ghost")
+        assert page.locator("#model-name").inner_text() == "ghost"
+        page.locator("#question").fill("and now?")
+        page.locator("#question").press("Enter")
+        last_answer(page).filter(has_text="ghost").or_(
+            page.locator("#messages .answer.status-error")
+        ).last.wait_for(timeout=120_000)
+        page.locator("#model-list li[data-model='ghost'].state-unreachable").wait_for(
+            timeout=30_000
+        )
+        assert "unreachable" in page.locator("#model-list li[data-model='ghost']").inner_text()
+    finally:
+        context.close()

@@ -1,0 +1,125 @@
+"""The chat page's rendering, from the page's own modules: Markdown that leaves
+arithmetic alone, a hand-made outcome with thinking, a wait and numbers tied to steps
+(grounding) rendered by chat-turn.js, and a long answer that stays inside the window
+on a wide screen and on a phone.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .helpers import no_overflow
+
+
+def test_markdown_rules(a_chat: Any) -> None:
+    out = a_chat.evaluate(
+        """async () => {
+          const { renderMarkdown } = await import("./markdown.js");
+          const box = document.createElement("div");
+          const render = (text) => {
+            box.replaceChildren(renderMarkdown(text));
+            return box.innerHTML;
+          };
+          return {
+            math: render("what is 17*23+4, 2**100 or a*b*c?"),
+            emphasis: render("**Total:** 5 and *some* words"),
+            code: render("run `df[df.x*2 > 3]` and `a` then *b*"),
+            escaped: render("\\\\*not italic\\\\*"),
+            fence: render("```python\\nimport os  # x\\n```"),
+            table: render("| a | b |\\n|---|--:|\\n| x | 1 |"),
+          };
+        }"""
+    )
+    assert out["math"] == "<p>what is 17*23+4, 2**100 or a*b*c?</p>"
+    assert out["emphasis"] == "<p><strong>Total:</strong> 5 and <em>some</em> words</p>"
+    assert (
+        out["code"]
+        == "<p>run <code>df[df.x*2 &gt; 3]</code> and <code>a</code> then <em>b</em></p>"
+    )
+    assert out["escaped"] == "<p>*not italic*</p>"
+    assert '<span class="hl-kw">import</span>' in out["fence"] and 'class="hl-com"' in out["fence"]
+    assert 'class="align-right"' in out["table"] and "table-wrap" in out["table"]
+
+
+def test_grounding_thinking_and_waiting_render_from_an_outcome(a_chat: Any) -> None:
+    out = a_chat.evaluate(
+        """async () => {
+          const { Turn } = await import("./chat-turn.js");
+          const turn = new Turn({ question: "mean price by region?", model: "slow-model",
+                                  save: () => {} });
+          document.querySelector("#messages").appendChild(turn.element);
+          turn.waitFor("reading the prompt");
+          await new Promise((r) => setTimeout(r, 1300));
+          const waiting = turn.wait.hidden ? null : turn.wait.textContent;
+          turn.addStep({ index: 0, kind: "thinking", text: "I should group by region first." });
+          turn.addStep({ index: 1, kind: "code", code: "print(20)", model: "slow-model",
+                         result: { status: "ok", stdout: "20\\n", stderr: "", result: null,
+                                   figures: [], files: [], duration_ms: 3 } });
+          const answer = "East averages **20.0**, and West 35.5; so 20.0 again.";
+          const grounding = { numbers: [
+            { text: "20.0", start: 16, end: 20, steps: [1], computed: true },
+            { text: "35.5", start: 33, end: 37, steps: [], computed: false },
+            { text: "20.0", start: 42, end: 46, steps: [1], computed: true },
+          ], ungrounded: ["35.5"] };
+          const steps = [{ index: 2, kind: "answer", text: answer, grounding }];
+          const shown = turn.finish({ status: "ok", answer, steps });
+          const links = [...shown.querySelectorAll("button.num-link")];
+          links[1].click();
+          const thinking = turn.element.querySelector("details.step-thinking");
+          return {
+            waiting, links: links.map((b) => [b.textContent, b.dataset.steps]),
+            strong: shown.querySelector("strong").innerHTML,
+            flagged: [...shown.querySelectorAll(".num-unverified")]
+              .map((s) => [s.textContent, s.title]),
+            note: shown.querySelector(".ungrounded-note").textContent,
+            body: shown.querySelector(".answer-body").textContent,
+            flash: turn.element.querySelector("[data-step-index='1']").classList.contains("flash"),
+            thinking: [thinking.open, thinking.querySelector("summary").textContent],
+            by: shown.querySelector(".answered-by").textContent,
+          };
+        }"""
+    )
+    assert re.fullmatch(r"Waiting for slow-model · reading the prompt · 1 s", out["waiting"])
+    assert out["links"] == [["20.0", "1"], ["20.0", "1"]]
+    assert out["strong"].startswith('<button type="button" class="num-link"')
+    assert out["flagged"] == [["35.5", "Not computed: no step's output contains this number"]]
+    assert out["note"] == "Not computed by any step: 35.5"
+    assert out["body"] == "East averages 20.0, and West 35.5; so 20.0 again."
+    assert out["flash"] is True
+    assert out["thinking"] == [False, "Thinking"]
+    assert "I should group" not in out["body"]
+    assert out["by"].startswith("Answered by slow-model")
+
+
+def test_a_long_answer_and_a_phone_screen_stay_inside_the_window(a_chat: Any) -> None:
+    page = a_chat
+    page.evaluate(
+        """async () => {
+          const { Turn } = await import("./chat-turn.js");
+          const turn = new Turn({ question: "x".repeat(400), model: "m", save: () => {} });
+          document.querySelector("#messages").appendChild(turn.element);
+          const long = ["A very long answer.", "y".repeat(500), "`" + "z".repeat(300) + "`",
+            "| " + Array.from({ length: 30 }, (_, i) => `column_${i}`).join(" | ") + " |",
+            "|" + "---|".repeat(30),
+            "| " + Array.from({ length: 30 }, (_, i) => i * 1000).join(" | ") + " |",
+            "```python", "print('" + "w".repeat(400) + "')", "```",
+            ...Array.from({ length: 60 }, (_, i) => `- point ${i}: ${"words ".repeat(20)}`),
+          ].join("\\n");
+          turn.finish({ status: "ok", answer: long, steps: [] });
+        }"""
+    )
+    for width, height in ((1280, 900), (390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        scroll, inner = no_overflow(page)
+        assert scroll <= inner, (width, scroll, inner)
+    # On a phone the panel shows the files; the rest opens with its toggle.
+    if page.locator("#tools-toggle").get_attribute("aria-expanded") == "true":
+        page.locator("#tools-toggle").click()
+    assert page.locator("#tools").is_hidden()
+    page.locator("#tools-toggle").click()
+    assert page.locator("#tools").is_visible()
+    page.locator("#tools-toggle").click()
+    box = page.locator("#ask").bounding_box()
+    assert box and box["x"] + box["width"] <= 390
+    page.set_viewport_size({"width": 1280, "height": 900})
