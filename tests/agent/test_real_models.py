@@ -324,7 +324,7 @@ def test_a_form_copied_unfilled_after_a_cell_printed_one_value_takes_that_value(
     # Seen: `df.groupby('region')['sales'].sum().idxmax()` ran, then "@region[name]" twice.
     upstream.handlers += [sse([tool_stream("print('East')")]), text_reply(answer)]
     question = "Which region sold the most? Answer as @region[name]."
-    outcome = run(agent(upstream, sales).ask(question, environment=sales.environment()))
+    outcome = run(openai_agent(upstream, sales).ask(question, environment=sales.environment()))
     assert outcome["answer"] == answer.replace("@region[name]", "@region[East]").replace(
         "@region[]", "@region[East]"
     )
@@ -341,7 +341,7 @@ def test_an_answer_after_a_failed_cell_is_sent_back_once(
         sse([tool_stream("print(1 + 1)")]),
         text_reply("It is 2."),
     ]
-    outcome = run(agent(upstream, sales).ask("which?", environment=sales.environment()))
+    outcome = run(openai_agent(upstream, sales).ask("which?", environment=sales.environment()))
     recheck = next(s for s in outcome["steps"] if s["kind"] == "recheck")
     assert recheck["message"].startswith("Your last code failed (KeyError")
     assert outcome["answer"] == "It is 2." and len(upstream.payloads) == 4
