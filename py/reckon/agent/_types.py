@@ -101,12 +101,7 @@ class ChatReply:
 
 @runtime_checkable
 class Model(Protocol):
-    """A chat model: the OpenAI-compatible client, the demo planner or a test script.
-
-    Optional attributes the agent reads (with these defaults when missing):
-    ``use_tools`` (True), ``forces_first_call`` (True), ``follows_rechecks`` (True),
-    ``preloads`` (True), ``context_window`` (None), ``prefer_code_blocks()`` (none).
-    """
+    """A chat model: the OpenAI-compatible client, the demo planner or a test script."""
 
     name: str
 
