@@ -210,11 +210,13 @@ def test_a_dead_replicas_streams_free_their_places_when_the_lease_ends(
 def test_a_live_replica_renews_its_streams_leases(a_redis: RedisServer) -> None:
     async def run() -> Admission | Refusal:
         limits = Limits(concurrent_streams=1)
-        live = RedisLimits(a_redis.url, limits, lease=0.6)
-        other = RedisLimits(a_redis.url, limits, lease=0.6)
+        # Long enough that a loaded machine's stalls (a CI run once missed every renewal
+        # of a 0.6 s lease) do not pass for a replica that stopped renewing.
+        live = RedisLimits(a_redis.url, limits, lease=2.0)
+        other = RedisLimits(a_redis.url, limits, lease=2.0)
         async with live.running():
             assert isinstance(await live.admit("client:x", request="r1", reserve=0), Admission)
-            await asyncio.sleep(1.8)  # three leases long: renewed every 0.2 s meanwhile
+            await asyncio.sleep(3.0)  # past the first lease: renewed every 0.67 s meanwhile
             result = await other.admit("client:x", request="r2", reserve=0)
         await other.client.aclose()
         return result
