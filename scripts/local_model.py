@@ -210,7 +210,9 @@ def serving(*, port: int = 0, log: Path | None = None) -> Iterator[str]:
         "--n_ctx", str(CONTEXT_TOKENS), "--n_threads", str(THREADS),
         "--n_threads_batch", str(THREADS),
     ]  # fmt: skip
-    out = (log or CACHE / "logs" / "model-server.log").open("w")
+    log = log or CACHE / "logs" / "model-server.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    out = log.open("w")
     say(f"starting {MODEL_NAME} on 127.0.0.1:{port} ({THREADS} thread)")
     process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"

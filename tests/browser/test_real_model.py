@@ -74,6 +74,24 @@ def outputs(outcome: dict[str, Any]) -> str:
     )
 
 
+def story(outcome: dict[str, Any]) -> str:
+    """The steps and the answer, short: what a failing assertion shows, so a run that
+    went wrong can be read without running it again (each takes minutes)."""
+    lines = []
+    for step in outcome.get("steps", []):
+        result = step.get("result") if isinstance(step.get("result"), dict) else {}
+        shown = step.get("code") or step.get("text") or ""
+        lines.append(f"[{step.get('kind')}] {str(shown)[:400]}")
+        if step.get("message"):
+            lines.append(f"  said: {str(step['message'])[:300]}")
+        if result:
+            out = str(result.get("stdout", "")) + str((result.get("error") or {}).get("type", ""))
+            lines.append(f"  -> {result.get('status')}: {out[:300]}")
+    lines.append(f"answer: {str(outcome.get('answer'))[:600]}")
+    lines.append(f"grounding: {outcome.get('grounding')}")
+    return "\n".join(lines)
+
+
 def test_the_page_offers_the_local_model_by_default(a_chat_page: Any) -> None:
     models = a_chat_page.evaluate("() => window.reckon.models()")
     assert models["default"] == local_model.MODEL_NAME
@@ -82,19 +100,22 @@ def test_the_page_offers_the_local_model_by_default(a_chat_page: Any) -> None:
 
 def test_a_total_is_computed_in_the_sandbox_and_traced(a_chat_page: Any) -> None:
     outcome = ask(a_chat_page, "What is the total number of units?")
-    assert outcome["status"] == "ok", outcome
-    assert any(s["kind"] == "code" and s["result"]["status"] == "ok" for s in outcome["steps"])
-    assert "36" in outputs(outcome)  # 5 + 12 + 9 + 3 + 7, printed by the model's own code
-    assert "36" in outcome["answer"]
-    assert outcome["grounding"]["ungrounded"] == []
+    told = story(outcome)
+    assert outcome["status"] == "ok", told
+    steps = outcome["steps"]
+    assert any(s["kind"] == "code" and s["result"]["status"] == "ok" for s in steps), told
+    assert "36" in outputs(outcome), told  # 5 + 12 + 9 + 3 + 7, printed by the model's code
+    assert "36" in outcome["answer"], told
+    assert outcome["grounding"]["ungrounded"] == [], told
     traced = [n for n in outcome["grounding"]["numbers"] if n["text"] == "36"]
-    assert traced and traced[0]["steps"], outcome["grounding"]
+    assert traced and traced[0]["steps"], told
 
 
 def test_a_group_by_question_names_the_right_group(a_chat_page: Any) -> None:
     outcome = ask(a_chat_page, "Which region sold the most units in total?")
-    assert outcome["status"] == "ok", outcome
-    assert "South" in outputs(outcome) and "South" in outcome["answer"]
+    told = story(outcome)
+    assert outcome["status"] == "ok", told
+    assert "South" in outputs(outcome) and "South" in outcome["answer"], told
     assert outcome["model"] == local_model.MODEL_NAME or all(
         s.get("model") == local_model.MODEL_NAME for s in outcome["steps"]
     )
@@ -123,10 +144,11 @@ def test_an_error_is_fixed_from_the_traceback(a_chat_page: Any) -> None:
         )
     finally:
         a_chat_page.evaluate("() => window.reckon.configure({approval: 'auto'})")
-    assert outcome["status"] == "ok", outcome
+    told = story(outcome)
+    assert outcome["status"] == "ok", told
     code = [s for s in outcome["steps"] if s["kind"] == "code"]
     first = code[0]["result"]
-    assert first["status"] == "error" and first["error"]["type"] == "AttributeError"
-    assert any(s["result"]["status"] == "ok" for s in code[1:]), code
-    assert "3.1" in outputs(outcome)  # (2.5 + 3 + 2 + 4.5 + 3.5) / 5
-    assert "3.1" in outcome["answer"]
+    assert first["status"] == "error" and first["error"]["type"] == "AttributeError", told
+    assert any(s["result"]["status"] == "ok" for s in code[1:]), told
+    assert "3.1" in outputs(outcome), told  # (2.5 + 3 + 2 + 4.5 + 3.5) / 5
+    assert "3.1" in outcome["answer"], told
