@@ -82,7 +82,7 @@ def test_fenced_json_with_a_triple_quoted_string_is_read_as_a_call(
     assert outcome["answer"] == "North sold the most units."
 
 
-def test_the_first_call_with_files_must_run_code_and_later_ones_may_answer(
+def test_with_tools_on_the_first_call_with_files_must_run_code_and_later_ones_may_answer(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     upstream.handlers += [sse([tool_stream("print(2 + 2)")]), text_reply("It is 4.")]
@@ -93,6 +93,47 @@ def test_the_first_call_with_files_must_run_code_and_later_ones_may_answer(
     # null content next to tool calls is refused by llama-cpp-python (HTTP 500).
     assistant = [m for m in second["messages"] if m.get("tool_calls")]
     assert assistant and all(m["content"] == "" for m in assistant)
+
+
+def test_auto_leaves_the_first_call_free_and_forces_the_one_after_a_guess(
+    upstream: FakeUpstream, sales: KernelExecutor
+) -> None:
+    # A forced call is grammar-constrained JSON on llama-cpp-python: only when needed.
+    upstream.handlers += [
+        text_reply("The total is 31 units."),
+        sse([tool_stream(f"import pandas as pd\nprint(pd.read_csv('{sales.data_dir}/sales.csv')"
+                         "['units'].sum())")]),
+        text_reply("The total is 29 units."),
+    ]  # fmt: skip
+    outcome = run(openai_agent(upstream, sales).ask("total units?", environment=sales.environment()))
+    assert outcome["answer"] == "The total is 29 units."
+    first, second, third = upstream.payloads
+    assert "tool_choice" not in first and first["tools"]
+    assert second["tool_choice"] == {"type": "function", "function": {"name": "run_python"}}
+    assert "tool_choice" not in third
+
+
+def test_a_call_the_server_left_as_text_switches_auto_to_code_blocks(
+    upstream: FakeUpstream, sales: KernelExecutor
+) -> None:
+    code = QWEN_CALL.replace("/data/", f"{sales.data_dir}/")
+    upstream.handlers += [text_reply(code), text_reply("The total is 29 units.")]
+    bot = openai_agent(upstream, sales)
+    run(bot.ask("total units?", environment=sales.environment()))
+    assert upstream.payloads[0]["tools"] and "tools" not in upstream.payloads[1]
+    upstream.handlers += [text_reply("Still 29.")]
+    run(bot.ask("again?", environment=sales.environment()))
+    system = upstream.payloads[2]["messages"][0]["content"]
+    assert "```python code block" in system and "run_python tool" not in system
+
+
+def test_with_tools_on_a_call_left_as_text_keeps_the_tools(
+    upstream: FakeUpstream, sales: KernelExecutor
+) -> None:
+    code = QWEN_CALL.replace("/data/", f"{sales.data_dir}/")
+    upstream.handlers += [text_reply(code), text_reply("The total is 29 units.")]
+    run(openai_agent(upstream, sales, tools="on").ask("total units?", environment=sales.environment()))
+    assert all(p["tools"] for p in upstream.payloads)
 
 
 def test_no_files_no_forced_call(upstream: FakeUpstream, executor: KernelExecutor) -> None:

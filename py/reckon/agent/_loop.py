@@ -191,9 +191,13 @@ class Agent:
         if spent is not None:
             self.messages.append({"role": "assistant", "content": "(stopped: token budget)"})
             return outcome("budget", progress.last_text, steps, spent)
-        # A data question is answered from code: the first call must run some.
-        first = progress.has_files and not progress.ran_code and progress.calls == 0
-        force = "run_python" if first else None
+        # A data question is answered from code: the first call must run some, or
+        # (a model that forces no first call) the call after an answer that ran none.
+        force = None
+        if progress.has_files and not progress.ran_code:
+            eager = progress.calls == 0 and getattr(self.model, "forces_first_call", True)
+            if eager or "no-code" in progress.rechecks:
+                force = "run_python"
         progress.calls += 1
         try:
             reply = await self._requests.call(
@@ -230,8 +234,9 @@ class Agent:
     ) -> JSONDict | None:
         """The model wrote code: run it, unless a budget or a stop ends the answer."""
         steps = log.steps
-        if move.code is not None and not move.native:
-            # Tools were offered and it wrote a code block: talk to it in blocks.
+        if not move.native and (move.code is not None or move.calls):
+            # Tools were offered and it wrote a code block, or a call its server left
+            # as text: talk to it in blocks (a shorter prompt, and code it writes well).
             switch = getattr(self.model, "prefer_code_blocks", None)
             if callable(switch):
                 switch()

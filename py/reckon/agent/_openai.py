@@ -27,8 +27,9 @@ class OpenAIModel:
     ``tools``: ``"on"`` always offers the tools, ``"off"`` never does (the model
     writes fenced code blocks), ``"auto"`` offers them until the model shows it
     does not use them: the server refuses them (HTTP 400 naming tools or function
-    calling; the call is retried at once without them) or the model answers with
-    a code block instead of a call. Either way the model stays in code-block mode,
+    calling; the call is retried at once without them), or the model answers with
+    a code block instead of a call, or with a call written as text that the server
+    did not parse. Either way the model stays in code-block mode,
     and the next system prompt tells it so. A server that refuses ``tool_choice``
     is asked again without it. ``context_window`` (tokens) makes the agent cut the
     history to fit before sending.
@@ -58,8 +59,22 @@ class OpenAIModel:
         self._transport = transport
         self._path = path
 
+    @property
+    def forces_first_call(self) -> bool:
+        """Whether a data question's first call names ``run_python`` in ``tool_choice``.
+
+        Only with ``tools="on"``. In ``"auto"`` the first call is left free, because a
+        server that does not parse tool calls (llama-cpp-python with a GGUF's template)
+        honours a named ``tool_choice`` by constraining the reply to the tool's JSON
+        schema, and a small model squeezed into a JSON string writes one-line
+        expressions that skip the question's filters (run 2 in docs/benchmarks.md:
+        0 of 12 medium questions). An answer with no code is still sent back, and that
+        next call is forced."""
+        return self.tools == "on"
+
     def prefer_code_blocks(self) -> None:
-        """The model wrote a code block where it could have called a tool."""
+        """The model wrote a code block, or a call the server left as text, where it
+        could have called a tool: its server does not do tool calls for it."""
         if self.tools == "auto":
             self.use_tools = False
 

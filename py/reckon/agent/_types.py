@@ -101,7 +101,12 @@ class ChatReply:
 
 @runtime_checkable
 class Model(Protocol):
-    """A chat model: the OpenAI-compatible client, the demo planner or a test script."""
+    """A chat model: the OpenAI-compatible client, the demo planner or a test script.
+
+    Optional attributes the agent reads (with these defaults when missing):
+    ``use_tools`` (True), ``forces_first_call`` (True), ``follows_rechecks`` (True),
+    ``preloads`` (True), ``context_window`` (None), ``prefer_code_blocks()`` (none).
+    """
 
     name: str
 
