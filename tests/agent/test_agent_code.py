@@ -22,17 +22,20 @@ from reckon.agent import (
 from support import PY
 
 
-def test_all_runnable_blocks_are_joined_and_prose_is_kept() -> None:
+def test_all_runnable_blocks_are_joined_and_prose_is_kept_apart_from_what_follows() -> None:
     reply = (
-        "First the imports.\n```python\nimport math\n```\nThen:\n```py\nprint(math.pi)\n```\n"
-        "Output looks like:\n```text\n3.14\n```\nDone."
+        "First the imports.\n```python\nimport math\n```\nThen:\n```text\nsee\n```\n"
+        "```py\nprint(math.pi)\n```\nOutput looks like:\n```text\n3.14\n```\nDone."
     )
     blocks = extract_code_blocks(reply)
     assert blocks is not None
     assert blocks.code == "import math\n\nprint(math.pi)"
-    assert "First the imports." in blocks.text and "Done." in blocks.text
+    assert "First the imports." in blocks.text and "Then:" in blocks.text
     assert "import math" not in blocks.text
-    assert "3.14" in blocks.text  # a text block is shown, not run
+    assert "see" in blocks.text  # a text block is shown, not run
+    # Written before the code ran: an imagined output, kept apart (Move.after).
+    assert "3.14" not in blocks.text and "Done." not in blocks.text
+    assert blocks.after == "Output looks like:\n```text\n3.14\n```\nDone."
 
 
 def test_untagged_block_runs_and_no_block_is_none() -> None:

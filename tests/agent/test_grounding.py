@@ -118,7 +118,8 @@ def test_two_calls_and_the_prose_around_them() -> None:
     )
     found = find_text_tool_calls(text, names=NAMES)
     assert found is not None and [c["name"] for c in found.calls] == ["run_python", "run_sql"]
-    assert found.text == "First I load it.\n\nThen I look."
+    assert found.text == "First I load it."
+    assert found.after == "Then I look."
 
 
 @pytest.mark.parametrize(

@@ -66,6 +66,37 @@ def test_a_tool_call_written_as_text_runs_and_the_history_keeps_it_verbatim(
     assert outcome["grounding"]["ungrounded"] == []
 
 
+@pytest.mark.parametrize(
+    "written",
+    [
+        pytest.param(
+            '```json\n{"name": "run_sql", "arguments": {"query": "SELECT SUM(units) FROM sales"}}'
+            "\n```\n\nThe total number of units is 100.",
+            id="text-call",
+        ),
+        pytest.param(
+            "```python\nprint(run_sql('SELECT SUM(units) FROM sales'))\n```\n"
+            "The total number of units is 100.",
+            id="code-block",
+        ),
+    ],
+)
+def test_an_answer_written_after_the_call_before_it_ran_is_not_kept(
+    upstream: FakeUpstream, sales: KernelExecutor, written: str
+) -> None:
+    """What Qwen2.5-Coder-1.5B did with the free first call: the call, then the total it
+    expected. With that line in its history it answered 100 over the printed 36."""
+    upstream.handlers += [text_reply(written), text_reply("The total is 29 units.")]
+    bot = openai_agent(upstream, sales)
+    outcome = run(bot.ask("total units?", environment=sales.environment()))
+    (step,) = model_steps(outcome, "code")
+    assert "29" in str(step["result"]) and "100" not in step["text"]
+    said = upstream.payloads[1]["messages"][-2]
+    assert said["role"] == "assistant" and "100" not in said["content"]
+    assert said["content"] == written[: written.index("```\n", 10) + 3]
+    assert outcome["answer"] == "The total is 29 units."
+
+
 def test_fenced_json_with_a_triple_quoted_string_is_read_as_a_call(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:

@@ -41,9 +41,9 @@ class Cells:
     ) -> list[tuple[str, JSONDict]]:
         """Run the reply's cells. Native calls get one ``tool`` answer each (every call
         needs one, or the history is invalid next time). Calls written as text and code
-        blocks keep the reply as the model wrote it, byte for byte (so the server's
-        prompt cache holds), and get their outputs as one user message, which every
-        server accepts."""
+        blocks keep the reply as the model wrote it up to its last call (the server's
+        prompt cache holds for that prefix; what follows was a guess at the result),
+        and get their outputs as one user message, which every server accepts."""
         if move.native:
             # "" rather than null content: llama-cpp-python answers null with a 500.
             calls = [{"id": c["id"], "type": "function",
@@ -51,7 +51,7 @@ class Cells:
                      for c in move.calls]  # fmt: skip
             messages.append({"role": "assistant", "content": move.text, "tool_calls": calls})
         else:
-            messages.append({"role": "assistant", "content": raw})
+            messages.append({"role": "assistant", "content": move.spoken(raw)})
         cells = [(c["id"], c["name"], parse_tool_arguments(c["name"], c["arguments"]))
                  for c in move.calls]  # fmt: skip
         if move.code is not None:

@@ -23,10 +23,12 @@ _TOOL_NAMES = {"run_python", "python", "run_code", "execute_python", "code_inter
 
 @dataclass
 class CodeBlocks:
-    """The runnable code of a reply and the prose around it."""
+    """The runnable code of a reply, the prose before and between its blocks, and the
+    prose ``after`` the last one (written before the code ran: see ``Move.after``)."""
 
     code: str
     text: str
+    after: str = ""
 
 
 @dataclass
@@ -68,9 +70,8 @@ def extract_code_blocks(reply: str) -> CodeBlocks | None:
         position = match.end()
     if not blocks:
         return None
-    kept.append(reply[position:])
     text = re.sub(r"\n{3,}", "\n\n", "".join(kept)).strip()
-    return CodeBlocks(code="\n\n".join(blocks), text=text)
+    return CodeBlocks(code="\n\n".join(blocks), text=text, after=reply[position:].strip())
 
 
 def parse_tool_arguments(name: str, arguments: str) -> ToolArguments:

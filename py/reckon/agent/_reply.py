@@ -29,13 +29,26 @@ TOOL_NAMES = {
 @dataclass
 class Move:
     """One reply, read: ``calls`` ``[{id, name, arguments}]`` (arguments as JSON text),
-    ``native`` when the server parsed them, ``code`` for a fenced cell."""
+    ``native`` when the server parsed them, ``code`` for a fenced cell.
+
+    ``after`` is the prose a model wrote after its last call or code block, before
+    anything ran: a small model often goes on to state the answer it expects ("The
+    total is 100."), and with that line in its history it repeated the guess over
+    the real output (36). It is kept out of the history and of the shown text."""
 
     text: str = ""
     thinking: str = ""
     calls: list[dict[str, str]] = field(default_factory=list)
     native: bool = False
     code: str | None = None
+    after: str = ""
+
+    def spoken(self, raw: str) -> str:
+        """``raw``, the reply as written, without the prose after its last call."""
+        tail, body = self.after.strip(), raw.rstrip()
+        if tail and body.endswith(tail):
+            return body[: -len(tail)].rstrip()
+        return raw
 
     @property
     def runs_code(self) -> bool:
@@ -57,10 +70,10 @@ def interpret(reply: ChatReply, *, last_code: str = "") -> Move:
             {"id": f"text_call_{n}", "name": c["name"], "arguments": _as_text(c["arguments"])}
             for n, c in enumerate(written.calls)
         ]
-        return Move(written.text, thinking, calls)
+        return Move(written.text, thinking, calls, after=written.after)
     blocks = extract_code_blocks(visible)
     if blocks is not None and blocks.code.strip() != last_code.strip():
-        return Move(blocks.text, thinking, code=blocks.code)
+        return Move(blocks.text, thinking, code=blocks.code, after=blocks.after)
     return Move(visible.strip(), thinking)
 
 

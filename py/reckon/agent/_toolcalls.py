@@ -40,10 +40,12 @@ _JSON_LANGUAGES = {"", "json", "tool_call", "tool", "function", "python", "py", 
 
 @dataclass
 class TextToolCalls:
-    """The calls found in a reply's text, and the prose left around them."""
+    """The calls found in a reply's text, the prose before and between them, and the
+    prose ``after`` the last one."""
 
     calls: list[dict[str, Any]] = field(default_factory=list)
     text: str = ""
+    after: str = ""
 
 
 def find_text_tool_calls(reply: str, *, names: set[str]) -> TextToolCalls | None:
@@ -85,9 +87,8 @@ def find_text_tool_calls(reply: str, *, names: set[str]) -> TextToolCalls | None
     for start, end in sorted(spans):
         kept.append(reply[position:start])
         position = max(position, end)
-    kept.append(reply[position:])
     text = re.sub(r"\n{3,}", "\n\n", "".join(kept)).strip()
-    return TextToolCalls(calls, text)
+    return TextToolCalls(calls, text, reply[position:].strip())
 
 
 def _as_call(value: Any, names: set[str]) -> dict[str, Any] | None:
