@@ -93,3 +93,29 @@ def test_the_session_has_run_sql_and_shows_a_table(a_data_dir: Path, tmp_path: P
 def test_sql_tables_lists_table_files(a_data_dir: Path) -> None:
     (a_data_dir / "notes.pdf").write_bytes(b"%PDF-1.4")
     assert set(sql_tables(str(a_data_dir))) == {"sales_2024", "prices"}
+
+
+def test_a_column_with_spaces_written_with_underscores_gets_its_quoted_name(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "simple.psv").write_text("Year|First time buyers\n2001|10\n2002|20\n")
+    with pytest.raises(ValueError) as caught:
+        run_sql("SELECT AVG(First_time_buyers) FROM simple", data_dir=str(data))
+    text = str(caught.value)
+    assert 'Did you mean "First time buyers"?' in text
+    # The listing shows each name as a query must write it.
+    assert 'simple (simple.psv): Year, "First time buyers"' in text
+    fixed = run_sql('SELECT AVG("First time buyers") AS m FROM simple', data_dir=str(data))
+    assert fixed["m"][0] == 15
+
+
+def test_a_function_sqlite_lacks_points_to_pandas(a_data_dir: Path) -> None:
+    with pytest.raises(ValueError) as caught:
+        run_sql("SELECT median(qty) FROM sales_2024", data_dir=str(a_data_dir))
+    assert 'SQLite has no median(); compute it in Python with pandas instead (df["column"]' \
+        ".median())" in str(caught.value)  # fmt: skip
+    with pytest.raises(ValueError) as caught:
+        run_sql("SELECT nope FROM sales_2024", data_dir=str(a_data_dir))
+    assert "Did you mean" not in str(caught.value)  # nothing close: no guess

@@ -35,6 +35,9 @@ class Cells:
     load_lines: list[str] = field(default_factory=list)  # how the tables were loaded
     loaded: bool = False  # Reckon loaded them before the model's turn
     proposals: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    # The last cell that ran (code, observation), and how often in a row it came back.
+    previous: tuple[str, str] | None = None
+    repeats: int = 0
 
     async def run_reply(
         self, move: Move, raw: str, messages: list[JSONDict], log: StepLog, started: float
@@ -125,12 +128,29 @@ class Cells:
         observation = format_observation(shown, limit=self.options.observation_limit)
         observation += _name_hint(result, self.load_lines, loaded=self.loaded)
         observation += _format_hint(result, code)
+        observation += self._repeat_hint(code, observation)
         if extra.get("hidden"):
             observation += (
                 f"\nprivacy: {extra['hidden']} value(s) from the user's files were replaced by "
                 "[hidden]; only schemas, shapes and aggregates are shown to you"
             )
         return code, result, note + observation, extra
+
+    def _repeat_hint(self, code: str, observation: str) -> str:
+        """Small models run the same cell again and again (seen: eleven times) when its
+        output does not answer the question as they read it: say so, so they answer or
+        try something else. Durations differ between runs, so they are left out."""
+        same = _without_duration(observation)
+        repeated = self.previous is not None and self.previous == (code.strip(), same)
+        self.previous = (code.strip(), same)
+        self.repeats = self.repeats + 1 if repeated else 0
+        if not repeated:
+            return ""
+        return (
+            f"\nnote: this is the code you ran before, with the same output "
+            f"({self.repeats + 1} times now): running it again will not change it. Give the "
+            "final answer from this output, or write different code for what the question asks"
+        )
 
     async def _decision(self, code: str, tool: str) -> Decision:
         decide = self.options.decide
@@ -147,6 +167,11 @@ class Cells:
 
 
 _UNDEFINED = re.compile(r"name '(\w+)' is not defined")
+_DURATION = re.compile(r"^status: (\w+) \(\d+ ms\)", re.MULTILINE)
+
+
+def _without_duration(observation: str) -> str:
+    return _DURATION.sub(r"status: \1", observation)
 
 
 def _name_hint(result: JSONDict, loads: list[str], *, loaded: bool = False) -> str:

@@ -112,7 +112,9 @@ def run_sql(query: str, *, data_dir: str = "/data", limit: int | None = None) ->
     try:
         frame = pd.read_sql_query(query, db.connection)
     except (sqlite3.Error, pd.errors.DatabaseError) as exc:
-        raise ValueError(f"{_clean(exc)}\n{_describe_tables(db, files)}") from None
+        message, tables = _clean(exc), _describe_tables(db, files)
+        hint = _hint(message, _columns(db, files))
+        raise ValueError(f"{message}{hint}\n{tables}") from None
     return frame.head(limit) if limit is not None else frame
 
 
@@ -121,6 +123,55 @@ def _clean(exc: BaseException) -> str:
     # pandas wraps sqlite's message in "Execution failed on sql '...': <message>".
     match = re.search(r"Execution failed on sql .*?: (.*)$", text, re.S)
     return f"SQL error: {match.group(1) if match else text}"
+
+
+# What SQLite lacks that a question often needs, and the pandas method that does it.
+_PANDAS_FOR = {
+    "median": "median", "stdev": "std", "stddev": "std", "std": "std", "variance": "var",
+    "var": "var", "percentile": "quantile", "quantile": "quantile", "mode": "mode",
+}  # fmt: skip
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _quoted(column: str) -> str:
+    """``column`` as a query must write it: in double quotes unless a plain name."""
+    return column if _PLAIN_NAME.fullmatch(column) else '"' + column.replace('"', '""') + '"'
+
+
+def _hint(message: str, columns: list[str]) -> str:
+    """What to write instead, for the two slips models make most: a column with spaces
+    written with underscores (or no quotes), and a function SQLite does not have."""
+    missing = re.search(r"no such column: (\S+)", message)
+    if missing:
+        wanted = _folded(missing.group(1).split(".")[-1])
+        close = [c for c in columns if _folded(c) == wanted]
+        if close:
+            return f"\nDid you mean {_quoted(close[0])}? Names with spaces go in double quotes."
+        return ""
+    function = re.search(r"no such function: (\w+)", message)
+    if function:
+        name = function.group(1)
+        method = _PANDAS_FOR.get(name.lower())
+        example = f' (df["column"].{method}())' if method else ""
+        return f"\nSQLite has no {name}(); compute it in Python with pandas instead{example}."
+    return ""
+
+
+def _folded(name: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "", name.strip('"`[]').lower())
+
+
+def _columns(db: _Database, files: dict[str, str]) -> list[str]:
+    """The columns of the tables loaded so far (the listing below loads the rest)."""
+    import sqlite3
+
+    found: list[str] = []
+    for name in files:
+        try:
+            found += [row[1] for row in db.connection.execute(f'PRAGMA table_info("{name}")')]
+        except sqlite3.Error:
+            continue
+    return found
 
 
 def _describe_tables(db: _Database, files: dict[str, str]) -> str:
@@ -133,7 +184,8 @@ def _describe_tables(db: _Database, files: dict[str, str]) -> str:
         try:
             _ensure_loaded(db, name, path)
             columns = [row[1] for row in db.connection.execute(f'PRAGMA table_info("{name}")')]
-            lines.append(f"  {name} ({os.path.basename(path)}): {', '.join(columns)}")
+            shown = ", ".join(_quoted(str(c)) for c in columns)
+            lines.append(f"  {name} ({os.path.basename(path)}): {shown}")
         except (ValueError, OSError, sqlite3.Error) as exc:
             lines.append(f"  {name} ({os.path.basename(path)}): cannot be read: {exc}")
     return "\n".join(lines)

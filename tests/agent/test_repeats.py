@@ -1,0 +1,40 @@
+"""A model that runs the same cell again and again is told so (seen with a 1.5B model:
+the same query eleven times, until the step limit)."""
+
+from __future__ import annotations
+
+import json
+
+from reckon.agent import Agent, ChatReply
+
+from .helpers import KernelExecutor, ScriptedModel, answer, run
+
+
+def call(code: str, call_id: str) -> ChatReply:
+    arguments = json.dumps({"code": code})
+    tool_call = {"id": call_id, "name": "run_python", "arguments": arguments}
+    return ChatReply(text="", tool_calls=[tool_call], finish_reason="tool_calls")
+
+
+def test_the_same_cell_with_the_same_output_is_called_out(executor: KernelExecutor) -> None:
+    model = ScriptedModel(
+        [call("print(6 * 7)", "c1"), call("print(6 * 7)", "c2"), call("print(6 * 7)", "c3"),
+         answer("42.")]
+    )  # fmt: skip
+    outcome = run(Agent(model, executor).ask("6*7?", environment=executor.environment()))
+    assert outcome["status"] == "ok" and outcome["answer"] == "42."
+    tool_answers = [m["content"] for m in model.requests[3].messages if m["role"] == "tool"]
+    first, second, third = tool_answers
+    assert "the code you ran before" not in first
+    assert "the code you ran before, with the same output (2 times now)" in second
+    assert "(3 times now)" in third
+
+
+def test_the_same_code_with_a_new_output_is_not_called_out(executor: KernelExecutor) -> None:
+    model = ScriptedModel(
+        [call("n = globals().get('n', 0) + 1\nprint(n)", "c1"),
+         call("n = globals().get('n', 0) + 1\nprint(n)", "c2"), answer("2.")]
+    )  # fmt: skip
+    run(Agent(model, executor).ask("count?", environment=executor.environment()))
+    tool_answers = [m["content"] for m in model.requests[2].messages if m["role"] == "tool"]
+    assert all("the code you ran before" not in a for a in tool_answers)
