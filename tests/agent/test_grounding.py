@@ -52,7 +52,7 @@ def test_counts_list_markers_code_and_given_numbers_are_not_flagged() -> None:
         "1. There are 3 regions.\n2. `df.head(25)` shows 25 rows; you asked about 2024-01-05 "
         "and the top 15."
     )
-    assert ungrounded(answer, "", given=("show the top 15 rows",)) == ["25"]
+    assert ungrounded(answer, "", given=("show the top 15 rows of 2024-01-05",)) == ["25"]
 
 
 def test_numbers_keep_their_place_in_the_answer() -> None:
@@ -178,3 +178,32 @@ def test_a_table_reckon_loaded_grounds_nothing() -> None:
         "result": {"stdout": "", "assigned": [{"name": "df", "text": "  price\n0  30"}]},
     }
     assert ground_answer("The top price is 30.", step_sources([loaded]))["ungrounded"] == ["30"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "output", "flagged"),
+    [
+        pytest.param("@hour[2012-06-24 14:00:00]", "hour  2012-06-24 14:00:00", [], id="same"),
+        pytest.param("at 2012-06-24T14:00", "Timestamp('2012-06-24 14:00:00')", [], id="forms"),
+        pytest.param(
+            "@hour[2023-10-05 14:00:00]", "2012-06-24 14:00:00", ["2023-10-05 14:00:00"],
+            id="invented",
+        ),
+        pytest.param("on 2012-06-24 at 15:00", "2012-06-24 14:00:00", [], id="bare-time-left"),
+        pytest.param(
+            "at 2012-06-24 15:00", "2012-06-24 14:00:00", ["2012-06-24 15:00"], id="other-hour"
+        ),
+    ],
+)  # fmt: skip
+def test_a_date_in_the_answer_is_traced_like_a_number(
+    answer: str, output: str, flagged: list[str]
+) -> None:
+    assert ungrounded(answer, output) == flagged
+
+
+def test_a_date_the_question_names_is_given_and_one_the_cell_printed_is_not_computed() -> None:
+    given = ungrounded("On 2012-06-24 the total was 35.", "35", given=("What on 2012-06-24?",))
+    assert given == []
+    printed = step_sources([{"kind": "code", "index": 1, "code": "print('2023-10-05')",
+                             "result": {"status": "ok", "stdout": "2023-10-05\n"}}])  # fmt: skip
+    assert ground_answer("It was 2023-10-05.", printed)["ungrounded"] == ["2023-10-05"]

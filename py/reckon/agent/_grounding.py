@@ -8,6 +8,9 @@ Numbers the person gave (in the question or in a file or column name) count as
 given, and so do small counts and list markers (0 to 10, ``1.``): flagging them
 would bury the real misses.
 
+A date (``2012-06-24``, with its time when written) is traced the same way: to an
+output that holds that day, and that time if the answer gives one.
+
 A number the cell itself wrote as a literal (``print(23.45)``) is not computed by it.
 Everything else is *not computed*: the agent asks the model once to compute it or
 take it back, and the page marks what is left.
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 
 from reckon.agent._types import JSONDict
 
-__all__ = ["Number", "find_numbers", "ground_answer", "step_sources"]
+__all__ = ["Number", "find_dates", "find_numbers", "ground_answer", "step_sources"]
 
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<sign>[-+−]?)(?P<body>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
@@ -132,6 +135,12 @@ def _without_literals(output: str, code: str) -> str:
     """``output`` with the numbers its own cell wrote as literals blanked out: a cell
     that prints ``23.45`` it was given (``print(23.45)``) computed nothing. Small
     counts stay, like everywhere here (``round(x, 2)`` does not hide a 2)."""
+    dates = {d[2] for d in find_dates(code)}
+    if dates:
+        output = "".join(
+            " " * (end - start) if canonical in dates else output[start:end]
+            for start, end, canonical in _pieces(output)
+        )
     literals = {n.value for n in find_numbers(code) if not _is_small_count(n)}
     if not literals:
         return output
@@ -152,6 +161,7 @@ def ground_answer(
     ``sources`` are ``(step index, output text)``; ``given`` are texts whose numbers
     the person supplied (questions, file and column names).
     """
+    given = list(given)
     outputs = [(index, find_numbers(text)) for index, text in sources]
     supplied = [n for text in given for n in find_numbers(text)]
     markers = {m.end() - 2 for m in _LIST_MARKER.finditer(answer)}
@@ -159,7 +169,6 @@ def ground_answer(
     # A value in the @name[value] form is the answer itself: never a mere count.
     claimed = [m.span(1) for m in _PAIR_VALUE.finditer(answer)]
     numbers: list[JSONDict] = []
-    ungrounded: list[str] = []
     for number in find_numbers(answer):
         if any(a <= number.start < b for a, b in code):
             continue
@@ -184,9 +193,64 @@ def ground_answer(
         if not computed and exempt:
             entry["given"] = True
         numbers.append(entry)
-        if not entry["computed"]:
-            ungrounded.append(number.text)
+    numbers += _ground_dates(answer, sources, list(given), code)
+    numbers.sort(key=lambda entry: int(entry["start"]))
+    ungrounded = [str(entry["text"]) for entry in numbers if not entry["computed"]]
     return {"numbers": numbers, "ungrounded": ungrounded}
+
+
+_FULL_DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}:\d{2})(?::(\d{2}))?)?\b")
+
+
+def find_dates(text: str) -> list[tuple[int, int, str]]:
+    """Each ``YYYY-MM-DD`` date (with its time, if written) in ``text``: ``(start, end,
+    canonical)``, the canonical form without the ``T`` and without ``:00`` seconds."""
+    found = []
+    for match in _FULL_DATE.finditer(text):
+        day, clock, seconds = match.groups()
+        canonical = day if clock is None else f"{day} {clock}"
+        if seconds not in (None, "00"):
+            canonical += f":{seconds}"
+        found.append((match.start(), match.end(), canonical))
+    return found
+
+
+def _pieces(text: str) -> list[tuple[int, int, str]]:
+    """``text`` cut into its dates (with their canonical form) and the text between."""
+    pieces, last = [], 0
+    for start, end, canonical in find_dates(text):
+        pieces += [(last, start, ""), (start, end, canonical)]
+        last = end
+    return [*pieces, (last, len(text), "")]
+
+
+def _date_forms(text: str) -> set[str]:
+    return {form for d in find_dates(text) for form in (d[2], d[2][:10])}
+
+
+def _ground_dates(
+    answer: str,
+    sources: list[tuple[int | None, str]],
+    given: list[str],
+    skip: list[tuple[int, int]],
+) -> list[JSONDict]:
+    """A date is a claim like a number (``the peak was at 2012-06-24 14:00``): computed
+    when an output holds the same date and time, given when the question names it."""
+    # A date written without its time is any time of that day.
+    outputs = [(index, _date_forms(text)) for index, text in sources]
+    supplied = {form for text in given for form in _date_forms(text)}
+    entries: list[JSONDict] = []
+    for start, end, canonical in find_dates(answer):
+        if any(a <= start < b for a, b in skip):
+            continue
+        steps = sorted({i for i, dates in outputs if i is not None and canonical in dates})
+        earlier = any(i is None and canonical in dates for i, dates in outputs)
+        entry: JSONDict = {"text": answer[start:end], "start": start, "end": end, "steps": steps,
+                           "computed": bool(steps) or earlier or canonical in supplied}  # fmt: skip
+        if not (steps or earlier) and canonical in supplied:
+            entry["given"] = True
+        entries.append(entry)
+    return entries
 
 
 def _is_small_count(number: Number) -> bool:
