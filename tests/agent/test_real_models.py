@@ -330,7 +330,7 @@ def test_an_answer_without_the_asked_form_filled_is_sent_back_for_it(
     upstream: FakeUpstream, sales: KernelExecutor, answer: str, unfilled: bool
 ) -> None:
     upstream.handlers += [
-        sse([tool_stream("print('East')")]),
+        sse([tool_stream("print('East 40')\nprint('West 20')")]),  # not one value: no fill
         text_reply(answer),
         text_reply("@region[East]"),
     ]
@@ -340,6 +340,36 @@ def test_an_answer_without_the_asked_form_filled_is_sent_back_for_it(
     recheck = next(s for s in outcome["steps"] if s["kind"] == "recheck")
     assert "@region[name]" in recheck["message"]
     assert ("put the computed value inside them" in recheck["message"]) is unfilled
+
+
+@pytest.mark.parametrize("answer", ["@region[name]", "The region is @region[]."])
+def test_a_form_copied_unfilled_after_a_cell_printed_one_value_takes_that_value(
+    upstream: FakeUpstream, sales: KernelExecutor, answer: str
+) -> None:
+    # Seen: `df.groupby('region')['sales'].sum().idxmax()` ran, then "@region[name]" twice.
+    upstream.handlers += [sse([tool_stream("print('East')")]), text_reply(answer)]
+    question = "Which region sold the most? Answer as @region[name]."
+    outcome = run(agent(upstream, sales).ask(question, environment=sales.environment()))
+    assert outcome["answer"] == answer.replace("@region[name]", "@region[East]").replace(
+        "@region[]", "@region[East]"
+    )
+    (step,) = [s for s in outcome["steps"] if s["kind"] == "answer"]
+    assert step["written"] == answer and len(upstream.payloads) == 2
+
+
+def test_an_answer_after_a_failed_cell_is_sent_back_once(
+    upstream: FakeUpstream, sales: KernelExecutor
+) -> None:
+    upstream.handlers += [
+        sse([tool_stream("df['department'].mean()")]),
+        text_reply("The department is Sales."),
+        sse([tool_stream("print(1 + 1)")]),
+        text_reply("It is 2."),
+    ]
+    outcome = run(agent(upstream, sales).ask("which?", environment=sales.environment()))
+    recheck = next(s for s in outcome["steps"] if s["kind"] == "recheck")
+    assert recheck["message"].startswith("Your last code failed (KeyError")
+    assert outcome["answer"] == "It is 2." and len(upstream.payloads) == 4
 
 
 def test_a_small_value_given_as_the_answer_is_still_checked(

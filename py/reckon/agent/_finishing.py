@@ -14,8 +14,9 @@ from reckon.agent._verify import compare
 
 __all__ = ["Finishing", "verification"]
 
-# An answer goes back to the model at most this often (a guess, then a lost format).
-_RECHECKS = 2
+# An answer goes back to the model at most this often (a guess, a failed cell, a lost
+# format).
+_RECHECKS = 3
 
 
 @dataclass
@@ -54,7 +55,7 @@ class Finishing:
     def repaired(self, answer: str) -> tuple[str, JSONDict]:
         """The answer (its form put right, ``repair_form``) and its grounding."""
         grounding = self._ground(answer)
-        fixed = repair_form(self._question(), answer, grounding)
+        fixed = repair_form(self._question(), answer, grounding, last_value=self._last_value())
         if fixed is None:
             return answer, grounding
         return fixed, self._ground(fixed)
@@ -72,6 +73,7 @@ class Finishing:
             answer=answer,
             asked=frozenset(progress.rechecks),
             last_output=self._last_output(),
+            last_error=progress.last_error if progress.failures else "",
         )
         if found is None:
             return None
@@ -91,6 +93,18 @@ class Finishing:
                 given += [str(c.get("name") if isinstance(c, dict) else c)
                           for c in entry.get("columns") or []]  # fmt: skip
         return ground_answer(answer, step_sources([*earlier, *self.log.steps]), given=given)
+
+    def _last_value(self) -> str:
+        """What the last cell of this answer printed, when it ran without error."""
+        for step in reversed(self.log.steps):
+            result = step.get("result")
+            if _by_model(step) and isinstance(result, dict):
+                if result.get("status") != "ok":
+                    return ""
+                value = result.get("result")
+                shown = value.get("text") if isinstance(value, dict) else None
+                return str(result.get("stdout") or shown or "")
+        return ""
 
     def _last_output(self) -> str:
         """What the last cell that ran printed (its stdout, or its value)."""

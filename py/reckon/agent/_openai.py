@@ -120,13 +120,22 @@ class OpenAIModel:
         decoder = SSEDecoder()
         chunks = ChunkAccumulator(on_text=on_text)
         started, first = time.monotonic(), None
-        async for raw in self._transport.stream(self._path, body):
-            for data in decoder.feed(raw):
-                # The time to the first event: for a local model, mostly prompt reading.
-                first = first if first is not None else time.monotonic()
-                chunks.add_event(data)
-        for data in decoder.close():
-            chunks.add_event(data)
+        stream = self._transport.stream(self._path, body)
+        try:
+            async for raw in stream:
+                for data in decoder.feed(raw):
+                    # The time to the first event: for a local model, mostly prompt reading.
+                    first = first if first is not None else time.monotonic()
+                    chunks.add_event(data)
+                if chunks.runaway.cut is not None:
+                    break  # a looping reply: closing the stream stops the server too
+            else:
+                for data in decoder.close():
+                    chunks.add_event(data)
+        finally:
+            close = getattr(stream, "aclose", None)
+            if close is not None:
+                await close()
         reply = chunks.reply()
         if first is not None:
             reply.first_token_ms = round((first - started) * 1000, 1)

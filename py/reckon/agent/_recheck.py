@@ -23,6 +23,11 @@ _NO_CODE = (
     "You answered without running any code. Compute the answer from the user's files "
     "with code first, then answer from its output."
 )
+# Seen: after a failed cell a small model answers in prose, from nothing.
+_FAILED = (
+    "Your last code failed ({error}). Fix it and run the corrected code, then answer "
+    "from its output."
+)
 _UNGROUNDED = (
     "These numbers in your answer appear in no output of the code you ran: {numbers}. "
     "Run code that prints them, or give the answer again without them."
@@ -51,14 +56,18 @@ def recheck_message(
     answer: str = "",
     asked: frozenset[str] = frozenset(),
     last_output: str = "",
+    last_error: str = "",
 ) -> tuple[str, str] | None:
     """``(kind, message)`` to send the answer back with, or ``None`` to let it stand.
 
-    Each kind (``no-code``, ``ungrounded``, ``format``) is asked at most once an ask:
-    ``asked`` holds those already sent. ``last_output`` (the last cell's printed text)
-    is quoted with the ungrounded numbers."""
+    Each kind (``no-code``, ``failed``, ``ungrounded``, ``format``) is asked at most
+    once an ask: ``asked`` holds those already sent. ``last_output`` (the last cell's
+    printed text) is quoted with the ungrounded numbers; ``last_error`` is the error of
+    the last cell when it failed."""
     if has_files and not ran_code and "no-code" not in asked:
         return "no-code", _NO_CODE
+    if has_files and last_error and "failed" not in asked:
+        return "failed", _FAILED.format(error=trim_text(last_error.strip(), 300))
     missing = [str(n) for n in grounding.get("ungrounded") or []]
     if missing and "ungrounded" not in asked:
         unique = list(dict.fromkeys(missing))
@@ -92,13 +101,17 @@ def _filled(question: str, answer: str) -> bool:
     return True
 
 
-def repair_form(question: str, answer: str, grounding: JSONDict) -> str | None:
+def repair_form(
+    question: str, answer: str, grounding: JSONDict, *, last_value: str = ""
+) -> str | None:
     """The answer with the one form the question asks for put right, or ``None``.
 
     Two slips of small models are repaired, only when nothing else could be meant: the
     value written where the name goes (``@3.17[value]`` for ``@mean[value]``), and the
     form copied unfilled beside exactly one computed number (``The mean is 3.17.
-    @mean[value]``). The value is the model's own; grounding still checks it."""
+    @mean[value]``). The value is the model's own; grounding still checks it. A form
+    copied unfilled with no number beside it takes ``last_value``, the output of the
+    last cell that ran, when that output is one value (``North``)."""
     asked = list(dict.fromkeys((n, p.strip().lower()) for n, p in _NAMED.findall(question)))
     if len(asked) != 1 or _filled(question, answer):
         return None
@@ -119,12 +132,26 @@ def repair_form(question: str, answer: str, grounding: JSONDict) -> str | None:
             str(n["text"]) for n in grounding.get("numbers") or []
             if n.get("computed") and not n.get("given") and n.get("steps")
         }  # fmt: skip
-        if len(computed) != 1:
+        if len(computed) == 1:
+            value = computed.pop()
+        elif not computed and _lone_value(last_value):
+            value = _lone_value(last_value)  # the form alone, after a cell printed one value
+        else:
             return None
-        value = computed.pop()
     else:
         return None
     return f"{answer[: form.start()]}@{name}[{value}]{answer[form.end() :]}"
+
+
+def _lone_value(output: str) -> str:
+    """The one value a cell's output is (``North``, ``'North'``, ``42.5``), or ``""``
+    when it is more than one (a table, a Series, several lines, a tuple)."""
+    text = output.strip()
+    if "\n" in text or not text or len(text) > 60 or text[0] in "([{<":
+        return ""
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1].strip()
+    return text if text and "[" not in text and "]" not in text else ""
 
 
 def is_question(message: JSONDict) -> bool:
@@ -136,5 +163,6 @@ def is_question(message: JSONDict) -> bool:
         and not content.startswith(OBSERVATION_HEADER)
         and content not in (_NO_CODE,)
         and not content.startswith(_UNGROUNDED.split("{", 1)[0])
+        and not content.startswith(_FAILED.split("{", 1)[0])
         and not content.startswith(_FORMAT.split("{", 1)[0])
     )

@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 
 from reckon._exceptions import ModelError, ModelProtocolError
+from reckon.agent._runaway import RunawayGuard
 from reckon.agent._think import ThinkSplitter
 from reckon.agent._types import ChatReply, JSONDict
 
@@ -93,6 +94,7 @@ class ChunkAccumulator:
         self.finish_reason: str | None = None
         self.usage: JSONDict | None = None
         self.done = False
+        self.runaway = RunawayGuard()
 
     def add_event(self, data: str) -> None:
         """Take one SSE data payload: a JSON chunk, an error object or ``[DONE]``."""
@@ -122,6 +124,10 @@ class ChunkAccumulator:
             delta = choice.get("delta") or choice.get("message") or {}
             content = delta.get("content")
             if isinstance(content, str) and content:
+                if self.runaway.feed(content):
+                    self.done = True  # the stream is cut here (``looping``)
+                    self.finish_reason = "looping"
+                    continue
                 self._text.append(content)
                 shown = self._visible.feed(content)
                 if self._on_text is not None and shown:
@@ -159,8 +165,11 @@ class ChunkAccumulator:
         shown = self._visible.close()
         if self._on_text is not None and shown:
             self._on_text(shown)
+        text = "".join(self._text)
+        if self.runaway.cut is not None:
+            text = text[: self.runaway.cut]
         return ChatReply(
-            text="".join(self._text),
+            text=text,
             reasoning="".join(self._reasoning),
             tool_calls=calls,
             finish_reason=self.finish_reason,
