@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from reckon.agent import Agent, OpenAIModel
+from reckon.agent._openai import parse_completion
 from reckon.agent._runaway import RunawayGuard
 from support import FakeUpstream, HttpxTransport, sse, text_stream
 
@@ -46,3 +47,11 @@ def test_a_looping_stream_ends_early_with_the_reply_up_to_the_loop(
     model = OpenAIModel(HttpxTransport(upstream.url), model="local")
     outcome = run(Agent(model, executor).ask("2+2?", environment=executor.environment()))
     assert outcome["answer"] == "It is 4."
+
+
+def test_a_looping_reply_in_one_piece_keeps_its_text_up_to_the_loop() -> None:
+    # A server that does not stream sends it all in one chunk.
+    reply = parse_completion(
+        {"choices": [{"message": {"content": "It is 4.\n" * 500}, "finish_reason": "length"}]}
+    )
+    assert reply.text.rstrip() == "It is 4." and reply.finish_reason == "looping"

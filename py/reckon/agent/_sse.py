@@ -124,11 +124,11 @@ class ChunkAccumulator:
             delta = choice.get("delta") or choice.get("message") or {}
             content = delta.get("content")
             if isinstance(content, str) and content:
+                self._text.append(content)  # cut to ``runaway.cut`` in ``reply``
                 if self.runaway.feed(content):
                     self.done = True  # the stream is cut here (``looping``)
                     self.finish_reason = "looping"
                     continue
-                self._text.append(content)
                 shown = self._visible.feed(content)
                 if self._on_text is not None and shown:
                     self._on_text(shown)
