@@ -73,6 +73,14 @@ class KernelExecutor:
         }
 
 
+# A call as llama-cpp-python hands it back with a GGUF's own template: text, unparsed.
+QWEN_CALL = (
+    '<tool_call>\n{"name": "run_python", "arguments": {"code": '
+    "\"import pandas as pd\\ndf = pd.read_csv('/data/sales.csv')\\nprint(df['units'].sum())\"}}"
+    "\n</tool_call>"
+)
+
+
 _calls = 0
 
 

@@ -13,7 +13,6 @@ import json
 from typing import Any
 
 import pytest
-from starlette.responses import JSONResponse, Response
 
 from reckon.agent._observe import (
     NEXT_AFTER_ERROR,
@@ -23,13 +22,8 @@ from reckon.agent._observe import (
 )
 from support import FakeUpstream, chunk, sse, text_stream, tool_stream
 
-from .helpers import KernelExecutor, model_steps, openai_agent, run, text_reply
+from .helpers import QWEN_CALL, KernelExecutor, model_steps, openai_agent, run, text_reply
 
-QWEN_CALL = (
-    '<tool_call>\n{"name": "run_python", "arguments": {"code": '
-    "\"import pandas as pd\\ndf = pd.read_csv('/data/sales.csv')\\nprint(df['units'].sum())\"}}"
-    "\n</tool_call>"
-)
 # What the issue saw: a fenced JSON block whose code is a Python triple-quoted string.
 FENCED_TRIPLE = (
     "I will compute it.\n```json\n"
@@ -111,81 +105,6 @@ def test_fenced_json_with_a_triple_quoted_string_is_read_as_a_call(
     assert code[0]["result"]["status"] == "ok" and code[0]["result"]["stdout"] == "North\n"
     assert code[0]["text"] == "I will compute it."
     assert outcome["answer"] == "North sold the most units."
-
-
-def test_with_tools_on_the_first_call_with_files_must_run_code_and_later_ones_may_answer(
-    upstream: FakeUpstream, sales: KernelExecutor
-) -> None:
-    upstream.handlers += [sse([tool_stream("print(2 + 2)")]), text_reply("It is 4.")]
-    run(openai_agent(upstream, sales, tools="on").ask("2+2?", environment=sales.environment()))
-    first, second = upstream.payloads
-    assert first["tool_choice"] == {"type": "function", "function": {"name": "run_python"}}
-    assert "tool_choice" not in second
-    # null content next to tool calls is refused by llama-cpp-python (HTTP 500).
-    assistant = [m for m in second["messages"] if m.get("tool_calls")]
-    assert assistant and all(m["content"] == "" for m in assistant)
-
-
-def test_auto_leaves_the_first_call_free_and_forces_the_one_after_a_guess(
-    upstream: FakeUpstream, sales: KernelExecutor
-) -> None:
-    # A forced call is grammar-constrained JSON on llama-cpp-python: only when needed.
-    upstream.handlers += [
-        text_reply("The total is 31 units."),
-        sse([tool_stream(f"import pandas as pd\nprint(pd.read_csv('{sales.data_dir}/sales.csv')"
-                         "['units'].sum())")]),
-        text_reply("The total is 29 units."),
-    ]  # fmt: skip
-    outcome = run(openai_agent(upstream, sales).ask("total units?", environment=sales.environment()))
-    assert outcome["answer"] == "The total is 29 units."
-    first, second, third = upstream.payloads
-    assert "tool_choice" not in first and first["tools"]
-    assert second["tool_choice"] == {"type": "function", "function": {"name": "run_python"}}
-    assert "tool_choice" not in third
-
-
-def test_a_call_the_server_left_as_text_switches_auto_to_code_blocks(
-    upstream: FakeUpstream, sales: KernelExecutor
-) -> None:
-    code = QWEN_CALL.replace("/data/", f"{sales.data_dir}/")
-    upstream.handlers += [text_reply(code), text_reply("The total is 29 units.")]
-    bot = openai_agent(upstream, sales)
-    run(bot.ask("total units?", environment=sales.environment()))
-    assert upstream.payloads[0]["tools"] and "tools" not in upstream.payloads[1]
-    upstream.handlers += [text_reply("Still 29.")]
-    run(bot.ask("again?", environment=sales.environment()))
-    system = upstream.payloads[2]["messages"][0]["content"]
-    assert "```python code block" in system and "run_python tool" not in system
-
-
-def test_with_tools_on_a_call_left_as_text_keeps_the_tools(
-    upstream: FakeUpstream, sales: KernelExecutor
-) -> None:
-    code = QWEN_CALL.replace("/data/", f"{sales.data_dir}/")
-    upstream.handlers += [text_reply(code), text_reply("The total is 29 units.")]
-    run(openai_agent(upstream, sales, tools="on").ask("total units?", environment=sales.environment()))
-    assert all(p["tools"] for p in upstream.payloads)
-
-
-def test_no_files_no_forced_call(upstream: FakeUpstream, executor: KernelExecutor) -> None:
-    upstream.handlers += [text_reply("Hello!")]
-    run(openai_agent(upstream, executor).ask("hi", environment=executor.environment()))
-    assert "tool_choice" not in upstream.payloads[0]
-
-
-def test_a_server_that_refuses_tool_choice_is_asked_again_without_it(
-    upstream: FakeUpstream, sales: KernelExecutor
-) -> None:
-    def refuse(payload: dict[str, Any]) -> Response:
-        message = "tool_choice: only 'auto' is supported for this function call format"
-        return JSONResponse({"error": {"message": message}}, status_code=400)
-
-    upstream.handlers += [refuse, sse([tool_stream("print(7)")]), text_reply("7.")]
-    bot = openai_agent(upstream, sales, tools="on")
-    outcome = run(bot.ask("seven?", environment=sales.environment()))
-    assert outcome["status"] == "ok"
-    assert "tool_choice" in upstream.payloads[0] and "tool_choice" not in upstream.payloads[1]
-    assert upstream.payloads[1]["tools"]  # tools stay: only tool_choice was refused
 
 
 def test_a_guess_with_no_code_is_sent_back_once(
@@ -283,19 +202,6 @@ def test_thinking_is_shown_never_run_and_never_the_answer(
     assert outcome["answer"] == "6*7 is 42." and "think" not in "".join(deltas)
 
 
-def test_a_code_block_where_a_call_was_possible_switches_to_code_blocks(
-    upstream: FakeUpstream, executor: KernelExecutor
-) -> None:
-    upstream.handlers += [text_reply("```python\nprint(3)\n```"), text_reply("3.")]
-    bot = openai_agent(upstream, executor)
-    run(bot.ask("three?", environment=executor.environment()))
-    assert "tools" in upstream.payloads[0] and "tools" not in upstream.payloads[1]
-    upstream.handlers += [text_reply("Still 3.")]
-    run(bot.ask("again?", environment=executor.environment()))
-    system = upstream.payloads[2]["messages"][0]["content"]
-    assert "```python code block" in system and "run_python tool" not in system
-
-
 def test_parallel_tool_calls_each_run_and_each_get_an_answer(
     upstream: FakeUpstream, executor: KernelExecutor
 ) -> None:
@@ -349,7 +255,7 @@ def test_a_form_copied_unfilled_after_a_cell_printed_one_value_takes_that_value(
     # Seen: `df.groupby('region')['sales'].sum().idxmax()` ran, then "@region[name]" twice.
     upstream.handlers += [sse([tool_stream("print('East')")]), text_reply(answer)]
     question = "Which region sold the most? Answer as @region[name]."
-    outcome = run(agent(upstream, sales).ask(question, environment=sales.environment()))
+    outcome = run(openai_agent(upstream, sales).ask(question, environment=sales.environment()))
     assert outcome["answer"] == answer.replace("@region[name]", "@region[East]").replace(
         "@region[]", "@region[East]"
     )
@@ -366,7 +272,7 @@ def test_an_answer_after_a_failed_cell_is_sent_back_once(
         sse([tool_stream("print(1 + 1)")]),
         text_reply("It is 2."),
     ]
-    outcome = run(agent(upstream, sales).ask("which?", environment=sales.environment()))
+    outcome = run(openai_agent(upstream, sales).ask("which?", environment=sales.environment()))
     recheck = next(s for s in outcome["steps"] if s["kind"] == "recheck")
     assert recheck["message"].startswith("Your last code failed (KeyError")
     assert outcome["answer"] == "It is 2." and len(upstream.payloads) == 4

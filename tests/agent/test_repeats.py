@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 
 from reckon.agent import Agent, ChatReply
+from support import ScriptedModel
 
-from .helpers import KernelExecutor, ScriptedModel, answer, run
+from .helpers import KernelExecutor, answer, run
 
 
 def call(code: str, call_id: str) -> ChatReply:

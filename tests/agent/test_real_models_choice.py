@@ -1,0 +1,112 @@
+"""Which tools a real model is offered and when it must call one: ``tool_choice`` on the
+first call or after a guess, and the switch to code blocks when its server leaves calls
+as text or the model writes blocks (the rest of what real servers do:
+test_real_models.py).
+
+Each test scripts a real HTTP server on 127.0.0.1 (``upstream.serve``) with the
+replies a real server sent, and drives the agent against it with an in-process kernel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.responses import JSONResponse, Response
+
+from support import FakeUpstream, sse, tool_stream
+
+from .helpers import QWEN_CALL, KernelExecutor, openai_agent, run, text_reply
+
+
+def test_with_tools_on_the_first_call_with_files_must_run_code_and_later_ones_may_answer(
+    upstream: FakeUpstream, sales: KernelExecutor
+) -> None:
+    upstream.handlers += [sse([tool_stream("print(2 + 2)")]), text_reply("It is 4.")]
+    run(openai_agent(upstream, sales, tools="on").ask("2+2?", environment=sales.environment()))
+    first, second = upstream.payloads
+    assert first["tool_choice"] == {"type": "function", "function": {"name": "run_python"}}
+    assert "tool_choice" not in second
+    # null content next to tool calls is refused by llama-cpp-python (HTTP 500).
+    assistant = [m for m in second["messages"] if m.get("tool_calls")]
+    assert assistant and all(m["content"] == "" for m in assistant)
+
+
+def test_auto_leaves_the_first_call_free_and_forces_the_one_after_a_guess(
+    upstream: FakeUpstream, sales: KernelExecutor
+) -> None:
+    # A forced call is grammar-constrained JSON on llama-cpp-python: only when needed.
+    upstream.handlers += [
+        text_reply("The total is 31 units."),
+        sse([tool_stream(f"import pandas as pd\nprint(pd.read_csv('{sales.data_dir}/sales.csv')"
+                         "['units'].sum())")]),
+        text_reply("The total is 29 units."),
+    ]  # fmt: skip
+    outcome = run(
+        openai_agent(upstream, sales).ask("total units?", environment=sales.environment())
+    )
+    assert outcome["answer"] == "The total is 29 units."
+    first, second, third = upstream.payloads
+    assert "tool_choice" not in first and first["tools"]
+    assert second["tool_choice"] == {"type": "function", "function": {"name": "run_python"}}
+    assert "tool_choice" not in third
+
+
+def test_a_call_the_server_left_as_text_switches_auto_to_code_blocks(
+    upstream: FakeUpstream, sales: KernelExecutor
+) -> None:
+    code = QWEN_CALL.replace("/data/", f"{sales.data_dir}/")
+    upstream.handlers += [text_reply(code), text_reply("The total is 29 units.")]
+    bot = openai_agent(upstream, sales)
+    run(bot.ask("total units?", environment=sales.environment()))
+    assert upstream.payloads[0]["tools"] and "tools" not in upstream.payloads[1]
+    upstream.handlers += [text_reply("Still 29.")]
+    run(bot.ask("again?", environment=sales.environment()))
+    system = upstream.payloads[2]["messages"][0]["content"]
+    assert "```python code block" in system and "run_python tool" not in system
+
+
+def test_with_tools_on_a_call_left_as_text_keeps_the_tools(
+    upstream: FakeUpstream, sales: KernelExecutor
+) -> None:
+    code = QWEN_CALL.replace("/data/", f"{sales.data_dir}/")
+    upstream.handlers += [text_reply(code), text_reply("The total is 29 units.")]
+    run(
+        openai_agent(upstream, sales, tools="on").ask(
+            "total units?", environment=sales.environment()
+        )
+    )
+    assert all(p["tools"] for p in upstream.payloads)
+
+
+def test_no_files_no_forced_call(upstream: FakeUpstream, executor: KernelExecutor) -> None:
+    upstream.handlers += [text_reply("Hello!")]
+    run(openai_agent(upstream, executor).ask("hi", environment=executor.environment()))
+    assert "tool_choice" not in upstream.payloads[0]
+
+
+def test_a_server_that_refuses_tool_choice_is_asked_again_without_it(
+    upstream: FakeUpstream, sales: KernelExecutor
+) -> None:
+    def refuse(payload: dict[str, Any]) -> Response:
+        message = "tool_choice: only 'auto' is supported for this function call format"
+        return JSONResponse({"error": {"message": message}}, status_code=400)
+
+    upstream.handlers += [refuse, sse([tool_stream("print(7)")]), text_reply("7.")]
+    bot = openai_agent(upstream, sales, tools="on")
+    outcome = run(bot.ask("seven?", environment=sales.environment()))
+    assert outcome["status"] == "ok"
+    assert "tool_choice" in upstream.payloads[0] and "tool_choice" not in upstream.payloads[1]
+    assert upstream.payloads[1]["tools"]  # tools stay: only tool_choice was refused
+
+
+def test_a_code_block_where_a_call_was_possible_switches_to_code_blocks(
+    upstream: FakeUpstream, executor: KernelExecutor
+) -> None:
+    upstream.handlers += [text_reply("```python\nprint(3)\n```"), text_reply("3.")]
+    bot = openai_agent(upstream, executor)
+    run(bot.ask("three?", environment=executor.environment()))
+    assert "tools" in upstream.payloads[0] and "tools" not in upstream.payloads[1]
+    upstream.handlers += [text_reply("Still 3.")]
+    run(bot.ask("again?", environment=executor.environment()))
+    system = upstream.payloads[2]["messages"][0]["content"]
+    assert "```python code block" in system and "run_python tool" not in system
