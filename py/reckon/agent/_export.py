@@ -2,7 +2,8 @@
 
 The notebook holds each question as Markdown, each cell that ran ``ok`` as code
 with the outputs the browser produced (text, HTML tables, PNG figures), and each
-answer as Markdown. Paths are made portable: the sandbox reads ``/data`` and
+answer as Markdown; HTML that could act when the notebook is opened is made inert
+(``_inert``). Paths are made portable: the sandbox reads ``/data`` and
 writes ``/output``; the exported code reads ``data/`` and writes ``output/``
 next to the notebook, so it runs anywhere the input files are copied. Importing
 turns them back.
@@ -17,6 +18,7 @@ import tokenize
 from collections.abc import Iterable
 from typing import Any
 
+from reckon.agent._inert import inert_markdown, safe_table_html
 from reckon.agent._transcript import Transcript
 from reckon.agent._types import JSONDict
 
@@ -143,8 +145,9 @@ def _outputs(result: JSONDict, count: int) -> list[JSONDict]:
     value = result.get("result")
     if isinstance(value, dict):
         data: JSONDict = {"text/plain": _lines(str(value.get("text", "")))}
-        if value.get("html"):
-            data["text/html"] = _lines(str(value["html"]))
+        table = safe_table_html(str(value["html"])) if value.get("html") else None
+        if table is not None:
+            data["text/html"] = _lines(table)
         outputs.append(
             {
                 "output_type": "execute_result",
@@ -185,7 +188,13 @@ def export_notebook(transcript: Transcript | JSONDict, *, title: str = "Reckon s
     count = 0
     for ask in _asks(transcript):
         question = str(ask.get("question", ""))
-        cells.append({"cell_type": "markdown", "metadata": {}, "source": _lines(f"## {question}")})
+        cells.append(
+            {
+                "cell_type": "markdown",
+                "metadata": {},
+                "source": _lines(f"## {inert_markdown(question)}"),
+            }
+        )
         for step in ask.get("steps") or []:
             result = step.get("result")
             if step.get("kind") != "code" or not isinstance(result, dict):
@@ -204,7 +213,8 @@ def export_notebook(transcript: Transcript | JSONDict, *, title: str = "Reckon s
             )
         answer = str(ask.get("answer") or ask.get("message") or "")
         if answer:
-            cells.append({"cell_type": "markdown", "metadata": {}, "source": _lines(answer)})
+            source = _lines(inert_markdown(answer))
+            cells.append({"cell_type": "markdown", "metadata": {}, "source": source})
     for index, cell in enumerate(cells):  # nbformat 4.5 wants cell ids
         cell["id"] = f"reckon-{index}"
     notebook: JSONDict = {
