@@ -11,7 +11,7 @@ from reckon.agent._cells import Cells
 from reckon.agent._finishing import Finishing, verification
 from reckon.agent._options import AgentOptions, Option
 from reckon.agent._preload import TableLoads
-from reckon.agent._preparing import apply_privacy, load_lines, place_prompt
+from reckon.agent._preparing import HiddenValues, apply_privacy, load_lines, place_prompt
 from reckon.agent._privacy import Privacy
 from reckon.agent._prompt import build_system_prompt
 from reckon.agent._reply import Move, interpret, without_imagined_results
@@ -39,8 +39,9 @@ class Agent:
     """
 
     # No other attribute can be set by mistake (one that nothing reads).
-    __slots__ = ("_done_usage", "_proposals", "_requests", "_sent_log", "_stopping", "_tables",
-                 "executor", "messages", "model", "options", "transcript", "turns")  # fmt: skip
+    __slots__ = ("_done_usage", "_hidden", "_proposals", "_requests", "_sent_log", "_stopping",
+                 "_tables", "executor", "messages", "model", "options", "transcript",
+                 "turns")  # fmt: skip
     # The person's controls, which ``_host``'s configure() changes between asks.
     token_budget: Option[int | None] = Option()
     privacy: Option[Privacy] = Option()
@@ -59,6 +60,7 @@ class Agent:
         self._requests = Requests(self._sent_log, self.options, lambda: self.session_usage)
         self._proposals = itertools.count(1)  # proposal ids, unique in the session
         self._stopping: Stopping | None = None  # the ask under way
+        self._hidden = HiddenValues()  # schema privacy's values, for the session
         self._done_usage: tuple[list[JSONDict], int, JSONDict] = ([], 0, add_usage([]))
 
     @property
@@ -116,7 +118,9 @@ class Agent:
     ) -> JSONDict:
         """Privacy applied, tables loaded and the prompt in place, then the answer."""
         try:
-            environment, redactor = await apply_privacy(self.privacy, self.executor, environment)
+            environment, redactor = await apply_privacy(
+                self.privacy, self.executor, environment, hidden=self._hidden
+            )
         except ReckonError as exc:
             message = f"Nothing was sent: schema privacy could not be applied ({exc})."
             return self._finish(outcome("error", "", [], message))

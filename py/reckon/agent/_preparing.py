@@ -7,11 +7,32 @@ from reckon.agent._context import LEFT_OUT
 from reckon.agent._privacy import Privacy, Redactor, read_values, schema_environment
 from reckon.agent._types import Executor, JSONDict
 
-__all__ = ["apply_privacy", "load_lines", "place_prompt"]
+__all__ = ["HiddenValues", "apply_privacy", "load_lines", "place_prompt"]
+
+
+class HiddenValues:
+    """The values schema privacy hides, kept by the agent (out of the sandbox's reach)
+    for the session: each scan adds to them and none removes any, so a cell that
+    tampers with a later scan cannot unhide what an earlier one found. Allowing other
+    columns starts over (the person's choice)."""
+
+    def __init__(self) -> None:
+        self.allow: frozenset[str] | None = None
+        self.strings: set[str] = set()
+        self.numbers: set[float] = set()
+
+    def add(
+        self, allow: frozenset[str], strings: list[str], numbers: list[float]
+    ) -> tuple[list[str], list[float]]:
+        if allow != self.allow:
+            self.allow, self.strings, self.numbers = allow, set(), set()
+        self.strings.update(strings)
+        self.numbers.update(numbers)
+        return sorted(self.strings), sorted(self.numbers)
 
 
 async def apply_privacy(
-    privacy: Privacy, executor: Executor, environment: JSONDict
+    privacy: Privacy, executor: Executor, environment: JSONDict, *, hidden: HiddenValues
 ) -> tuple[JSONDict, Redactor | None]:
     """In schema mode: read the values to hide (a hidden cell) and drop previews.
 
@@ -19,14 +40,22 @@ async def apply_privacy(
     if not privacy.hides:
         return environment, None
     run = getattr(executor, "run_hidden", None) or executor.run
-    strings, numbers = await read_values(run, environment, privacy.allow_columns)
+    found = await read_values(run, environment, privacy.allow_columns)
+    strings, numbers = hidden.add(privacy.allow_columns, *found)
     names = [
         str(column.get("name") if isinstance(column, dict) else column)
         for entry in environment.get("files") or []
         if isinstance(entry, dict)
         for column in entry.get("columns") or []
     ]
-    # Column names are schema, which this mode sends: a value equal to one stays.
+    names += [
+        str(entry[key])
+        for entry in environment.get("files") or []
+        if isinstance(entry, dict)
+        for key in ("sql_table",)
+        if entry.get(key)
+    ]
+    # Column and table names are schema, which this mode sends: a value equal to one stays.
     return schema_environment(environment), Redactor(strings, numbers, keep=names)
 
 

@@ -9,23 +9,25 @@ each occurrence with ``[hidden]`` before the observation is formatted, so nothin
 of the original reaches the message history. Text-file previews are left out of
 the system prompt too.
 
-Numbers are compared by value (``73400`` hides ``73400.0`` and ``73,400``; a value
-with decimals also hides its rounded forms, down to the whole number either side).
-Integers from -9 to 9 are never hidden: they are indistinguishable from counts,
-indexes and shapes. An aggregate
-that happens to equal a value in the file is hidden too (privacy wins).
+What counts as an occurrence (case, spacing, base64, rounded and scaled numbers) is
+the redactor's (``_redactor``). An aggregate that happens to equal a value in the file
+is hidden too (privacy wins).
+
+The scan runs in the sandbox, where the model's code runs too, so a cell can tamper
+with it (patch pandas): the values found stay hidden for the rest of the session
+(``HiddenValues``: a later scan adds, never removes), and a scan that finds nothing in
+a table that has rows fails closed.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from reckon._exceptions import ProtocolError
+from reckon.agent._redactor import HIDDEN, Redactor
 from reckon.agent._types import JSONDict
 
 __all__ = [
@@ -39,13 +41,10 @@ __all__ = [
 ]
 
 MODES = ("full", "schema")
-HIDDEN = "[hidden]"
 _VALUES_MARKER = "RECKON-HIDDEN-VALUES:"
 _STORE = "_reckon_hidden_json"  # the values' JSON, kept in the sandbox while paged out
 _PAGE = 60_000  # characters per hidden run: under the sandbox's output cap
 _MAX_CHARS = 8_000_000  # beyond this, schema privacy refuses rather than hide a part
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w])")
-_MAX_DECIMALS = 6
 
 
 @dataclass(frozen=True)
@@ -97,8 +96,9 @@ def values_cell(environment: JSONDict, allow: Iterable[str]) -> str:
 def _reckon_hidden_values(tables, allow):
     import json
     import pandas as pd
-    strings, numbers = set(), set()
+    strings, numbers, found = set(), set(), {{}}
     for path, read_with in tables:
+        own = set()
         try:
             frame = eval(read_with, {{"pd": pd}}) if read_with else None
         except Exception:
@@ -110,11 +110,15 @@ def _reckon_hidden_values(tables, allow):
                 continue
             column = frame[name].dropna()
             if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
-                numbers.update(float(v) for v in column.unique())
+                values = {{float(v) for v in column.unique()}}
+                numbers.update(values)
             else:
-                strings.update(str(v) for v in column.astype(str).unique())
-    found = {{"strings": sorted(strings), "numbers": sorted(numbers)}}
-    globals()[{_STORE!r}] = json.dumps(found)
+                values = {{str(v) for v in column.astype(str).unique()}}
+                strings.update(values)
+            own.update(values)
+        found[path] = len(own)
+    everything = {{"strings": sorted(strings), "numbers": sorted(numbers), "found": found}}
+    globals()[{_STORE!r}] = json.dumps(everything)
     print({_VALUES_MARKER!r} + str(len(globals()[{_STORE!r}])))
 try:
     _reckon_hidden_values({json.dumps(tables)}, {json.dumps(sorted(allow))})
@@ -149,7 +153,32 @@ async def read_values(
     if len(text) != size:
         raise ProtocolError("the files' values could not be read: the hidden output was cut")
     data = json.loads(text)
+    _check_found(environment, allow, data.get("found"))
     return [str(s) for s in data["strings"]], [float(n) for n in data["numbers"]]
+
+
+def _check_found(environment: JSONDict, allow: Iterable[str], found: Any) -> None:
+    """Fail closed when the scan found no value in a table that has rows and protected
+    columns: the reader it used was altered (a cell patched pandas), or the scan was."""
+    if not isinstance(found, dict):
+        raise ProtocolError("the files' values could not be read: the hidden cell was altered")
+    allowed = set(allow)
+    for entry in environment.get("files") or []:
+        if not isinstance(entry, dict) or entry.get("kind") != "table":
+            continue
+        if entry.get("status", "ok") != "ok" or not entry.get("rows"):
+            continue
+        columns = [c.get("name") if isinstance(c, dict) else c for c in entry.get("columns") or []]
+        path = str(entry.get("path"))
+        if all(str(c) in allowed for c in columns) or found.get(path, 1):
+            continue
+        raise ProtocolError(
+            f"the scan for the values to hide found none in {path}, which has "
+            f"{entry['rows']} rows, so something in the sandbox changed how tables are read "
+            "(a cell may have replaced a pandas function). Nothing was sent. Restart the "
+            "sandbox (your files stay) and ask again; if the file's columns are really "
+            "empty, allow them (allowColumns)"
+        )
 
 
 def _printed(result: JSONDict) -> str:
@@ -163,95 +192,3 @@ def _printed(result: JSONDict) -> str:
         if line.startswith(_VALUES_MARKER):
             return line[len(_VALUES_MARKER) :]
     raise ProtocolError("the files' values could not be read: the hidden cell printed nothing")
-
-
-class Redactor:
-    """Replaces every protected value in text with ``[hidden]`` and counts them."""
-
-    def __init__(
-        self, strings: Iterable[str], numbers: Iterable[float], *, keep: Iterable[str] = ()
-    ) -> None:
-        kept = set(keep)
-        words = sorted(
-            {s for s in strings if s.strip() and s not in kept and not _is_number(s)},
-            key=len,
-            reverse=True,
-        )
-        self._words = (
-            re.compile("|".join(rf"(?<!\w){re.escape(w)}(?!\w)" for w in words)) if words else None
-        )
-        self._numbers = {n for n in numbers if n == n}  # NaN never prints as a match
-        numeric_strings = [float(s.replace(",", "")) for s in strings if _is_number(s)]
-        self._numbers.update(numeric_strings)
-        fractions = [n for n in self._numbers if n != round(n) and abs(n) < 1e15]
-        self._rounded = [{round(n, d) for n in fractions} for d in range(_MAX_DECIMALS + 1)]
-        # A value shown as a whole number (rounded, truncated or ceiled) is still that value.
-        self._rounded[0] = {float(f(n)) for n in fractions for f in (math.floor, math.ceil)}
-
-    def redact(self, text: str) -> tuple[str, int]:
-        if not text:
-            return text, 0
-        count = 0
-
-        def hide(_: re.Match[str]) -> str:
-            nonlocal count
-            count += 1
-            return HIDDEN
-
-        if self._words is not None:
-            text = self._words.sub(hide, text)
-
-        def number(match: re.Match[str]) -> str:
-            return hide(match) if self._protected(match.group(0)) else match.group(0)
-
-        return _NUMBER.sub(number, text), count
-
-    def _protected(self, token: str) -> bool:
-        value = float(token.replace(",", ""))
-        if value == int(value) and -9 <= value <= 9:
-            return False
-        if value in self._numbers:
-            return True
-        if value == int(value) and value in self._rounded[0]:
-            return True
-        decimals = len(token.split(".", 1)[1]) if "." in token and "e" not in token.lower() else 0
-        return 0 < decimals <= _MAX_DECIMALS and value in self._rounded[decimals]
-
-    def filter_result(self, result: JSONDict) -> tuple[JSONDict, int]:
-        """A copy of a run result with every protected value hidden (the model's view)."""
-        total = 0
-
-        def clean(value: Any) -> Any:
-            nonlocal total
-            if not isinstance(value, str):
-                return value
-            text, count = self.redact(value)
-            total += count
-            return text
-
-        filtered = {k: clean(v) for k, v in result.items() if k in {"stdout", "stderr"}}
-        filtered.update({k: v for k, v in result.items() if k not in filtered})
-        value = result.get("result")
-        if isinstance(value, dict):
-            filtered["result"] = {"type": value.get("type"), "text": clean(value.get("text"))}
-        error = result.get("error")
-        if isinstance(error, dict):
-            filtered["error"] = {k: clean(v) for k, v in error.items()}
-        if result.get("assigned") is not None:
-            filtered["assigned"] = [
-                {"name": a.get("name"), "type": a.get("type"), "text": clean(a.get("text"))}
-                for a in result.get("assigned") or []
-                if isinstance(a, dict)
-            ]
-        filtered["figures"] = [
-            {"description": clean(f.get("description"))}
-            for f in result.get("figures") or []
-            if isinstance(f, dict)
-        ]
-        files = [f for f in result.get("files") or [] if isinstance(f, dict)]
-        filtered["files"] = [{**f, "path": clean(f.get("path"))} for f in files]
-        return filtered, total
-
-
-def _is_number(text: str) -> bool:
-    return bool(_NUMBER.fullmatch(text.strip())) and text == text.strip()
