@@ -84,6 +84,14 @@ QWEN_CALL = (
 _calls = 0
 
 
+def put_file(executor: KernelExecutor, name: str, text: str) -> str:
+    """Write ``text`` as ``name`` in the executor's data folder; its path."""
+    executor.data_dir.mkdir(parents=True, exist_ok=True)
+    path = executor.data_dir / name
+    path.write_text(text)
+    return str(path)
+
+
 def code_reply(code: str, text: str = "") -> ChatReply:
     global _calls
     _calls += 1

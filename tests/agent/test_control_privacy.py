@@ -12,7 +12,7 @@ from reckon.agent import Agent, DemoModel, OpenAIModel
 from reckon.agent._privacy import HIDDEN, Privacy, Redactor
 from support import FakeUpstream, HttpxTransport, ScriptedModel, sse, text_stream, tool_stream
 
-from .helpers import KernelExecutor, answer, code_reply, model_steps, run
+from .helpers import KernelExecutor, answer, code_reply, model_steps, put_file, run
 
 PEOPLE = """\
 name,email,department,salary,city
@@ -31,10 +31,7 @@ PROTECTED = [
 
 @pytest.fixture
 def people(executor: KernelExecutor) -> str:
-    executor.data_dir.mkdir(parents=True, exist_ok=True)
-    path = executor.data_dir / "people.csv"
-    path.write_text(PEOPLE)
-    return str(path)
+    return put_file(executor, "people.csv", PEOPLE)
 
 
 def leaks(bodies: list[Any], values: list[str] = PROTECTED) -> list[str]:

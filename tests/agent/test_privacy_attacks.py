@@ -16,7 +16,7 @@ from reckon.agent._privacy import Privacy
 from reckon.agent._redactor import Redactor
 from support import ScriptedModel
 
-from .helpers import KernelExecutor, answer, code_reply, model_steps, run
+from .helpers import KernelExecutor, answer, code_reply, model_steps, put_file, run
 
 PEOPLE = """\
 name,email,salary,city
@@ -39,10 +39,7 @@ def pandas_restored() -> Iterator[None]:
 
 @pytest.fixture
 def people(executor: KernelExecutor) -> str:
-    executor.data_dir.mkdir(parents=True, exist_ok=True)
-    path = executor.data_dir / "people.csv"
-    path.write_text(PEOPLE)
-    return str(path)
+    return put_file(executor, "people.csv", PEOPLE)
 
 
 def sent(model: ScriptedModel) -> str:

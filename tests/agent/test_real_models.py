@@ -111,7 +111,7 @@ def test_a_guess_with_no_code_is_sent_back_once(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     upstream.handlers += [
-        text_reply("The total is 31 units."),  # the server ignored tool_choice: a guess
+        text_reply("The total is 31 units."),  # a guess: auto's first call is left free
         sse([tool_stream(f"import pandas as pd\nprint(pd.read_csv('{sales.data_dir}/sales.csv')"
                          "['units'].sum())")]),
         text_reply("The total is 29 units."),
@@ -122,6 +122,11 @@ def test_a_guess_with_no_code_is_sent_back_once(
     assert outcome["answer"] == "The total is 29 units."
     kinds = [s["kind"] for s in model_steps(outcome)]
     assert kinds == ["recheck", "code", "answer"]
+    # A forced call is grammar-constrained JSON on llama-cpp-python: only when needed.
+    first, second, third = upstream.payloads
+    assert "tool_choice" not in first and first["tools"]
+    assert second["tool_choice"] == {"type": "function", "function": {"name": "run_python"}}
+    assert "tool_choice" not in third
     recheck, code, _ = model_steps(outcome)
     assert "without running any code" in recheck["message"]
     assert outcome["grounding"]["numbers"][0]["steps"] == [code["index"]]

@@ -31,26 +31,6 @@ def test_with_tools_on_the_first_call_with_files_must_run_code_and_later_ones_ma
     assert assistant and all(m["content"] == "" for m in assistant)
 
 
-def test_auto_leaves_the_first_call_free_and_forces_the_one_after_a_guess(
-    upstream: FakeUpstream, sales: KernelExecutor
-) -> None:
-    # A forced call is grammar-constrained JSON on llama-cpp-python: only when needed.
-    upstream.handlers += [
-        text_reply("The total is 31 units."),
-        sse([tool_stream(f"import pandas as pd\nprint(pd.read_csv('{sales.data_dir}/sales.csv')"
-                         "['units'].sum())")]),
-        text_reply("The total is 29 units."),
-    ]  # fmt: skip
-    outcome = run(
-        openai_agent(upstream, sales).ask("total units?", environment=sales.environment())
-    )
-    assert outcome["answer"] == "The total is 29 units."
-    first, second, third = upstream.payloads
-    assert "tool_choice" not in first and first["tools"]
-    assert second["tool_choice"] == {"type": "function", "function": {"name": "run_python"}}
-    assert "tool_choice" not in third
-
-
 def test_a_call_the_server_left_as_text_switches_auto_to_code_blocks(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
