@@ -162,6 +162,18 @@ def test_syntax_errors_name_the_line_with_a_caret(
     assert "^" in error["traceback"]
 
 
+@pytest.mark.parametrize("line", ["!pip install pyjanitor", "%pip install -q statsmodels", "!ls -la"])
+def test_a_shell_command_or_magic_says_why_it_cannot_run(a_session: Runner, line: str) -> None:
+    error = a_session(f"import pandas as pd\n{line}\nprint(1)")["error"]
+    assert error["type"] == "SyntaxError" and error["line"] == 2
+    assert "no network" in error["message"] and "import directly" in error["message"]
+    assert "no network" in error["traceback"]
+
+
+def test_an_ordinary_syntax_error_has_no_shell_hint(a_session: Runner) -> None:
+    assert "shell" not in a_session("x = (1 +")["error"]["message"]
+
+
 def test_top_level_await_works(a_session: Runner) -> None:
     result = a_session("import asyncio\nawait asyncio.sleep(0)\nawait asyncio.sleep(0, 'done')")
     assert result["status"] == "ok"

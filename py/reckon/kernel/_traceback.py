@@ -118,6 +118,15 @@ def _message(exc: BaseException) -> str:
     return str(exc)
 
 
+# Notebook habits (`!pip install x`, `%pip`, `!ls`): a plain SyntaxError says nothing
+# of why, and a model tries the next spelling of the same install.
+_SHELL_HINT = (
+    " (a cell is Python only: `!` shell commands and `%` magics do not run here, and the "
+    "sandbox has no network, so `pip install` cannot work. The packages the sandbox ships "
+    "import directly, e.g. `import scipy`; remove the line and import what you need)"
+)
+
+
 def format_syntax_error(exc: SyntaxError) -> dict[str, Any]:
     """The ``error`` dict for a cell that does not compile: line, source and caret."""
     lines = ["Traceback (most recent call last):"]
@@ -134,6 +143,8 @@ def format_syntax_error(exc: SyntaxError) -> dict[str, Any]:
             width = max((end or 0) - exc.offset, 1)
             lines.append("    " + " " * start + "^" * width)
     message = exc.msg or str(exc)
+    if text.lstrip().startswith(("!", "%")):
+        message += _SHELL_HINT
     lines.append(f"{type(exc).__name__}: {message}")
     return {
         "type": type(exc).__name__,
