@@ -167,6 +167,10 @@ COMPUTED = {"numbers": [{"text": "7.25", "computed": True, "steps": [1]}], "ungr
         ("Answer as @mean[value].", "So @7.25[value]", "So @mean[7.25]"),
         ("Answer as @mean[value].", "@7.25[]", "@mean[7.25]"),
         ("Answer as @mean[value].", "It is 7.25. @mean[value]", "It is 7.25. @mean[7.25]"),
+        ("Answer as @mean[value].", "@7.25", "@mean[7.25]"),
+        ("Answer as @mean[value].", '```json\n{"mean": {"value": 7.25}}\n```', "@mean[7.25]"),
+        ("Answer as @mean[value].", '{"Mean": [7.25]}', "@mean[7.25]"),
+        ("Answer as @region[name].", '{"region": "North"}', "@region[North]"),
         # Left alone: already right, two forms asked, two written, a word not a number,
         # or a value the model put in another form.
         ("Answer as @mean[value].", "@mean[7.25]", None),
@@ -175,6 +179,11 @@ COMPUTED = {"numbers": [{"text": "7.25", "computed": True, "steps": [1]}], "ungr
         ("Answer as @mean[value].", "@average[value]", None),
         ("Answer as @mean[value].", "@7.25[7.25]", None),
         ("What is the mean?", "@7.25[value]", None),
+        # JSON under another name, with two values, or beside prose; a bare @ in prose.
+        ("Answer as @mean[value].", '{"median": 7.25}', None),
+        ("Answer as @mean[value].", '{"mean": [7.25, 8]}', None),
+        ("Answer as @mean[value].", 'It is {"mean": 7.25}', None),
+        ("Answer as @mean[value].", "It is @7.25 or so", None),
     ],
 )
 def test_repair_form(question: str, answer: str, repaired: str | None) -> None:

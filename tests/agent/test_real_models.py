@@ -309,3 +309,17 @@ def test_the_answer_form_written_as_code_gets_a_hint(
     )
     observation = upstream.payloads[1]["messages"][-1]["content"]
     assert "SyntaxError" in observation and "not Python" in observation
+
+
+def test_an_answer_given_as_json_under_the_asked_name_is_put_in_the_form(
+    upstream: FakeUpstream, sales: KernelExecutor
+) -> None:
+    """What Qwen2.5-Coder-1.5B wrote for two questions of run 4: the right value, as JSON."""
+    upstream.handlers += [
+        sse([tool_stream("print(df['units'].sum())")]),
+        text_reply('```json\n{\n  "total": {\n    "value": 29\n  }\n}\n```'),
+    ]
+    question = "What is the total of units? Answer as @total[value]."
+    outcome = run(openai_agent(upstream, sales).ask(question, environment=sales.environment()))
+    assert outcome["answer"] == "@total[29]"
+    assert outcome["grounding"]["ungrounded"] == [] and len(upstream.payloads) == 2

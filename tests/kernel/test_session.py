@@ -162,7 +162,9 @@ def test_syntax_errors_name_the_line_with_a_caret(
     assert "^" in error["traceback"]
 
 
-@pytest.mark.parametrize("line", ["!pip install pyjanitor", "%pip install -q statsmodels", "!ls -la"])
+@pytest.mark.parametrize(
+    "line", ["!pip install pyjanitor", "%pip install -q statsmodels", "!ls -la"]
+)
 def test_a_shell_command_or_magic_says_why_it_cannot_run(a_session: Runner, line: str) -> None:
     error = a_session(f"import pandas as pd\n{line}\nprint(1)")["error"]
     assert error["type"] == "SyntaxError" and error["line"] == 2

@@ -11,6 +11,7 @@ marked for the person.
 
 from __future__ import annotations
 
+import json
 import re
 
 from reckon.agent._grounding import find_numbers
@@ -106,17 +107,22 @@ def repair_form(
 ) -> str | None:
     """The answer with the one form the question asks for put right, or ``None``.
 
-    Two slips of small models are repaired, only when nothing else could be meant: the
-    value written where the name goes (``@3.17[value]`` for ``@mean[value]``), and the
-    form copied unfilled beside exactly one computed number (``The mean is 3.17.
-    @mean[value]``). The value is the model's own; grounding still checks it. A form
-    copied unfilled with no number beside it takes ``last_value``, the output of the
-    last cell that ran, when that output is one value (``North``)."""
+    Slips of small models are repaired, only when nothing else could be meant: the
+    value written where the name goes (``@3.17[value]`` or the whole answer ``@3.17``
+    for ``@mean[value]``), the answer given as JSON under the asked name
+    (``{"mean": 3.17}``, ``{"mean": {"value": 3.17}}``, ``{"mean": [3.17]}``, fenced or
+    not), and the form copied unfilled beside exactly one computed number (``The mean is
+    3.17. @mean[value]``). The value is the model's own; grounding still checks it. A
+    form copied unfilled with no number beside it takes ``last_value``, the output of
+    the last cell that ran, when that output is one value (``North``)."""
     asked = list(dict.fromkeys((n, p.strip().lower()) for n, p in _NAMED.findall(question)))
     if len(asked) != 1 or _filled(question, answer):
         return None
     name, placeholder = asked[0]
     forms = list(_GIVEN_FORM.finditer(answer))
+    if not forms:
+        value = _json_value(answer, name) or _bare_value(answer)
+        return f"@{name}[{value}]" if value else None
     if len(forms) != 1:
         return None
     form = forms[0]
@@ -141,6 +147,37 @@ def repair_form(
     else:
         return None
     return f"{answer[: form.start()]}@{name}[{value}]{answer[form.end() :]}"
+
+
+_FENCE = re.compile(r"^\s*```[\w-]*\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
+_BARE = re.compile(r"^\s*@(-?\d[\d,]*(?:\.\d+)?)\s*\.?\s*$")
+
+
+def _json_value(answer: str, name: str) -> str:
+    """The one scalar an answer that is only JSON gives under ``name``, or ``""``."""
+    fenced = _FENCE.match(answer)
+    try:
+        data = json.loads(fenced.group(1) if fenced else answer)
+    except ValueError:
+        return ""
+    if not isinstance(data, dict) or len(data) != 1:
+        return ""
+    key, value = next(iter(data.items()))
+    if str(key).lower() != name.lower():
+        return ""
+    if isinstance(value, dict) and len(value) == 1:
+        value = next(iter(value.values()))
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return ""
+    text = str(value).strip()
+    return text if text and "[" not in text and "]" not in text and "\n" not in text else ""
+
+
+def _bare_value(answer: str) -> str:
+    match = _BARE.match(answer)
+    return match.group(1) if match else ""
 
 
 def _lone_value(output: str) -> str:
