@@ -16,7 +16,7 @@ import pytest
 
 import reckon
 from reckon import Session, SessionError
-from support import CHROMIUM, SITE
+from support import CHROMIUM, SITE, Script, a_fake_upstream
 
 SALES = b"region,price,qty\nEast,10,1\nWest,20,2\nEast,30,3\nNorth,5,4\n"
 
@@ -88,6 +88,32 @@ def test_ask_answers_from_computed_numbers_and_the_transcript_keeps_it(
     last = transcript["asks"][-1]
     assert last["question"] == "average price by region"
     assert last["answer"] == outcome["answer"]
+
+
+def test_an_ask_past_its_time_comes_back_stopped_with_the_steps_it_took(
+    a_browser: Any, a_built_site: Path
+) -> None:
+    # A model server that never answers: the ask is stopped at its time limit and
+    # comes back as data, with what ran before (the table Reckon loaded), not lost.
+    with a_fake_upstream() as upstream:
+        upstream.reset(script=Script(stall_before_first=True))
+        with reckon.Session(
+            site=a_built_site,
+            chromium=CHROMIUM,
+            upstream=f"{upstream.url}/v1",
+            model="slow-model",
+            ask_timeout_s=8,
+        ) as session:
+            session.upload(("sales.csv", SALES))
+            outcome = session.ask("total qty?")
+            left = upstream.client_left.wait(10)
+            again = session.run("print(df['qty'].sum())")
+    assert outcome["status"] == "stopped", outcome
+    assert left, "the model call was not cancelled"
+    assert outcome["message"] == "No answer within 8 s, so the ask was stopped."
+    loaded = [s for s in outcome["steps"] if s.get("origin") == "reckon"]
+    assert loaded and loaded[0]["result"]["status"] == "ok", outcome["steps"]
+    assert again["stdout"] == "10\n"  # the session goes on where it was
 
 
 def test_export_import_and_sql_from_python(a_session: Session, tmp_path: Path) -> None:

@@ -42,14 +42,25 @@ class FetchTransport:
             raise ModelError(
                 f"could not reach the relay at {self.base_url}: {exc}", status=None
             ) from exc
+        except BaseException:
+            # Stopped before the first byte (a local model still reading its prompt):
+            # without the abort the request lives on, and a server that answers one call
+            # at a time keeps the next ask waiting behind it.
+            controller.abort()
+            raise
         if not response.ok:
             text = await response.text()
             raise ModelError(_error_message(text, response.status), status=int(response.status))
         return response, controller
 
     async def post(self, path: str, payload: JSONDict) -> JSONDict:
-        response, _ = await self._fetch(path, payload)
-        data: JSONDict = json.loads(await response.text())
+        response, controller = await self._fetch(path, payload)
+        try:
+            text = await response.text()
+        except BaseException:
+            controller.abort()  # stopped while the reply was on its way
+            raise
+        data: JSONDict = json.loads(text)
         return data
 
     async def stream(self, path: str, payload: JSONDict) -> AsyncIterator[bytes]:

@@ -27,6 +27,8 @@ __all__ = ["Runtime", "Session"]
 
 # Page-side helpers: a deadline for every call (a hung page fails the call with
 # a message instead of hanging Python) and base64 for bytes, which JSON lacks.
+# How long a stopped ask has to come back with its steps before the session gives up.
+_STOP_GRACE_S = 30.0
 _PRELUDE = """
 const withDeadline = (promise, ms, what) => {
   let timer;
@@ -219,19 +221,26 @@ class Session:
         ``verification`` with ``verify``: the key number recomputed another way)."""
         chosen = model or self._model
         body = """
-          const [question, model, verify] = arg;
+          const [question, model, verify, askMs, graceMs] = arg;
           const options = model ? { model } : {};
           if (verify) options.verify = true;
           const pending = window.reckon.ask(question, options);
           try {
-            return await withDeadline(pending, deadlineMs, "ask");
+            return await withDeadline(pending, askMs, "ask");
           } catch (err) {
             window.reckon.stop();
-            throw err;
+            // The ask comes back stopped, with the steps it took: what ran is kept
+            // (a slow model's half-done work is what a person needs to see).
+            const stopped = await withDeadline(pending, graceMs, "stop").catch(() => null);
+            if (!stopped || typeof stopped !== "object") throw err;
+            const seconds = Math.round(askMs / 1000);
+            return { ...stopped, status: "stopped",
+                     message: `No answer within ${seconds} s, so the ask was stopped.` };
           }
         """
-        arg = [question, chosen, verify]
-        outcome: dict[str, Any] = self._call(body, arg, self._ask_timeout_s)
+        limit, grace = self._ask_timeout_s, _STOP_GRACE_S
+        arg = [question, chosen, verify, int(limit * 1000), int(grace * 1000)]
+        outcome: dict[str, Any] = self._call(body, arg, limit + grace)
         return outcome
 
     def run_sql(self, query: str, *, timeout_ms: int | None = None) -> dict[str, Any]:
