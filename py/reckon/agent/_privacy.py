@@ -35,8 +35,10 @@ __all__ = [
     "MODES",
     "Privacy",
     "Redactor",
+    "Table",
     "read_values",
     "schema_environment",
+    "tables",
     "values_cell",
 ]
 
@@ -72,6 +74,44 @@ class Privacy:
         return self.mode == "schema"
 
 
+@dataclass(frozen=True)
+class Table:
+    """A file of the environment that was read as a table: what the scan reads."""
+
+    path: str
+    read_with: str
+    rows: object  # as the environment gives it: a count from the kernel
+    columns: tuple[str, ...]
+    sql_table: str
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Its column names and its SQL table name: schema, which schema mode sends."""
+        return (*self.columns, self.sql_table) if self.sql_table else self.columns
+
+
+def tables(environment: JSONDict) -> list[Table]:
+    """The environment's tables that were read (``kind`` table, ``status`` ok)."""
+    found = []
+    for entry in environment.get("files") or []:
+        if not isinstance(entry, dict) or entry.get("kind") != "table":
+            continue
+        if entry.get("status", "ok") != "ok":
+            continue
+        columns = entry.get("columns") or []
+        names = tuple(str(c.get("name") if isinstance(c, dict) else c) for c in columns)
+        found.append(
+            Table(
+                path=str(entry.get("path")),
+                read_with=str(entry.get("read_with") or ""),
+                rows=entry.get("rows"),
+                columns=names,
+                sql_table=str(entry.get("sql_table") or ""),
+            )
+        )
+    return found
+
+
 def schema_environment(environment: JSONDict) -> JSONDict:
     """The environment without file contents: text previews are dropped."""
     files = []
@@ -87,11 +127,7 @@ def values_cell(environment: JSONDict, allow: Iterable[str]) -> str:
     keeps them as JSON text in the sandbox and prints its length (``read_values``
     then pages it out and deletes it). It runs hidden: not logged, not shown.
     """
-    tables = [
-        [str(f.get("path")), str(f.get("read_with") or "")]
-        for f in environment.get("files") or []
-        if isinstance(f, dict) and f.get("kind") == "table" and f.get("status", "ok") == "ok"
-    ]
+    read = [[table.path, table.read_with] for table in tables(environment)]
     return f"""\
 def _reckon_hidden_values(tables, allow):
     import json
@@ -121,7 +157,7 @@ def _reckon_hidden_values(tables, allow):
     globals()[{_STORE!r}] = json.dumps(everything)
     print({_VALUES_MARKER!r} + str(len(globals()[{_STORE!r}])))
 try:
-    _reckon_hidden_values({json.dumps(tables)}, {json.dumps(sorted(allow))})
+    _reckon_hidden_values({json.dumps(read)}, {json.dumps(sorted(allow))})
 finally:
     del _reckon_hidden_values
 """
@@ -163,18 +199,14 @@ def _check_found(environment: JSONDict, allow: Iterable[str], found: Any) -> Non
     if not isinstance(found, dict):
         raise ProtocolError("the files' values could not be read: the hidden cell was altered")
     allowed = set(allow)
-    for entry in environment.get("files") or []:
-        if not isinstance(entry, dict) or entry.get("kind") != "table":
+    for table in tables(environment):
+        if not table.rows or all(c in allowed for c in table.columns):
             continue
-        if entry.get("status", "ok") != "ok" or not entry.get("rows"):
-            continue
-        columns = [c.get("name") if isinstance(c, dict) else c for c in entry.get("columns") or []]
-        path = str(entry.get("path"))
-        if all(str(c) in allowed for c in columns) or found.get(path, 1):
+        if found.get(table.path, 1):
             continue
         raise ProtocolError(
-            f"the scan for the values to hide found none in {path}, which has "
-            f"{entry['rows']} rows, so something in the sandbox changed how tables are read "
+            f"the scan for the values to hide found none in {table.path}, which has "
+            f"{table.rows} rows, so something in the sandbox changed how tables are read "
             "(a cell may have replaced a pandas function). Nothing was sent. Restart the "
             "sandbox (your files stay) and ask again; if the file's columns are really "
             "empty, allow them (allowColumns)"
