@@ -87,6 +87,31 @@ def test_a_scan_tampered_before_the_first_ask_fails_closed(
     assert "people.csv" in outcome["message"]
 
 
+# The scan's result forged: with `globals` shadowed, the scan stores its result nowhere
+# and reads back one that names no table (nothing to hide, nothing found).
+FORGED = """\
+import json
+_reckon_hidden_json = json.dumps({"strings": [], "numbers": [], "found": {}})
+class _Sink(dict):
+    def __setitem__(self, key, value): pass
+    def __getitem__(self, key): return _reckon_hidden_json
+    def pop(self, key, default=None): return default
+_sink = _Sink()
+globals = lambda: _sink
+"""
+
+
+def test_a_scan_that_names_no_table_fails_closed(executor: KernelExecutor, people: str) -> None:
+    run(executor.run(FORGED))  # left in the sandbox by an earlier cell
+    model = ScriptedModel([code_reply(f"print(open({people!r}).read())"), answer("ok")])
+    agent = Agent(model, executor, privacy=Privacy.parse("schema"))
+    outcome = run(agent.ask("show everyone", environment=executor.environment()))
+    assert [v for v in NAMES if v in sent(model)] == []
+    assert outcome["status"] == "error" and outcome["sent"] == [] and model.requests == []
+    assert "Nothing was sent" in outcome["message"] and "Restart the" in outcome["message"]
+    assert "people.csv" in outcome["message"]
+
+
 def encodings(value: str) -> dict[str, str]:
     return {
         "base64": base64.b64encode(value.encode()).decode(),

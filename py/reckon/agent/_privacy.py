@@ -195,14 +195,15 @@ async def read_values(
 
 def _check_found(environment: JSONDict, allow: Iterable[str], found: Any) -> None:
     """Fail closed when the scan found no value in a table that has rows and protected
-    columns: the reader it used was altered (a cell patched pandas), or the scan was."""
+    columns: the reader it used was altered (a cell patched pandas), or the scan was.
+    The scan records every table it reads, so one it does not name counts as none found."""
     if not isinstance(found, dict):
         raise ProtocolError("the files' values could not be read: the hidden cell was altered")
     allowed = set(allow)
     for table in tables(environment):
         if not table.rows or all(c in allowed for c in table.columns):
             continue
-        if found.get(table.path, 1):
+        if found.get(table.path):
             continue
         raise ProtocolError(
             f"the scan for the values to hide found none in {table.path}, which has "
