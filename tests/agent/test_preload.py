@@ -183,6 +183,7 @@ COMPUTED = {"numbers": [{"text": "7.25", "computed": True, "steps": [1]}], "ungr
         ("Answer as @mean[value].", '{"median": 7.25}', None),
         ("Answer as @mean[value].", '{"mean": [7.25, 8]}', None),
         ("Answer as @mean[value].", 'It is {"mean": 7.25}', None),
+        ("Answer as @mean[value].", 'It is:\n```json\n{"mean": 7.25}\n```', None),
         ("Answer as @mean[value].", "It is @7.25 or so", None),
     ],
 )
