@@ -16,7 +16,7 @@ import re
 
 from reckon.agent._fences import only_block
 from reckon.agent._grounding import find_numbers
-from reckon.agent._observe import OBSERVATION_HEADER, trim_text
+from reckon.agent._observe import trim_text, user_text
 from reckon.agent._types import JSONDict
 
 __all__ = ["is_question", "recheck_message", "repair_form"]
@@ -192,11 +192,9 @@ def _lone_value(output: str) -> str:
 
 def is_question(message: JSONDict) -> bool:
     """A message the person wrote (not a cell's output or one of our rechecks)."""
-    content = message.get("content")
+    content = user_text(message)
     return (
-        message.get("role") == "user"
-        and isinstance(content, str)
-        and not content.startswith(OBSERVATION_HEADER)
+        content is not None
         and content not in (_NO_CODE,)
         and not content.startswith(_UNGROUNDED.split("{", 1)[0])
         and not content.startswith(_FAILED.split("{", 1)[0])
