@@ -16,7 +16,7 @@ is hidden too (privacy wins).
 The scan runs in the sandbox, where the model's code runs too, so a cell can tamper
 with it (patch pandas): the values found stay hidden for the rest of the session
 (``HiddenValues``: a later scan adds, never removes), and a scan that finds nothing in
-a table that has rows fails closed.
+a table that has rows, or does not name it, fails closed.
 """
 
 from __future__ import annotations
