@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from reckon.agent import Agent, ChatReply, OpenAIModel
 from reckon.kernel import Kernel as Session
 from reckon.kernel import inspect
-from support import FakeUpstream, HttpxTransport, sse, text_stream
+from support import FakeUpstream, HttpxTransport, sse, text_stream, tool_stream
 
 T = TypeVar("T")
 
@@ -113,6 +113,25 @@ def openai_agent(upstream: FakeUpstream, executor: KernelExecutor, **options: An
 def text_reply(text: str) -> Any:
     """A fake-upstream handler that streams `text` as the answer."""
     return sse([text_stream(text)])
+
+
+def call_reply(code: str) -> Any:
+    """A fake-upstream handler that streams a run_python call of `code`."""
+    return sse([tool_stream(code)])
+
+
+def ask_openai(
+    upstream: FakeUpstream,
+    executor: KernelExecutor,
+    question: str,
+    replies: list[Any],
+    **options: Any,
+) -> dict[str, Any]:
+    """Queue ``replies`` (fake-upstream handlers) and ask ``question`` with the executor's
+    files, through ``openai_agent``."""
+    upstream.handlers += replies
+    agent = openai_agent(upstream, executor, **options)
+    return run(agent.ask(question, environment=executor.environment()))
 
 
 def numbers_in(text: str) -> list[float]:

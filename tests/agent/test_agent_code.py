@@ -19,6 +19,8 @@ from reckon.agent import (
     replay_cells,
     trim_text,
 )
+from reckon.agent._fences import only_block
+from reckon.agent._toolcalls import find_text_tool_calls
 from support import PY
 
 
@@ -43,6 +45,21 @@ def test_untagged_block_runs_and_no_block_is_none() -> None:
     assert blocks is not None and blocks.code == "x = 1" and blocks.text == ""
     assert extract_code_blocks("The answer is 42.") is None
     assert extract_code_blocks("```bash\nls\n```") is None
+
+
+def test_one_reading_of_fences_serves_code_tool_calls_and_json_answers() -> None:
+    # A closing run longer than the opening one closes it (CommonMark), for every reader.
+    call = '{"name": "run_python", "arguments": {"code": "print(1)"}}'
+    reply = f"Say:\n```python\nprint(1)\n````\nthen\n```json\n{call}\n````\nok"
+    blocks = extract_code_blocks(reply)
+    assert blocks is not None and blocks.code == "print(1)"
+    assert blocks.text == "Say:" and blocks.after.startswith("then")
+    found = find_text_tool_calls(reply, names={"run_python"})
+    assert found is not None and found.calls == [json.loads(call)]
+    assert (found.text, found.after) == ("Say:\n```python\nprint(1)\n````\nthen", "ok")
+    assert only_block('\n```json\n{"a": 1}\n```\n') == '{"a": 1}\n'
+    assert only_block('Here:\n```json\n{"a": 1}\n```') is None
+    assert only_block("```\na\n```\n```\nb\n```") is None
 
 
 @pytest.mark.parametrize(

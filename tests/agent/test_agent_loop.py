@@ -112,23 +112,30 @@ def test_model_error_ends_the_ask_and_the_next_one_works(executor: KernelExecuto
     assert run(agent.ask("again", environment={}))["status"] == "ok"
 
 
+def stopped_then_asked_again(
+    agent: Agent, *, after: float
+) -> tuple[dict[str, Any], dict[str, Any], float]:
+    """Ask, stop the agent ``after`` seconds, then ask again: both outcomes and how long
+    the stopped ask took."""
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any], float]:
+        asyncio.get_running_loop().call_later(after, agent.stop)
+        started = time.monotonic()
+        first = await agent.ask("first", environment={})
+        elapsed = time.monotonic() - started
+        second = await agent.ask("second", environment={})
+        return first, second, elapsed
+
+    return run(scenario())
+
+
 def test_stop_during_a_long_model_call(executor: KernelExecutor) -> None:
     async def slow(request: ChatRequest) -> ChatReply:
         await asyncio.sleep(30)
         return answer("too late")
 
     model = ScriptedModel([slow, answer("second ask works")])
-    agent = Agent(model, executor)
-
-    async def scenario() -> tuple[dict[str, Any], dict[str, Any], float]:
-        asyncio.get_running_loop().call_later(0.2, agent.stop)
-        started = time.monotonic()
-        first = await agent.ask("slow", environment={})
-        elapsed = time.monotonic() - started
-        second = await agent.ask("next", environment={})
-        return first, second, elapsed
-
-    first, second, elapsed = run(scenario())
+    first, second, elapsed = stopped_then_asked_again(Agent(model, executor), after=0.2)
     assert first["status"] == "stopped" and first["message"] == "Stopped by the user."
     assert elapsed < 5
     assert second["status"] == "ok" and second["answer"] == "second ask works"
@@ -143,16 +150,7 @@ def test_stop_during_a_long_cell(executor: KernelExecutor) -> None:
         ]
     )
     agent = Agent(model, executor)
-
-    async def scenario() -> tuple[dict[str, Any], dict[str, Any], float]:
-        asyncio.get_running_loop().call_later(0.5, agent.stop)
-        started = time.monotonic()
-        first = await agent.ask("sleep", environment={})
-        elapsed = time.monotonic() - started
-        second = await agent.ask("double it", environment={})
-        return first, second, elapsed
-
-    first, second, elapsed = run(scenario())
+    first, second, elapsed = stopped_then_asked_again(agent, after=0.5)
     assert first["status"] == "stopped" and elapsed < 5
     assert executor.interrupts == 1
     assert first["steps"][0]["result"]["status"] == "interrupted"

@@ -14,18 +14,14 @@ import pytest
 from reckon.agent import Agent, OpenAIModel
 from reckon.agent._approval import Decision
 from reckon.agent._recheck import repair_form
-from support import FakeUpstream, HttpxTransport, sse, text_stream, tool_stream
+from support import FakeUpstream, HttpxTransport
 
-from .helpers import KernelExecutor, model_steps, run
+from .helpers import KernelExecutor, ask_openai, call_reply, model_steps, run, text_reply
 
 
 def agent(upstream: FakeUpstream, executor: KernelExecutor, **options: Any) -> Agent:
     model = OpenAIModel(HttpxTransport(upstream.url), model="local")
     return Agent(model, executor, **options)
-
-
-def text_reply(text: str) -> Any:
-    return sse([text_stream(text)])
 
 
 def loads(outcome: dict[str, Any]) -> list[dict[str, Any]]:
@@ -36,8 +32,8 @@ def test_one_table_is_loaded_as_df_before_the_model_writes_a_cell(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     # The model's first cell, as Qwen wrote it: df is used, never loaded.
-    upstream.handlers += [sse([tool_stream("print(df['units'].sum())")]), text_reply("29 units.")]
-    outcome = run(agent(upstream, sales).ask("total units?", environment=sales.environment()))
+    replies = [call_reply("print(df['units'].sum())"), text_reply("29 units.")]
+    outcome = ask_openai(upstream, sales, "total units?", replies)
     (load,) = loads(outcome)
     assert load["index"] == 0 and load["code"].startswith("df = pd.read_csv(")
     assert load["result"]["status"] == "ok" and "as df" in load["text"]
@@ -54,16 +50,16 @@ def test_a_table_is_loaded_once_and_again_only_when_it_changes(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     helper = agent(upstream, sales)
-    upstream.handlers += [sse([tool_stream("df = df[df.units > 4]\nprint(len(df))")]),
+    upstream.handlers += [call_reply("df = df[df.units > 4]\nprint(len(df))"),
                           text_reply("3 rows."),
-                          sse([tool_stream("print(len(df))")]), text_reply("Still 3.")]  # fmt: skip
+                          call_reply("print(len(df))"), text_reply("Still 3.")]  # fmt: skip
     first = run(helper.ask("keep the rows over 4", environment=sales.environment()))
     second = run(helper.ask("how many now?", environment=sales.environment()))
     assert len(loads(first)) == 1 and loads(second) == []
     # The model's own change to df is kept for the follow-up.
     assert model_steps(second, "code")[0]["result"]["stdout"] == "3\n"
     (sales.data_dir / "sales.csv").write_text("region,units\nWest,1\n")
-    upstream.handlers += [sse([tool_stream("print(len(df))")]), text_reply("1 row.")]
+    upstream.handlers += [call_reply("print(len(df))"), text_reply("1 row.")]
     third = run(helper.ask("and now?", environment=sales.environment()))
     assert len(loads(third)) == 1 and model_steps(third, "code")[0]["result"]["stdout"] == "1\n"
 
@@ -72,11 +68,11 @@ def test_several_tables_are_named_after_their_files(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     (sales.data_dir / "2024 people.csv").write_text("name,age\nAnn,31\nBo,40\n")
-    upstream.handlers += [
-        sse([tool_stream("print(df_sales.units.sum() + df_2024_people.age.sum())")]),
+    replies = [
+        call_reply("print(df_sales.units.sum() + df_2024_people.age.sum())"),
         text_reply("100."),
     ]
-    outcome = run(agent(upstream, sales).ask("sum?", environment=sales.environment()))
+    outcome = ask_openai(upstream, sales, "sum?", replies)
     assert sorted(s["code"].split(" =")[0] for s in loads(outcome)) == [
         "df_2024_people",
         "df_sales",
@@ -92,7 +88,7 @@ def test_nothing_runs_unapproved_and_a_table_that_fails_is_left_to_the_model(
     async def approve(proposal: dict[str, Any]) -> Decision:
         return Decision("run")
 
-    upstream.handlers += [sse([tool_stream("print(1 + 1)")]), text_reply("2.")]
+    upstream.handlers += [call_reply("print(1 + 1)"), text_reply("2.")]
     asked = run(
         agent(upstream, sales, approval="ask", decide=approve).ask(
             "q", environment=sales.environment()
@@ -102,7 +98,7 @@ def test_nothing_runs_unapproved_and_a_table_that_fails_is_left_to_the_model(
     assert "load it: df = pd.read_csv(" in upstream.payloads[0]["messages"][0]["content"]
     broken = sales.environment()
     broken["files"][0]["read_with"] = "pd.read_csv('/nowhere/sales.csv')"
-    upstream.handlers += [sse([tool_stream("print(1 + 1)")]), text_reply("2.")]
+    upstream.handlers += [call_reply("print(1 + 1)"), text_reply("2.")]
     failed = run(agent(upstream, sales).ask("q", environment=broken))
     (load,) = loads(failed)
     assert load["result"]["status"] == "error" and "could not be loaded" in load["text"]
@@ -118,21 +114,22 @@ def test_a_tool_result_the_model_invents_is_cut_off(
         "\"print(df['units'].mean())\"}}\n</tool_call>"
     )
     invented = '\n<tool_response>\n{"mean_value": 23.45}\n</tool_response>\nThe mean is 23.45.'
-    upstream.handlers += [text_reply(call + invented), text_reply("The mean is 7.25.")]
-    outcome = run(agent(upstream, sales).ask("mean units?", environment=sales.environment()))
+    replies = [text_reply(call + invented), text_reply("The mean is 7.25.")]
+    outcome = ask_openai(upstream, sales, "mean units?", replies)
     assert outcome["answer"] == "The mean is 7.25."
     history = upstream.payloads[1]["messages"]
     assert history[-2] == {"role": "assistant", "content": call}
     assert "23.45" not in str(history)
 
 
+MEAN_UNITS = "What is the mean of units? Answer as @mean_units[value]."
+
+
 def test_the_value_written_where_the_name_goes_is_put_in_its_place(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
-    upstream.handlers += [sse([tool_stream("print(df['units'].mean())")]),
-                          text_reply("The mean is @7.25[value].")]  # fmt: skip
-    question = "What is the mean of units? Answer as @mean_units[value]."
-    outcome = run(agent(upstream, sales).ask(question, environment=sales.environment()))
+    replies = [call_reply("print(df['units'].mean())"), text_reply("The mean is @7.25[value].")]
+    outcome = ask_openai(upstream, sales, MEAN_UNITS, replies)
     assert outcome["status"] == "ok" and outcome["answer"] == "The mean is @mean_units[7.25]."
     final = outcome["steps"][-1]
     assert final["kind"] == "answer" and final["written"] == "The mean is @7.25[value]."
@@ -144,10 +141,8 @@ def test_a_value_computed_into_a_name_and_never_printed_is_shown(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     # Seen: `mean_temperature = df['temperature'].mean().round(2)`, then a guessed "20.5".
-    upstream.handlers += [sse([tool_stream("mean_units = df['units'].mean()")]),
-                          text_reply("@mean_units[7.25]")]  # fmt: skip
-    question = "What is the mean of units? Answer as @mean_units[value]."
-    outcome = run(agent(upstream, sales).ask(question, environment=sales.environment()))
+    replies = [call_reply("mean_units = df['units'].mean()"), text_reply("@mean_units[7.25]")]
+    outcome = ask_openai(upstream, sales, MEAN_UNITS, replies)
     (cell,) = model_steps(outcome, "code")
     shown = {"name": "mean_units", "type": "float64", "text": "np.float64(7.25)"}
     assert cell["result"]["assigned"] == [shown]
@@ -183,6 +178,7 @@ COMPUTED = {"numbers": [{"text": "7.25", "computed": True, "steps": [1]}], "ungr
         ("Answer as @mean[value].", '{"median": 7.25}', None),
         ("Answer as @mean[value].", '{"mean": [7.25, 8]}', None),
         ("Answer as @mean[value].", 'It is {"mean": 7.25}', None),
+        ("Answer as @mean[value].", 'It is:\n```json\n{"mean": 7.25}\n```', None),
         ("Answer as @mean[value].", "It is @7.25 or so", None),
     ],
 )

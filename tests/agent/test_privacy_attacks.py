@@ -4,6 +4,7 @@ scan for the values to hide, or print the values encoded, send none of them."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -85,6 +86,110 @@ def test_a_scan_tampered_before_the_first_ask_fails_closed(
     assert outcome["status"] == "error" and outcome["sent"] == [] and model.requests == []
     assert "Nothing was sent" in outcome["message"] and "Restart the" in outcome["message"]
     assert "people.csv" in outcome["message"]
+
+
+# The scan's result forged through a name the hidden cell looked up in the cells' own
+# namespace (a global that shadows a builtin, or builtins of the cells' own). Each keeps
+# the table named with its count, so the check that it was read passes and values went.
+MARKER = "RECKON-HIDDEN-VALUES:"
+SHADOWS = {
+    "sorted": "def sorted(*args, **kwargs):\n    return []",
+    "builtins": "import builtins\n__builtins__ = {**vars(builtins), 'sorted': lambda *a, **k: []}",
+    "print": f"""\
+import builtins, json
+def print(*args, **kwargs):
+    text = ' '.join(map(str, args))
+    store = globals().get('_reckon_hidden_json')
+    if text.startswith({MARKER!r}) and text[{len(MARKER)}:].isdigit() and store:
+        forged = json.dumps({{**json.loads(store), 'strings': [], 'numbers': []}})
+        globals()['_reckon_hidden_json'] = forged
+        text = {MARKER!r} + str(len(forged))
+    builtins.print(text, **kwargs)
+""",
+    "globals": """\
+import json
+_reckon_hidden_json = json.dumps({"strings": [], "numbers": [], "found": {PATH: 3}})
+class _Sink(dict):
+    def __setitem__(self, key, value): pass
+    def __getitem__(self, key): return _reckon_hidden_json
+    def pop(self, key, default=None): return default
+_sink = _Sink()
+globals = lambda: _sink
+""",
+}
+# The stored result swapped, as it is stored, for one of the same length.
+FINALIZER = """\
+import json
+class _Forger:
+    namespace = globals()
+    def __del__(self):
+        real = self.namespace['_reckon_hidden_json']
+        forged = json.dumps({**json.loads(real), 'strings': [], 'numbers': []})
+        self.namespace['_reckon_hidden_json'] = forged.ljust(len(real))
+_reckon_hidden_json = _Forger()
+"""
+
+
+@pytest.mark.parametrize("shadow", SHADOWS, ids=list(SHADOWS))
+def test_a_scan_whose_names_a_cell_shadowed_still_finds_every_value(
+    executor: KernelExecutor, people: str, shadow: str
+) -> None:
+    run(executor.run(SHADOWS[shadow].replace("PATH", repr(people))))  # an earlier cell's
+    model = ScriptedModel([code_reply(f"print(open({people!r}).read())"), answer("ok")])
+    agent = Agent(model, executor, privacy=Privacy.parse("schema"))
+    outcome = run(agent.ask("show everyone", environment=executor.environment()))
+    assert outcome["status"] == "ok", outcome
+    assert "Alice Zimmermann" in model_steps(outcome)[0]["result"]["stdout"]
+    assert [v for v in [*NAMES, "bq@example.org", "88123.75"] if v in sent(model)] == []
+
+
+def test_a_scan_result_swapped_as_it_is_stored_fails_closed(
+    executor: KernelExecutor, people: str
+) -> None:
+    run(executor.run(FINALIZER))
+    model = ScriptedModel([code_reply(f"print(open({people!r}).read())"), answer("ok")])
+    agent = Agent(model, executor, privacy=Privacy.parse("schema"))
+    outcome = run(agent.ask("show everyone", environment=executor.environment()))
+    assert [v for v in NAMES if v in sent(model)] == []
+    assert outcome["status"] == "error" and outcome["sent"] == [] and model.requests == []
+    assert "Nothing was sent" in outcome["message"] and "Restart the" in outcome["message"]
+
+
+class ForgedScan:
+    """The real kernel, but the hidden runs answer a scan that found no value and
+    lists ``found`` as the tables it read (what a tampered scan could report)."""
+
+    def __init__(self, executor: KernelExecutor, found: Any) -> None:
+        self.executor = executor
+        self.text = json.dumps({"strings": [], "numbers": [], "found": found})
+        self.hidden = 0
+
+    async def run(self, code: str) -> dict[str, Any]:
+        return await self.executor.run(code)
+
+    async def interrupt(self) -> None:
+        await self.executor.interrupt()
+
+    async def run_hidden(self, code: str) -> dict[str, Any]:
+        self.hidden += 1
+        digest = hashlib.sha256(self.text.encode()).hexdigest()
+        printed = [f"{len(self.text)} {digest}", self.text, ""][self.hidden - 1]
+        return {"status": "ok", "stdout": f"{MARKER}{printed}\n" if printed else ""}
+
+
+@pytest.mark.parametrize(
+    "found", [{}, {"elsewhere.csv": 3}, None], ids=["no-table", "another-table", "no-list"]
+)
+def test_a_scan_that_does_not_name_the_table_fails_closed(
+    executor: KernelExecutor, people: str, found: Any
+) -> None:
+    model = ScriptedModel([answer("ok")])
+    agent = Agent(model, ForgedScan(executor, found), privacy=Privacy.parse("schema"))
+    outcome = run(agent.ask("show everyone", environment=executor.environment()))
+    assert model.requests == []
+    assert outcome["status"] == "error" and outcome["sent"] == []
+    assert "Nothing was sent" in outcome["message"] and "Restart the" in outcome["message"]
+    assert ("people.csv" in outcome["message"]) == (found is not None)
 
 
 def encodings(value: str) -> dict[str, str]:

@@ -20,9 +20,18 @@ from reckon.agent._observe import (
     OBSERVATION_HEADER,
     parse_observation,
 )
-from support import FakeUpstream, chunk, sse, text_stream, tool_stream
+from support import FakeUpstream, chunk, sse, text_stream
 
-from .helpers import QWEN_CALL, KernelExecutor, model_steps, openai_agent, run, text_reply
+from .helpers import (
+    QWEN_CALL,
+    KernelExecutor,
+    ask_openai,
+    call_reply,
+    model_steps,
+    openai_agent,
+    run,
+    text_reply,
+)
 
 # What the issue saw: a fenced JSON block whose code is a Python triple-quoted string.
 FENCED_TRIPLE = (
@@ -45,10 +54,8 @@ def test_a_tool_call_written_as_text_runs_and_the_history_keeps_it_verbatim(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     code = QWEN_CALL.replace("/data/", f"{sales.data_dir}/")
-    upstream.handlers += [text_reply(code), text_reply("The total is 29 units.")]
-    outcome = run(
-        openai_agent(upstream, sales).ask("total units?", environment=sales.environment())
-    )
+    replies = [text_reply(code), text_reply("The total is 29 units.")]
+    outcome = ask_openai(upstream, sales, "total units?", replies)
     assert outcome["status"] == "ok" and outcome["answer"] == "The total is 29 units."
     (step,) = model_steps(outcome, "code")
     assert step["result"]["stdout"] == "29\n"
@@ -80,9 +87,8 @@ def test_an_answer_written_after_the_call_before_it_ran_is_not_kept(
 ) -> None:
     """What Qwen2.5-Coder-1.5B did with the free first call: the call, then the total it
     expected. With that line in its history it answered 100 over the printed 36."""
-    upstream.handlers += [text_reply(written), text_reply("The total is 29 units.")]
-    bot = openai_agent(upstream, sales)
-    outcome = run(bot.ask("total units?", environment=sales.environment()))
+    replies = [text_reply(written), text_reply("The total is 29 units.")]
+    outcome = ask_openai(upstream, sales, "total units?", replies)
     (step,) = model_steps(outcome, "code")
     assert "29" in str(step["result"]) and "100" not in step["text"]
     said = upstream.payloads[1]["messages"][-2]
@@ -94,13 +100,11 @@ def test_an_answer_written_after_the_call_before_it_ran_is_not_kept(
 def test_fenced_json_with_a_triple_quoted_string_is_read_as_a_call(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
-    upstream.handlers += [
+    replies = [
         text_reply(FENCED_TRIPLE.replace("/data/", f"{sales.data_dir}/")),
         text_reply("North sold the most units."),
     ]
-    outcome = run(
-        openai_agent(upstream, sales).ask("which region?", environment=sales.environment())
-    )
+    outcome = ask_openai(upstream, sales, "which region?", replies)
     code = model_steps(outcome, "code")
     assert code[0]["result"]["status"] == "ok" and code[0]["result"]["stdout"] == "North\n"
     assert code[0]["text"] == "I will compute it."
@@ -110,15 +114,13 @@ def test_fenced_json_with_a_triple_quoted_string_is_read_as_a_call(
 def test_a_guess_with_no_code_is_sent_back_once(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
-    upstream.handlers += [
+    replies = [
         text_reply("The total is 31 units."),  # a guess: auto's first call is left free
-        sse([tool_stream(f"import pandas as pd\nprint(pd.read_csv('{sales.data_dir}/sales.csv')"
-                         "['units'].sum())")]),
+        call_reply(f"import pandas as pd\nprint(pd.read_csv('{sales.data_dir}/sales.csv')"
+                   "['units'].sum())"),
         text_reply("The total is 29 units."),
     ]  # fmt: skip
-    outcome = run(
-        openai_agent(upstream, sales).ask("total units?", environment=sales.environment())
-    )
+    outcome = ask_openai(upstream, sales, "total units?", replies)
     assert outcome["answer"] == "The total is 29 units."
     kinds = [s["kind"] for s in model_steps(outcome)]
     assert kinds == ["recheck", "code", "answer"]
@@ -135,12 +137,12 @@ def test_a_guess_with_no_code_is_sent_back_once(
 def test_a_number_no_step_computed_is_questioned_then_marked(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
-    upstream.handlers += [
-        sse([tool_stream("print(12 + 17)")]),
+    replies = [
+        call_reply("print(12 + 17)"),
         text_reply("The total is 29 units, 41.5% from the North."),
         text_reply("The total is 29 units, 41.5% from the North."),  # stands by it
     ]
-    outcome = run(openai_agent(upstream, sales).ask("total?", environment=sales.environment()))
+    outcome = ask_openai(upstream, sales, "total?", replies)
     recheck = next(s for s in outcome["steps"] if s["kind"] == "recheck")
     listed, quoted = recheck["message"].split("\nThe last output was:\n")
     assert "41.5%" in listed and "29" not in listed and quoted == "29"
@@ -158,15 +160,13 @@ def test_a_guess_written_beside_the_code_gives_way_to_the_output(
     code = (
         f"```python\ndf = pd.read_csv('{sales.data_dir}/sales.csv')\nprint(df['units'].sum())\n```"
     )
-    upstream.handlers += [
+    replies = [
         text_reply(f"{code}\n\n@total[25]"),
         text_reply(f"{code}\n\n@total[25]"),
         text_reply("@total[29]"),
     ]
-    ask = openai_agent(upstream, sales, tools="off").ask(
-        "Total units? Answer as @total[value].", environment=sales.environment()
-    )
-    outcome = run(ask)
+    question = "Total units? Answer as @total[value]."
+    outcome = ask_openai(upstream, sales, question, replies, tools="off")
     assert [s["kind"] for s in model_steps(outcome)] == ["code", "recheck", "answer"]
     assert outcome["answer"] == "@total[29]" and outcome["grounding"]["ungrounded"] == []
     observation = upstream.payloads[1]["messages"][-1]["content"]
@@ -179,8 +179,8 @@ def test_a_guess_written_beside_the_code_gives_way_to_the_output(
 def test_an_error_is_followed_by_the_instruction_to_fix_it(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
-    upstream.handlers += [text_reply("```python\nprint(undefined_name)\n```"), text_reply("No.")]
-    run(openai_agent(upstream, sales, tools="off").ask("x?", environment=sales.environment()))
+    replies = [text_reply("```python\nprint(undefined_name)\n```"), text_reply("No.")]
+    ask_openai(upstream, sales, "x?", replies, tools="off")
     observation = upstream.payloads[1]["messages"][-1]["content"]
     assert "NameError" in observation and observation.endswith(NEXT_AFTER_ERROR)
     assert parse_observation(observation)["status"].startswith("error")
@@ -215,11 +215,11 @@ def test_parallel_tool_calls_each_run_and_each_get_an_answer(
          "function": {"name": "run_python", "arguments": json.dumps({"code": f"print({i} * 10)"})}}
         for i in (1, 2)
     ]  # fmt: skip
-    upstream.handlers += [
+    replies = [
         sse([chunk({"tool_calls": calls}, "tool_calls"), b"data: [DONE]\n\n"]),
         text_reply("10 and 20."),
     ]
-    outcome = run(openai_agent(upstream, executor).ask("both?", environment=executor.environment()))
+    outcome = ask_openai(upstream, executor, "both?", replies)
     outputs = [s["result"]["stdout"] for s in outcome["steps"] if s["kind"] == "code"]
     assert outputs == ["10\n", "20\n"]
     tools = [m for m in upstream.payloads[1]["messages"] if m["role"] == "tool"]
@@ -240,13 +240,13 @@ def test_parallel_tool_calls_each_run_and_each_get_an_answer(
 def test_an_answer_without_the_asked_form_filled_is_sent_back_for_it(
     upstream: FakeUpstream, sales: KernelExecutor, answer: str, unfilled: bool
 ) -> None:
-    upstream.handlers += [
-        sse([tool_stream("print('East 40')\nprint('West 20')")]),  # not one value: no fill
+    replies = [
+        call_reply("print('East 40')\nprint('West 20')"),  # not one value: no fill
         text_reply(answer),
         text_reply("@region[East]"),
     ]
     question = "Which region sold the most? Answer as @region[name]."
-    outcome = run(openai_agent(upstream, sales).ask(question, environment=sales.environment()))
+    outcome = ask_openai(upstream, sales, question, replies)
     assert outcome["answer"] == "@region[East]"
     recheck = next(s for s in outcome["steps"] if s["kind"] == "recheck")
     assert "@region[name]" in recheck["message"]
@@ -258,9 +258,9 @@ def test_a_form_copied_unfilled_after_a_cell_printed_one_value_takes_that_value(
     upstream: FakeUpstream, sales: KernelExecutor, answer: str
 ) -> None:
     # Seen: `df.groupby('region')['sales'].sum().idxmax()` ran, then "@region[name]" twice.
-    upstream.handlers += [sse([tool_stream("print('East')")]), text_reply(answer)]
     question = "Which region sold the most? Answer as @region[name]."
-    outcome = run(openai_agent(upstream, sales).ask(question, environment=sales.environment()))
+    replies = [call_reply("print('East')"), text_reply(answer)]
+    outcome = ask_openai(upstream, sales, question, replies)
     assert outcome["answer"] == answer.replace("@region[name]", "@region[East]").replace(
         "@region[]", "@region[East]"
     )
@@ -271,13 +271,13 @@ def test_a_form_copied_unfilled_after_a_cell_printed_one_value_takes_that_value(
 def test_an_answer_after_a_failed_cell_is_sent_back_once(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
-    upstream.handlers += [
-        sse([tool_stream("df['department'].mean()")]),
+    replies = [
+        call_reply("df['department'].mean()"),
         text_reply("The department is Sales."),
-        sse([tool_stream("print(1 + 1)")]),
+        call_reply("print(1 + 1)"),
         text_reply("It is 2."),
     ]
-    outcome = run(openai_agent(upstream, sales).ask("which?", environment=sales.environment()))
+    outcome = ask_openai(upstream, sales, "which?", replies)
     recheck = next(s for s in outcome["steps"] if s["kind"] == "recheck")
     assert recheck["message"].startswith("Your last code failed (KeyError")
     assert outcome["answer"] == "It is 2." and len(upstream.payloads) == 4
@@ -286,14 +286,12 @@ def test_an_answer_after_a_failed_cell_is_sent_back_once(
 def test_a_small_value_given_as_the_answer_is_still_checked(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
-    upstream.handlers += [
-        sse([tool_stream("df = 1")]),  # loads, prints nothing
+    replies = [
+        call_reply("df = 1"),  # loads, prints nothing
         text_reply("The total is @total[10]."),
         text_reply("The total is @total[10]."),
     ]
-    outcome = run(
-        openai_agent(upstream, sales).ask("total? @total[value]", environment=sales.environment())
-    )
+    outcome = ask_openai(upstream, sales, "total? @total[value]", replies)
     assert outcome["grounding"]["ungrounded"] == ["10"]
     assert any(s["kind"] == "recheck" for s in outcome["steps"])
 
@@ -301,12 +299,8 @@ def test_a_small_value_given_as_the_answer_is_still_checked(
 def test_the_answer_form_written_as_code_gets_a_hint(
     upstream: FakeUpstream, executor: KernelExecutor
 ) -> None:
-    upstream.handlers += [sse([tool_stream("@total[value] = 3")]), text_reply("Gave up.")]
-    run(
-        openai_agent(upstream, executor).ask(
-            "total? @total[value]", environment=executor.environment()
-        )
-    )
+    replies = [call_reply("@total[value] = 3"), text_reply("Gave up.")]
+    ask_openai(upstream, executor, "total? @total[value]", replies)
     observation = upstream.payloads[1]["messages"][-1]["content"]
     assert "SyntaxError" in observation and "not Python" in observation
 
@@ -315,11 +309,11 @@ def test_an_answer_given_as_json_under_the_asked_name_is_put_in_the_form(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     """What Qwen2.5-Coder-1.5B wrote for two questions of run 4: the right value, as JSON."""
-    upstream.handlers += [
-        sse([tool_stream("print(df['units'].sum())")]),
+    replies = [
+        call_reply("print(df['units'].sum())"),
         text_reply('```json\n{\n  "total": {\n    "value": 29\n  }\n}\n```'),
     ]
     question = "What is the total of units? Answer as @total[value]."
-    outcome = run(openai_agent(upstream, sales).ask(question, environment=sales.environment()))
+    outcome = ask_openai(upstream, sales, question, replies)
     assert outcome["answer"] == "@total[29]"
     assert outcome["grounding"]["ungrounded"] == [] and len(upstream.payloads) == 2

@@ -13,16 +13,24 @@ from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
-from support import FakeUpstream, sse, tool_stream
+from support import FakeUpstream
 
-from .helpers import QWEN_CALL, KernelExecutor, openai_agent, run, text_reply
+from .helpers import (
+    QWEN_CALL,
+    KernelExecutor,
+    ask_openai,
+    call_reply,
+    openai_agent,
+    run,
+    text_reply,
+)
 
 
 def test_with_tools_on_the_first_call_with_files_must_run_code_and_later_ones_may_answer(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
-    upstream.handlers += [sse([tool_stream("print(2 + 2)")]), text_reply("It is 4.")]
-    run(openai_agent(upstream, sales, tools="on").ask("2+2?", environment=sales.environment()))
+    replies = [call_reply("print(2 + 2)"), text_reply("It is 4.")]
+    ask_openai(upstream, sales, "2+2?", replies, tools="on")
     first, second = upstream.payloads
     assert first["tool_choice"] == {"type": "function", "function": {"name": "run_python"}}
     assert "tool_choice" not in second
@@ -49,18 +57,13 @@ def test_with_tools_on_a_call_left_as_text_keeps_the_tools(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     code = QWEN_CALL.replace("/data/", f"{sales.data_dir}/")
-    upstream.handlers += [text_reply(code), text_reply("The total is 29 units.")]
-    run(
-        openai_agent(upstream, sales, tools="on").ask(
-            "total units?", environment=sales.environment()
-        )
-    )
+    replies = [text_reply(code), text_reply("The total is 29 units.")]
+    ask_openai(upstream, sales, "total units?", replies, tools="on")
     assert all(p["tools"] for p in upstream.payloads)
 
 
 def test_no_files_no_forced_call(upstream: FakeUpstream, executor: KernelExecutor) -> None:
-    upstream.handlers += [text_reply("Hello!")]
-    run(openai_agent(upstream, executor).ask("hi", environment=executor.environment()))
+    ask_openai(upstream, executor, "hi", [text_reply("Hello!")])
     assert "tool_choice" not in upstream.payloads[0]
 
 
@@ -71,9 +74,8 @@ def test_a_server_that_refuses_tool_choice_is_asked_again_without_it(
         message = "tool_choice: only 'auto' is supported for this function call format"
         return JSONResponse({"error": {"message": message}}, status_code=400)
 
-    upstream.handlers += [refuse, sse([tool_stream("print(7)")]), text_reply("7.")]
-    bot = openai_agent(upstream, sales, tools="on")
-    outcome = run(bot.ask("seven?", environment=sales.environment()))
+    replies = [refuse, call_reply("print(7)"), text_reply("7.")]
+    outcome = ask_openai(upstream, sales, "seven?", replies, tools="on")
     assert outcome["status"] == "ok"
     assert "tool_choice" in upstream.payloads[0] and "tool_choice" not in upstream.payloads[1]
     assert upstream.payloads[1]["tools"]  # tools stay: only tool_choice was refused

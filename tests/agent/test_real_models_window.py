@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, Response
 from reckon.agent._context import LEFT_OUT, estimate_tokens, fit_messages
 from support import FakeUpstream, sse, text_stream, tool_stream
 
-from .helpers import KernelExecutor, openai_agent, run, text_reply
+from .helpers import KernelExecutor, call_reply, openai_agent, run, text_reply
 
 
 def test_a_conversation_that_outgrows_the_window_is_cut_and_goes_on(
@@ -74,7 +74,7 @@ def test_a_configured_window_cuts_before_sending(
 ) -> None:
     bot = openai_agent(upstream, executor, context_window=1200)
     for n in range(3):
-        upstream.handlers += [sse([tool_stream(f"print('{n}' * 2000)")]), text_reply("ok.")]
+        upstream.handlers += [call_reply(f"print('{n}' * 2000)"), text_reply("ok.")]
         run(bot.ask(f"q{n}", environment=executor.environment()))
     assert all(estimate_tokens(p["messages"]) <= 1200 for p in upstream.payloads[1:])
 
@@ -82,7 +82,7 @@ def test_a_configured_window_cuts_before_sending(
 def test_each_call_says_what_the_model_must_read_and_each_step_its_wait(
     upstream: FakeUpstream, executor: KernelExecutor
 ) -> None:
-    upstream.handlers += [sse([tool_stream("print(1)")]), text_reply("1.")]
+    upstream.handlers += [call_reply("print(1)"), text_reply("1.")]
     calls: list[dict[str, Any]] = []
     bot = openai_agent(upstream, executor)
     bot.options.on_call = calls.append

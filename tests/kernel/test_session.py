@@ -19,6 +19,25 @@ def test_namespace_looks_like_a_script_with_read_table(a_session: Runner) -> Non
     assert result["result"]["text"] == "('__main__', True)"
 
 
+@pytest.mark.parametrize(
+    "cell",
+    [
+        pytest.param("__builtins__ = {'len': lambda x: 0}", id="assigned"),
+        pytest.param(
+            "class Back:\n    namespace = globals()\n"
+            "    def __del__(self):\n        self.namespace['__builtins__'] = {}\n"
+            "__builtins__ = Back()",
+            id="put-back-by-a-finalizer",
+        ),
+    ],
+)
+def test_every_run_starts_with_the_real_builtins(a_session: Runner, cell: str) -> None:
+    """Reckon's hidden privacy scan reaches its own namespace through them."""
+    a_session(cell)
+    result = a_session("import builtins\n(__builtins__ is builtins, len('abc'))")
+    assert result["result"]["text"] == "(True, 3)"
+
+
 def test_reset_forgets_variables(a_session: Runner) -> None:
     a_session("x = 1")
     a_session.session.reset()

@@ -8,7 +8,8 @@ from typing import Any
 
 from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 
-from support import MODEL
+from reckon.server import Profile
+from support import KEY_ENV, MODEL
 
 HELLO: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
 RUN_PYTHON: ChatCompletionToolParam = {
@@ -23,6 +24,18 @@ RUN_PYTHON: ChatCompletionToolParam = {
         },
     },
 }
+
+
+def claude_profile(upstream_url: str, *, models: tuple[str, ...] = ()) -> Profile:
+    """The profile ``claude``: the Messages API at ``upstream_url`` (a fake model
+    server), with the test key; no ``models``: the relay asks the server for them."""
+    return Profile(
+        name="claude",
+        base_url=f"{upstream_url}/v1",
+        api_key_env=KEY_ENV,
+        protocol="anthropic",
+        models=list(models),
+    )
 
 
 def sse(kind: str, **data: Any) -> bytes:

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from reckon.server import Profile
 from support import KEY_ENV, MODEL, THE_KEY, FakeUpstream, Relay, Script, a_fake_upstream, relays
 
-from .anthropic_kit import MESSAGE, TEXT_STREAM
+from .anthropic_kit import MESSAGE, TEXT_STREAM, claude_profile
 from .redis_kit import RedisServer, a_redis_server, ping
 
 
@@ -56,19 +55,18 @@ def a_relay(a_relay_with: Callable[..., Relay]) -> Relay:
 def a_claude_relay(a_relay_with: Callable[..., Relay], an_upstream: FakeUpstream) -> Relay:
     """A relay whose profile speaks the Messages API to the fake model server, which
     answers with Anthropic's SSE (`TEXT_STREAM`) or JSON (`MESSAGE`)."""
-    relay = a_relay_with(
-        profiles=[
-            Profile(
-                name="claude",
-                base_url=f"{an_upstream.url}/v1",
-                api_key_env=KEY_ENV,
-                protocol="anthropic",
-                models=[MODEL],
-            )
-        ]
-    )
+    relay = a_relay_with(profiles=[claude_profile(an_upstream.url, models=(MODEL,))])
     relay.upstream.script = Script(chunks=list(TEXT_STREAM), body=json.dumps(MESSAGE).encode())
     return relay
+
+
+@pytest.fixture
+def a_closed_port() -> Iterator[int]:
+    """A loopback port bound for the test and never listened on: connections to it are
+    refused, reliably (nothing else can take it meanwhile)."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        yield closed.getsockname()[1]
 
 
 @pytest.fixture

@@ -14,13 +14,10 @@ from pathlib import Path
 
 from openai.types.chat import ChatCompletionMessageParam
 
-from reckon.server import Profile, load_config_file
-from support import KEY_ENV, MODEL, THE_KEY, FakeUpstream, Relay, an_sdk_client
+from reckon.server import load_config_file
+from support import MODEL, THE_KEY, FakeUpstream, Relay, an_sdk_client
 
-from .anthropic_kit import (
-    HELLO,
-    RUN_PYTHON,
-)
+from .anthropic_kit import HELLO, RUN_PYTHON, claude_profile
 
 
 def test_a_conversation_with_tools_is_translated_into_a_messages_request(
@@ -135,16 +132,7 @@ def test_the_upstream_gets_the_anthropic_headers_and_none_of_the_browsers(
 def test_models_are_asked_from_the_anthropic_upstream_when_not_configured(
     a_relay_with: Callable[..., Relay], an_upstream: FakeUpstream
 ) -> None:
-    relay = a_relay_with(
-        profiles=[
-            Profile(
-                name="claude",
-                base_url=f"{an_upstream.url}/v1",
-                api_key_env=KEY_ENV,
-                protocol="anthropic",
-            )
-        ]
-    )
+    relay = a_relay_with(profiles=[claude_profile(an_upstream.url)])
     ids = [m.id for m in an_sdk_client(relay).models.list()]
 
     assert ids == ["listed-a", "listed-b"]

@@ -91,15 +91,10 @@ def cut_mid_stream(conn: socket.socket, request: bytes) -> None:
 
 
 def test_no_log_line_of_a_real_relay_process_holds_the_key_or_token(
-    an_upstream: FakeUpstream, tmp_path: Path
+    an_upstream: FakeUpstream, tmp_path: Path, a_closed_port: int
 ) -> None:
-    with (
-        a_raw_upstream(echo_junk) as junk,
-        a_raw_upstream(cut_mid_stream) as cut,
-        socket.socket() as closed,
-    ):
-        closed.bind(("127.0.0.1", 0))
-        down = f"http://127.0.0.1:{closed.getsockname()[1]}/v1"
+    with a_raw_upstream(echo_junk) as junk, a_raw_upstream(cut_mid_stream) as cut:
+        down = f"http://127.0.0.1:{a_closed_port}/v1"
         profiles = [
             ("good", f"{an_upstream.url}/v1", "openai", KEY_ENV),
             ("junk", junk, "openai", KEY_ENV),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -220,7 +219,7 @@ def test_the_stream_schema_tells_chunks_from_anything_else(stream: bytes, valid:
 
 
 def test_limit_refusals_a_down_limit_store_and_metrics_answer_as_documented(
-    a_relay_with: Callable[..., Relay],
+    a_relay_with: Callable[..., Relay], a_closed_port: int
 ) -> None:
     checks = [
         status_code_conformance,
@@ -228,25 +227,23 @@ def test_limit_refusals_a_down_limit_store_and_metrics_answer_as_documented(
         response_headers_conformance,
         response_schema_conformance,
     ]
-    with socket.socket() as closed:
-        closed.bind(("127.0.0.1", 0))
-        nobody = f"redis://127.0.0.1:{closed.getsockname()[1]}/0"
-        limited = a_relay_with(limits=Limits(requests_per_minute=1))
-        down = a_relay_with(limits=Limits(requests_per_minute=1), redis_url=nobody)
-        schema = schemathesis.openapi.from_dict(json.loads(openapi_document()))
-        chat = schema["/v1/chat/completions"]["POST"]
-        body = {"model": "tiny-model", "messages": [{"role": "user", "content": "hi"}]}
-        statuses = []
-        with requests.Session() as session:
-            session.trust_env = False
-            for base in (limited.url, limited.url, down.url):
-                case = chat.Case(body=body)
-                response = case.call(base_url=base, session=session, timeout=10)
-                case.validate_response(response, checks=checks)
-                statuses.append(response.status_code)
-            metrics = schema["/metrics"]["GET"].Case()
-            scraped = metrics.call(base_url=limited.url, session=session, timeout=10)
-            metrics.validate_response(scraped, checks=checks)
+    nobody = f"redis://127.0.0.1:{a_closed_port}/0"
+    limited = a_relay_with(limits=Limits(requests_per_minute=1))
+    down = a_relay_with(limits=Limits(requests_per_minute=1), redis_url=nobody)
+    schema = schemathesis.openapi.from_dict(json.loads(openapi_document()))
+    chat = schema["/v1/chat/completions"]["POST"]
+    body = {"model": "tiny-model", "messages": [{"role": "user", "content": "hi"}]}
+    statuses = []
+    with requests.Session() as session:
+        session.trust_env = False
+        for base in (limited.url, limited.url, down.url):
+            case = chat.Case(body=body)
+            response = case.call(base_url=base, session=session, timeout=10)
+            case.validate_response(response, checks=checks)
+            statuses.append(response.status_code)
+        metrics = schema["/metrics"]["GET"].Case()
+        scraped = metrics.call(base_url=limited.url, session=session, timeout=10)
+        metrics.validate_response(scraped, checks=checks)
 
     assert statuses == [200, 429, 503]
     assert scraped.status_code == 200

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 from collections.abc import Callable
 
 import httpx
@@ -24,34 +23,31 @@ def test_the_key_appears_in_no_response_and_no_log_line(
     a_relay_with: Callable[..., Relay],
     an_upstream: FakeUpstream,
     caplog: pytest.LogCaptureFixture,
+    a_closed_port: int,
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    with socket.socket() as closed:
-        closed.bind(("127.0.0.1", 0))
-        relay = a_relay_with(
-            profiles=[
-                Profile("local", f"{an_upstream.url}/v1", KEY_ENV, models=[MODEL]),
-                Profile("gone", f"http://127.0.0.1:{closed.getsockname()[1]}/v1", KEY_ENV),
-            ]
+    relay = a_relay_with(
+        profiles=[
+            Profile("local", f"{an_upstream.url}/v1", KEY_ENV, models=[MODEL]),
+            Profile("gone", f"http://127.0.0.1:{a_closed_port}/v1", KEY_ENV),
+        ]
+    )
+    seen = []
+    with relay.client() as client:
+        chat = {"model": MODEL, "messages": HELLO}
+        seen.append(client.post("/v1/chat/completions", json=chat))
+        seen.append(client.post("/v1/chat/completions", json={**chat, "stream": True}))
+        # An upstream that echoes the key back in its error, as some do.
+        an_upstream.script = Script(
+            status=401,
+            body=json.dumps({"error": {"message": f"Incorrect API key: {THE_KEY}"}}).encode(),
         )
-        seen = []
-        with relay.client() as client:
-            chat = {"model": MODEL, "messages": HELLO}
-            seen.append(client.post("/v1/chat/completions", json=chat))
-            seen.append(client.post("/v1/chat/completions", json={**chat, "stream": True}))
-            # An upstream that echoes the key back in its error, as some do.
-            an_upstream.script = Script(
-                status=401,
-                body=json.dumps({"error": {"message": f"Incorrect API key: {THE_KEY}"}}).encode(),
-            )
-            seen.append(client.post("/v1/chat/completions", json=chat))
-            an_upstream.script = Script(
-                chunks=[f"data: {THE_KEY}\n\n".encode(), b"data: [DONE]\n\n"]
-            )
-            seen.append(client.post("/v1/chat/completions", json={**chat, "stream": True}))
-            seen.append(client.get("/v1/models"))
-            seen.append(client.get("/api/info"))
-            seen.append(client.post("/v1/chat/completions", json={**chat, "model": "gone/m"}))
+        seen.append(client.post("/v1/chat/completions", json=chat))
+        an_upstream.script = Script(chunks=[f"data: {THE_KEY}\n\n".encode(), b"data: [DONE]\n\n"])
+        seen.append(client.post("/v1/chat/completions", json={**chat, "stream": True}))
+        seen.append(client.get("/v1/models"))
+        seen.append(client.get("/api/info"))
+        seen.append(client.post("/v1/chat/completions", json={**chat, "model": "gone/m"}))
 
     assert [r.status_code for r in seen] == [200, 200, 401, 200, 200, 200, 502]
     assert "[redacted]" in seen[2].text

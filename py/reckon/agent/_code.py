@@ -6,17 +6,11 @@ import json
 import re
 from dataclasses import dataclass
 
+from reckon.agent._fences import fenced_blocks, prose_around
 from reckon.agent._toolcalls import lenient_json
 
-__all__ = ["CodeBlocks", "ToolArguments", "extract_code_blocks", "fence", "parse_tool_arguments"]
+__all__ = ["CodeBlocks", "ToolArguments", "extract_code_blocks", "parse_tool_arguments"]
 
-# An opening fence at the start of a line, an optional info string, the body, the
-# closing fence. Three or more backticks; the closing run must be as long.
-_FENCE = re.compile(
-    r"^(?P<indent>[ \t]{0,3})(?P<ticks>`{3,})[ \t]*(?P<info>[^\n`]*)\n"
-    r"(?P<body>.*?)^[ \t]{0,3}(?P=ticks)`*[ \t]*$",
-    re.MULTILINE | re.DOTALL,
-)
 _RUNNABLE = {"", "python", "py", "python3", "py3", "ipython", "pycon"}
 _TOOL_NAMES = {"run_python", "python", "run_code", "execute_python", "code_interpreter", "exec"}
 
@@ -39,11 +33,6 @@ class ToolArguments:
     problem: str | None = None
 
 
-def fence(code: str) -> str:
-    ticks = "````" if "```" in code else "```"
-    return f"{ticks}python\n{code.rstrip()}\n{ticks}"
-
-
 def extract_code_blocks(reply: str) -> CodeBlocks | None:
     """All runnable fenced blocks of ``reply``, joined in order, or ``None``.
 
@@ -53,25 +42,22 @@ def extract_code_blocks(reply: str) -> CodeBlocks | None:
     with another language (``text``, ``bash``, ``json``…) are shown, not run.
     """
     blocks: list[str] = []
-    kept: list[str] = []
-    position = 0
-    for match in _FENCE.finditer(reply):
-        language = match.group("info").strip().split(" ")[0].lower()
-        if language not in _RUNNABLE:
+    spans: list[tuple[int, int]] = []
+    for block in fenced_blocks(reply):
+        if block.language not in _RUNNABLE:
             continue
-        body = match.group("body")
-        if language == "pycon":
+        body = block.body
+        if block.language == "pycon":
             body = "\n".join(
                 line[4:] for line in body.splitlines() if line.startswith((">>> ", "... "))
             )
         if body.strip():
             blocks.append(body.rstrip())
-        kept.append(reply[position : match.start()])
-        position = match.end()
+        spans.append((block.start, block.end))
     if not blocks:
         return None
-    text = re.sub(r"\n{3,}", "\n\n", "".join(kept)).strip()
-    return CodeBlocks(code="\n\n".join(blocks), text=text, after=reply[position:].strip())
+    text, after = prose_around(reply, spans)
+    return CodeBlocks(code="\n\n".join(blocks), text=text, after=after)
 
 
 def parse_tool_arguments(name: str, arguments: str) -> ToolArguments:

@@ -15,7 +15,7 @@ import json
 import re
 
 from reckon._exceptions import ModelError
-from reckon.agent._observe import OBSERVATION_HEADER
+from reckon.agent._observe import user_text
 from reckon.agent._types import JSONDict
 
 __all__ = ["LEFT_OUT", "estimate_tokens", "fit_messages", "is_overflow"]
@@ -40,12 +40,7 @@ def is_overflow(exc: ModelError) -> bool:
 
 
 def _is_question(message: JSONDict) -> bool:
-    content = message.get("content")
-    return (
-        message.get("role") == "user"
-        and isinstance(content, str)
-        and not content.startswith(OBSERVATION_HEADER)
-    )
+    return user_text(message) is not None
 
 
 def _is_output(message: JSONDict) -> bool:

@@ -19,6 +19,7 @@ __all__ = [
     "observation_message",
     "parse_observation",
     "trim_text",
+    "user_text",
 ]
 
 # Prefix of an observation sent as a user message (code-block mode).
@@ -110,6 +111,15 @@ def observation_message(observations: list[str]) -> str:
     joined = "\n\n".join(f"{OBSERVATION_HEADER}\n{o}" for o in observations)
     failed = any(o.startswith(("status: error", "status: timeout")) for o in observations)
     return f"{joined}\n\n{NEXT_AFTER_ERROR if failed else NEXT_AFTER_OK}"
+
+
+def user_text(message: JSONDict) -> str | None:
+    """The text of a user message that is not a cell's output (code-block mode sends
+    those as user messages too), or ``None``."""
+    content = message.get("content")
+    if message.get("role") != "user" or not isinstance(content, str):
+        return None
+    return None if content.startswith(OBSERVATION_HEADER) else content
 
 
 def parse_observation(text: str) -> dict[str, str]:

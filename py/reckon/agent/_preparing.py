@@ -4,7 +4,7 @@ prompt (rebuilt for each question) at the head of the history."""
 from __future__ import annotations
 
 from reckon.agent._context import LEFT_OUT
-from reckon.agent._privacy import Privacy, Redactor, read_values, schema_environment
+from reckon.agent._privacy import Privacy, Redactor, read_values, schema_environment, tables
 from reckon.agent._types import Executor, JSONDict
 
 __all__ = ["HiddenValues", "apply_privacy", "load_lines", "place_prompt"]
@@ -42,19 +42,7 @@ async def apply_privacy(
     run = getattr(executor, "run_hidden", None) or executor.run
     found = await read_values(run, environment, privacy.allow_columns)
     strings, numbers = hidden.add(privacy.allow_columns, *found)
-    names = [
-        str(column.get("name") if isinstance(column, dict) else column)
-        for entry in environment.get("files") or []
-        if isinstance(entry, dict)
-        for column in entry.get("columns") or []
-    ]
-    names += [
-        str(entry[key])
-        for entry in environment.get("files") or []
-        if isinstance(entry, dict)
-        for key in ("sql_table",)
-        if entry.get(key)
-    ]
+    names = [name for table in tables(environment) for name in table.names]
     # Column and table names are schema, which this mode sends: a value equal to one stays.
     return schema_environment(environment), Redactor(strings, numbers, keep=names)
 

@@ -13,14 +13,17 @@ What counts as an occurrence (case, spacing, base64, rounded and scaled numbers)
 the redactor's (``_redactor``). An aggregate that happens to equal a value in the file
 is hidden too (privacy wins).
 
-The scan runs in the sandbox, where the model's code runs too, so a cell can tamper
-with it (patch pandas): the values found stay hidden for the rest of the session
-(``HiddenValues``: a later scan adds, never removes), and a scan that finds nothing in
-a table that has rows fails closed.
+The scan runs in the sandbox, where the model's code runs too. It runs in a namespace
+of its own, so a name a cell defined (``sorted``, ``print``, ``globals``) is not the
+scan's, but a cell can still tamper with what it imports (patch pandas): the values
+found stay hidden for the rest of the session (``HiddenValues``: a later scan adds,
+never removes), and a scan that finds nothing in a table that has rows, or does not
+name it, or whose result changed after it printed its digest, fails closed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -35,8 +38,10 @@ __all__ = [
     "MODES",
     "Privacy",
     "Redactor",
+    "Table",
     "read_values",
     "schema_environment",
+    "tables",
     "values_cell",
 ]
 
@@ -45,6 +50,7 @@ _VALUES_MARKER = "RECKON-HIDDEN-VALUES:"
 _STORE = "_reckon_hidden_json"  # the values' JSON, kept in the sandbox while paged out
 _PAGE = 60_000  # characters per hidden run: under the sandbox's output cap
 _MAX_CHARS = 8_000_000  # beyond this, schema privacy refuses rather than hide a part
+_RESTART = ". Restart the sandbox (your files stay) and ask again"
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,44 @@ class Privacy:
         return self.mode == "schema"
 
 
+@dataclass(frozen=True)
+class Table:
+    """A file of the environment that was read as a table: what the scan reads."""
+
+    path: str
+    read_with: str
+    rows: object  # as the environment gives it: a count from the kernel
+    columns: tuple[str, ...]
+    sql_table: str
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Its column names and its SQL table name: schema, which schema mode sends."""
+        return (*self.columns, self.sql_table) if self.sql_table else self.columns
+
+
+def tables(environment: JSONDict) -> list[Table]:
+    """The environment's tables that were read (``kind`` table, ``status`` ok)."""
+    found = []
+    for entry in environment.get("files") or []:
+        if not isinstance(entry, dict) or entry.get("kind") != "table":
+            continue
+        if entry.get("status", "ok") != "ok":
+            continue
+        columns = entry.get("columns") or []
+        names = tuple(str(c.get("name") if isinstance(c, dict) else c) for c in columns)
+        found.append(
+            Table(
+                path=str(entry.get("path")),
+                read_with=str(entry.get("read_with") or ""),
+                rows=entry.get("rows"),
+                columns=names,
+                sql_table=str(entry.get("sql_table") or ""),
+            )
+        )
+    return found
+
+
 def schema_environment(environment: JSONDict) -> JSONDict:
     """The environment without file contents: text previews are dropped."""
     files = []
@@ -84,54 +128,63 @@ def schema_environment(environment: JSONDict) -> JSONDict:
 
 def values_cell(environment: JSONDict, allow: Iterable[str]) -> str:
     """A cell that collects the distinct values of every table column not allowed,
-    keeps them as JSON text in the sandbox and prints its length (``read_values``
-    then pages it out and deletes it). It runs hidden: not logged, not shown.
+    keeps them as JSON text in the sandbox and prints its length and SHA-256
+    (``read_values`` then pages it out, checks it and deletes it). It runs hidden:
+    not logged, not shown.
+
+    The scan runs in a namespace of its own, reached through ``__builtins__`` (which
+    the kernel sets to the real ``builtins`` module at the start of every run): a
+    name a cell defined (``sorted``, ``print``, ``globals``, ``read_table``) is not
+    the scan's. It binds what it uses by its own imports, so a patched module (pandas,
+    ``json``, ``builtins`` itself) can still shape it; see the module's docstring.
     """
-    tables = [
-        [str(f.get("path")), str(f.get("read_with") or "")]
-        for f in environment.get("files") or []
-        if isinstance(f, dict) and f.get("kind") == "table" and f.get("status", "ok") == "ok"
-    ]
-    return f"""\
-def _reckon_hidden_values(tables, allow):
-    import json
-    import pandas as pd
-    strings, numbers, found = set(), set(), {{}}
-    for path, read_with in tables:
-        own = set()
-        try:
-            frame = eval(read_with, {{"pd": pd}}) if read_with else None
-        except Exception:
-            frame = None
-        if frame is None:
-            frame = globals()["read_table"](path)
-        for name in frame.columns:
-            if str(name) in allow:
-                continue
-            column = frame[name].dropna()
-            if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
-                values = {{float(v) for v in column.unique()}}
-                numbers.update(values)
-            else:
-                values = {{str(v) for v in column.astype(str).unique()}}
-                strings.update(values)
-            own.update(values)
-        found[path] = len(own)
-    everything = {{"strings": sorted(strings), "numbers": sorted(numbers), "found": found}}
-    globals()[{_STORE!r}] = json.dumps(everything)
-    print({_VALUES_MARKER!r} + str(len(globals()[{_STORE!r}])))
-try:
-    _reckon_hidden_values({json.dumps(tables)}, {json.dumps(sorted(allow))})
-finally:
-    del _reckon_hidden_values
+    read = [[table.path, table.read_with] for table in tables(environment)]
+    scan = f"""\
+import hashlib
+import json
+
+import pandas as pd
+from reckon.kernel import read_table
+
+tables, allow = {json.dumps(read)}, {json.dumps(sorted(allow))}
+strings, numbers, found = set(), set(), {{}}
+for path, read_with in tables:
+    own = set()
+    try:
+        frame = eval(read_with, {{"pd": pd, "read_table": read_table}}) if read_with else None
+    except Exception:
+        frame = None
+    if frame is None:
+        frame = read_table(path)
+    for name in frame.columns:
+        if str(name) in allow:
+            continue
+        column = frame[name].dropna()
+        if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
+            values = {{float(v) for v in column.unique()}}
+            numbers.update(values)
+        else:
+            values = {{str(v) for v in column.astype(str).unique()}}
+            strings.update(values)
+        own.update(values)
+    found[path] = len(own)
+text = json.dumps({{"strings": sorted(strings), "numbers": sorted(numbers), "found": found}})
+print({_VALUES_MARKER!r} + f"{{len(text)}} {{hashlib.sha256(text.encode()).hexdigest()}}")
+namespace[{_STORE!r}] = text
 """
+    return (
+        f"__builtins__.exec({scan!r}, "
+        "{'__builtins__': __builtins__, 'namespace': __builtins__.globals()})"
+    )
 
 
+# The builtins these cells use are taken from ``__builtins__``: a cell may have defined
+# ``print`` or ``globals``. The JSON they read is checked against the scan's digest.
 def _page_cell(offset: int) -> str:
-    return f"print({_VALUES_MARKER!r} + {_STORE}[{offset}:{offset + _PAGE}])"
+    return f"__builtins__.print({_VALUES_MARKER!r} + {_STORE}[{offset}:{offset + _PAGE}])"
 
 
-_CLEANUP = f"globals().pop({_STORE!r}, None)"
+_CLEANUP = f"__builtins__.globals().pop({_STORE!r}, None)"
 
 
 async def read_values(
@@ -140,7 +193,7 @@ async def read_values(
     """Collect the values to hide with hidden runs; raises when that is not possible
     (then nothing may be sent: the caller fails closed)."""
     try:
-        size = int(_printed(await run(values_cell(environment, allow))))
+        size, digest = _sized(_printed(await run(values_cell(environment, allow))))
         if size > _MAX_CHARS:
             raise ProtocolError(
                 f"the files hold too many distinct values to hide ({size} characters); "
@@ -152,29 +205,36 @@ async def read_values(
     text = "".join(pages)
     if len(text) != size:
         raise ProtocolError("the files' values could not be read: the hidden output was cut")
+    if hashlib.sha256(text.encode()).hexdigest() != digest:
+        raise ProtocolError(f"the files' values were altered after the scan read them{_RESTART}")
     data = json.loads(text)
     _check_found(environment, allow, data.get("found"))
     return [str(s) for s in data["strings"]], [float(n) for n in data["numbers"]]
 
 
+def _sized(printed: str) -> tuple[int, str]:
+    """The scan's ``size digest`` line."""
+    size, _, digest = printed.partition(" ")
+    if not size.isdigit() or len(digest) != 64:
+        raise ProtocolError(f"the files' values could not be read: the scan was altered{_RESTART}")
+    return int(size), digest
+
+
 def _check_found(environment: JSONDict, allow: Iterable[str], found: Any) -> None:
     """Fail closed when the scan found no value in a table that has rows and protected
-    columns: the reader it used was altered (a cell patched pandas), or the scan was."""
+    columns: the reader it used was altered (a cell patched pandas), or the scan was.
+    The scan records every table it reads, so one it does not name counts as none found."""
     if not isinstance(found, dict):
-        raise ProtocolError("the files' values could not be read: the hidden cell was altered")
+        raise ProtocolError(f"the files' values could not be read: the scan was altered{_RESTART}")
     allowed = set(allow)
-    for entry in environment.get("files") or []:
-        if not isinstance(entry, dict) or entry.get("kind") != "table":
+    for table in tables(environment):
+        if not table.rows or all(c in allowed for c in table.columns):
             continue
-        if entry.get("status", "ok") != "ok" or not entry.get("rows"):
-            continue
-        columns = [c.get("name") if isinstance(c, dict) else c for c in entry.get("columns") or []]
-        path = str(entry.get("path"))
-        if all(str(c) in allowed for c in columns) or found.get(path, 1):
+        if found.get(table.path):
             continue
         raise ProtocolError(
-            f"the scan for the values to hide found none in {path}, which has "
-            f"{entry['rows']} rows, so something in the sandbox changed how tables are read "
+            f"the scan for the values to hide found none in {table.path}, which has "
+            f"{table.rows} rows, so something in the sandbox changed how tables are read "
             "(a cell may have replaced a pandas function). Nothing was sent. Restart the "
             "sandbox (your files stay) and ask again; if the file's columns are really "
             "empty, allow them (allowColumns)"
@@ -188,7 +248,10 @@ def _printed(result: JSONDict) -> str:
         detail = error.get("message") if isinstance(error, dict) else None
         problem = detail or result.get("status")
         raise ProtocolError(f"the files' values could not be read: {problem}")
-    for line in str(result.get("stdout") or "").splitlines():
-        if line.startswith(_VALUES_MARKER):
-            return line[len(_VALUES_MARKER) :]
-    raise ProtocolError("the files' values could not be read: the hidden cell printed nothing")
+    lines = str(result.get("stdout") or "").splitlines()
+    printed = [line[len(_VALUES_MARKER) :] for line in lines if line.startswith(_VALUES_MARKER)]
+    if not printed:
+        raise ProtocolError("the files' values could not be read: the hidden cell printed nothing")
+    if len(printed) > 1:  # something besides the hidden cell printed in its run
+        raise ProtocolError(f"the files' values could not be read: the scan was altered{_RESTART}")
+    return printed[0]

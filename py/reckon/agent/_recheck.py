@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import re
 
+from reckon.agent._fences import only_block
 from reckon.agent._grounding import find_numbers
-from reckon.agent._observe import OBSERVATION_HEADER, trim_text
+from reckon.agent._observe import trim_text, user_text
 from reckon.agent._types import JSONDict
 
 __all__ = ["is_question", "recheck_message", "repair_form"]
@@ -149,15 +150,13 @@ def repair_form(
     return f"{answer[: form.start()]}@{name}[{value}]{answer[form.end() :]}"
 
 
-_FENCE = re.compile(r"^\s*```[\w-]*\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
 _BARE = re.compile(r"^\s*@(-?\d[\d,]*(?:\.\d+)?)\s*\.?\s*$")
 
 
 def _json_value(answer: str, name: str) -> str:
     """The one scalar an answer that is only JSON gives under ``name``, or ``""``."""
-    fenced = _FENCE.match(answer)
     try:
-        data = json.loads(fenced.group(1) if fenced else answer)
+        data = json.loads(only_block(answer) or answer)
     except ValueError:
         return ""
     if not isinstance(data, dict) or len(data) != 1:
@@ -193,11 +192,9 @@ def _lone_value(output: str) -> str:
 
 def is_question(message: JSONDict) -> bool:
     """A message the person wrote (not a cell's output or one of our rechecks)."""
-    content = message.get("content")
+    content = user_text(message)
     return (
-        message.get("role") == "user"
-        and isinstance(content, str)
-        and not content.startswith(OBSERVATION_HEADER)
+        content is not None
         and content not in (_NO_CODE,)
         and not content.startswith(_UNGROUNDED.split("{", 1)[0])
         and not content.startswith(_FAILED.split("{", 1)[0])

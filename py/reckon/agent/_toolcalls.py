@@ -23,16 +23,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from reckon.agent._fences import fenced_blocks, prose_around
+
 __all__ = ["TextToolCalls", "find_text_tool_calls", "lenient_json"]
 
 _TAGGED = re.compile(r"<tool_call>\s*(?P<body>.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _FUNCTION_TAG = re.compile(
     r"<function=(?P<name>[A-Za-z_][\w.-]*)>\s*(?P<body>.*?)\s*(?:</function>|$)", re.DOTALL
-)
-_FENCED = re.compile(
-    r"^[ \t]{0,3}(?P<ticks>`{3,})[ \t]*(?P<info>[^\n`]*)\n"
-    r"(?P<body>.*?)^[ \t]{0,3}(?P=ticks)[ \t]*$",
-    re.MULTILINE | re.DOTALL,
 )
 _TRIPLE = re.compile(r'(?P<q>"""|\'\'\')(?P<body>.*?)(?P=q)', re.DOTALL)
 _JSON_LANGUAGES = {"", "json", "tool_call", "tool", "function", "python", "py", "javascript"}
@@ -68,14 +65,13 @@ def find_text_tool_calls(reply: str, *, names: set[str]) -> TextToolCalls | None
             calls.append({"name": match.group("name"), "arguments": arguments or {}})
             spans.append(match.span())
     if not calls:
-        for match in _FENCED.finditer(reply):
-            language = match.group("info").strip().split(" ")[0].lower()
-            if language not in _JSON_LANGUAGES or not match.group("body").lstrip().startswith("{"):
+        for block in fenced_blocks(reply):
+            if block.language not in _JSON_LANGUAGES or not block.body.lstrip().startswith("{"):
                 continue
-            call = _as_call(lenient_json(match.group("body")), names)
+            call = _as_call(lenient_json(block.body), names)
             if call is not None:
                 calls.append(call)
-                spans.append(match.span())
+                spans.append((block.start, block.end))
     if not calls:
         bare = reply.strip().removeprefix("<|python_tag|>").strip()
         if bare.startswith("{"):
@@ -83,12 +79,8 @@ def find_text_tool_calls(reply: str, *, names: set[str]) -> TextToolCalls | None
             if call is not None:
                 return TextToolCalls([call], "")
         return None
-    kept, position = [], 0
-    for start, end in sorted(spans):
-        kept.append(reply[position:start])
-        position = max(position, end)
-    text = re.sub(r"\n{3,}", "\n\n", "".join(kept)).strip()
-    return TextToolCalls(calls, text, reply[position:].strip())
+    text, after = prose_around(reply, spans)
+    return TextToolCalls(calls, text, after)
 
 
 def _as_call(value: Any, names: set[str]) -> dict[str, Any] | None:

@@ -13,6 +13,9 @@ them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from reckon._exceptions import ProtocolError
 from reckon.agent._types import JSONDict
 
@@ -21,24 +24,27 @@ __all__ = ["compact_asks", "expand_asks"]
 
 def compact_asks(asks: list[JSONDict]) -> list[JSONDict]:
     """``asks`` with each ``sent`` record written as a delta where one saves anything."""
-    out: list[JSONDict] = []
-    for ask in asks:
-        sent = ask.get("sent")
-        if not isinstance(sent, list):
-            out.append(ask)
-            continue
-        previous: JSONDict | None = None
-        records = []
-        for record in sent:
-            records.append(_delta(record, previous))
-            if _messages(record) is not None:
-                previous = record
-        out.append({**ask, "sent": records})
-    return out
+    return _each_record(asks, lambda record, previous, _: (_delta(record, previous), record))
 
 
 def expand_asks(asks: list[JSONDict]) -> list[JSONDict]:
     """The inverse of ``compact_asks``: every record whole (messages shared, not copied)."""
+
+    def whole(record: Any, previous: JSONDict | None, number: int) -> tuple[Any, Any]:
+        if isinstance(record, dict) and "keep" in record:
+            record = _whole(record, previous, number)
+        return record, record
+
+    return _each_record(asks, whole)
+
+
+_Rewrite = Callable[[Any, JSONDict | None, int], tuple[Any, Any]]
+
+
+def _each_record(asks: list[JSONDict], rewrite: _Rewrite) -> list[JSONDict]:
+    """Each ask's ``sent`` records through ``rewrite(record, previous, ask number)``, which
+    gives the record to keep and the record whole; ``previous`` is the last whole record
+    of the ask that holds messages (what a delta is taken against)."""
     out: list[JSONDict] = []
     for number, ask in enumerate(asks):
         sent = ask.get("sent")
@@ -48,11 +54,10 @@ def expand_asks(asks: list[JSONDict]) -> list[JSONDict]:
         previous: JSONDict | None = None
         records = []
         for record in sent:
-            if isinstance(record, dict) and "keep" in record:
-                record = _whole(record, previous, number)
-            records.append(record)
-            if _messages(record) is not None:
-                previous = record
+            kept, whole = rewrite(record, previous, number)
+            records.append(kept)
+            if _messages(whole) is not None:
+                previous = whole
         out.append({**ask, "sent": records})
     return out
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import os
 import time
 import warnings
@@ -104,6 +105,12 @@ class Kernel:
             except SyntaxError as exc:
                 status, error = "error", format_syntax_error(exc)
             else:
+                # Every run starts with the real builtins as ``__builtins__``: a cell cannot
+                # hand the next one (Reckon's hidden privacy scan among them) builtins of its
+                # own. What it had put there is held until the run ends, so that no
+                # finalizer of it runs before the cell does.
+                replaced = self.namespace.get("__builtins__")
+                self.namespace["__builtins__"] = builtins
                 try:
                     value = await execute(cell, self.namespace)
                     result = describe_value(value)
@@ -114,6 +121,7 @@ class Kernel:
                     # SystemExit, MemoryError, CancelledError included: the cell
                     # failed, the session goes on.
                     status, error = "error", format_error(exc, cell=filename)
+                del replaced
             try:
                 figures.collect()
             except KeyboardInterrupt as exc:
