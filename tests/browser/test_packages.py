@@ -57,7 +57,9 @@ def test_yaml_imports_through_exec_importlib_and_import_and_round_trips(reckon: 
 
 def test_a_dropped_in_wheel_installs_with_pip_magic_and_imports(reckon: Any) -> None:
     name, data = tiny_wheel("reckon_tiny", "0.1", code="def greet(who):\n    return 'hi ' + who\n")
-    upload_file_object(reckon, name, data)  # as the file picker hands it over (mounted)
+    # As the file picker hands it over (mounted); the upload's summary says what to do.
+    summary = upload_file_object(reckon, name, data)
+    assert summary["kind"] == "wheel" and summary["install_with"] == f"%pip install /data/{name}"
     result = ok(
         run(reckon, f"%pip install /data/{name}\nimport reckon_tiny\nreckon_tiny.greet('you')")
     )

@@ -197,3 +197,19 @@ def test_yaml_imports_plainly_through_exec_and_importlib(a_session: Runner) -> N
         "y.safe_load(y.safe_dump({'a': [1, 2]}))"
     )
     assert result["result"]["text"] == "{'a': [1, 2]}"
+
+
+def test_inspect_of_an_uploaded_wheel_says_how_to_install_it(tmp_path: Path) -> None:
+    from reckon.kernel import inspect
+
+    name, data = tiny_wheel("needy", requires=["dep>=1"])
+    (tmp_path / name).write_bytes(data)
+    info = inspect(str(tmp_path / name))
+    assert info["status"] == "ok" and info["kind"] == "wheel"
+    assert (info["name"], info["version"], info["imports"]) == ("needy", "0.1", ["needy"])
+    assert info["install_with"] == f"%pip install {tmp_path / name}"
+    assert "it requires: dep>=1" in info["notes"]
+    native, compiled = tiny_wheel(tag="cp312-cp312-win_amd64")
+    (tmp_path / native).write_bytes(compiled)
+    refused = inspect(str(tmp_path / native))
+    assert refused["status"] == "error" and "compiled for Windows" in refused["message"]

@@ -235,6 +235,30 @@ async def pip_install(*targets: str, data_dir: str = "/data") -> dict[str, Any]:
     return {"status": "ok", "installed": installed, "already": already, "message": ". ".join(parts)}
 
 
+def describe_wheel(path: str) -> dict[str, Any]:
+    """What ``inspect`` says of an uploaded ``.whl``: its name, version, imports and
+    the line that installs it; or, when it cannot run here, why (``status: "error"``)."""
+    problems: list[str] = []
+    wheel = _read_wheel(path, problems)
+    if wheel is None:
+        return {"status": "error", "path": path, "message": " ".join(problems)}
+    notes = [f"a Python package: `%pip install {path}` installs it (offline), then "
+             + (", ".join(f"`import {i}`" for i in wheel.imports) or "import it")]  # fmt: skip
+    if wheel.requires:
+        notes.append(f"it requires: {', '.join(wheel.requires)}")
+    return {
+        "status": "ok",
+        "path": path,
+        "size": os.path.getsize(path),
+        "kind": "wheel",
+        "name": wheel.name,
+        "version": wheel.version,
+        "imports": wheel.imports,
+        "install_with": f"%pip install {path}",
+        "notes": notes,
+    }
+
+
 def _error(message: str) -> dict[str, Any]:
     return {"status": "error", "installed": [], "already": [], "message": message}
 
