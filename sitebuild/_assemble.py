@@ -69,6 +69,8 @@ def assemble(ctx: Context) -> None:
             "snapshot": shipped,
         },
         "agent": {"packages": agent, "files": _files_of(full, agent)},
+        # Wheels this build made from a pinned sdist (how: RECKON-BUILD.txt inside each).
+        "from_source": _from_source(fetched),
         "sizes": {p.name: p.stat().st_size for p in sorted(pyodide_dir.iterdir()) if p.is_file()},
         "core": list(pins.CORE_FILES),
     }
@@ -90,6 +92,19 @@ def _copy_packages(fetched: Fetched, official: dict[str, dict[str, str]], wheels
         link_or_copy(wheel, pyodide_dir / wheel.name)
         added.append(pyodide_dir / wheel.name)
     return added
+
+
+def _from_source(fetched: Fetched) -> dict[str, dict[str, object]]:
+    made: dict[str, dict[str, object]] = {}
+    for spec, pin in pins.PURE_PACKAGES.items():
+        name = spec.split("==")[0]
+        if name in pins.FROM_SOURCE and name in fetched.pure:
+            made[fetched.pure[name].name] = {
+                "sdist": spec, "sdist_sha256": pin, "packages": list(pins.FROM_SOURCE[name]),
+                "how": "the sdist's pure-Python package copied into a py3-none-any wheel, "
+                       "without the optional C extension (sitebuild/_source_wheel.py)",
+            }  # fmt: skip
+    return made
 
 
 def _files_of(lock: dict[str, dict[str, object]], names: list[str]) -> list[str]:

@@ -18,6 +18,7 @@ from reckon._exceptions import BuildError, ChecksumError
 from . import _pins as pins
 from ._commands import run, sha256_of
 from ._context import Context, Fetched
+from ._source_wheel import build_source_wheel
 
 __all__ = [
     "artifact_key",
@@ -172,7 +173,9 @@ def fetch_pure(ctx: Context) -> dict[str, Path]:
     """Pure-Python wheels from PyPI, each download checked against its pinned sha256.
 
     A package that ships only a source archive (odfpy) is pinned by the archive's
-    hash and turned into a wheel here.
+    hash and turned into a wheel here; one whose wheels are compiled (pyyaml,
+    ``FROM_SOURCE``) is pinned by its sdist, and its pure-Python package is made into
+    a wheel by sitebuild/_source_wheel.py.
     """
     downloads = ctx.paths.cache / "pure-downloads"
     dest = ctx.paths.cache / "pure"
@@ -182,17 +185,33 @@ def fetch_pure(ctx: Context) -> dict[str, Path]:
     for spec, pin in pins.PURE_PACKAGES.items():
         name, version = spec.split("==")
         key = (normalize_name(name), version)
-        artifact = find_artifact(downloads, key)
+        from_source = name in pins.FROM_SOURCE
+        artifact = find_artifact(downloads, key, sdist=from_source)
         if artifact is None:
             why = pins.PURPOSE.get(name, "a pure-Python package the sandbox offers")
             ctx.log(f"fetch: {spec} from PyPI: {why}, pinned by sha256")
             ctx.made.append(f"{name} download")
-            run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
+            # The sdist's metadata is prepared with this venv's setuptools: an isolated
+            # build would fetch its build requirements (Cython), which nothing here uses.
+            extra = ["--no-binary", ":all:", "--no-build-isolation"] if from_source else []
+            run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", *extra,
                  "-d", str(downloads), spec])  # fmt: skip
-            artifact = find_artifact(downloads, key)
+            artifact = find_artifact(downloads, key, sdist=from_source)
             if artifact is None:
                 raise BuildError(f"{spec}: pip download produced nothing")
             check_pin(artifact, pin)
+        if from_source:
+            check_pin(artifact, pin)  # what the wheel is made of
+            made_wheel, made = build_source_wheel(
+                artifact, pins.FROM_SOURCE[name], dest, sha256=pin
+            )
+            if made:
+                folders = ", ".join(pins.FROM_SOURCE[name])
+                ctx.log(f"wheels: {made_wheel.name} from {artifact.name}: its pure-Python "
+                        f"package ({folders}), without the C extension")  # fmt: skip
+                ctx.made.append(f"{name} wheel")
+            found[name] = made_wheel
+            continue
         if artifact.name.endswith(".whl"):
             found[name] = artifact
             continue
@@ -223,8 +242,14 @@ def normalize_name(name: str) -> str:
     return re.sub(r"[-_.]+", "_", name).lower()
 
 
-def find_artifact(folder: Path, key: tuple[str, str]) -> Path | None:
-    return next((p for p in sorted(folder.iterdir()) if artifact_key(p.name) == key), None)
+def find_artifact(folder: Path, key: tuple[str, str], *, sdist: bool = False) -> Path | None:
+    """The download in ``folder`` for ``key`` (name, version); with ``sdist``, only a
+    source archive (a compiled wheel of the same version is not what was pinned)."""
+    return next(
+        (p for p in sorted(folder.iterdir())
+         if artifact_key(p.name) == key and not (sdist and p.name.endswith(".whl"))),
+        None,
+    )  # fmt: skip
 
 
 def artifact_key(file_name: str) -> tuple[str, str]:

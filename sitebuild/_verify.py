@@ -61,7 +61,8 @@ def verify_pure(ctx: Context) -> None:
     for spec, pin in pins.PURE_PACKAGES.items():
         name, version = spec.split("==")
         key = (normalize_name(name), version)
-        found = find_artifact(downloads, key) if downloads.exists() else None
+        sdist = name in pins.FROM_SOURCE
+        found = find_artifact(downloads, key, sdist=sdist) if downloads.exists() else None
         if found is None:
             raise BuildError(f"{spec}: not in the cache; {_FETCH_FIRST}")
         check_pin(found, pin)

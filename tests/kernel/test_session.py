@@ -181,14 +181,22 @@ def test_syntax_errors_name_the_line_with_a_caret(
     assert "^" in error["traceback"]
 
 
-@pytest.mark.parametrize(
-    "line", ["!pip install pyjanitor", "%pip install -q statsmodels", "!ls -la"]
-)
+@pytest.mark.parametrize("line", ["!ls -la", "%timeit x = 1", "!conda install statsmodels"])
 def test_a_shell_command_or_magic_says_why_it_cannot_run(a_session: Runner, line: str) -> None:
     error = a_session(f"import pandas as pd\n{line}\nprint(1)")["error"]
     assert error["type"] == "SyntaxError" and error["line"] == 2
     assert "no network" in error["message"] and "import directly" in error["message"]
+    assert "%pip install /data/<file>.whl" in error["message"]
     assert "no network" in error["traceback"]
+
+
+@pytest.mark.parametrize("line", ["!pip install pyjanitor", "%pip install -q statsmodels"])
+def test_pip_install_of_a_package_not_shipped_says_why_and_what_to_do(
+    a_session: Runner, line: str
+) -> None:
+    error = a_session(f"import pandas as pd\n{line}\nprint(1)")["error"]
+    assert error["type"] == "InstallError" and error["line"] == 2
+    assert "no network" in error["message"] and "%pip install /data/<file>.whl" in error["message"]
 
 
 def test_an_ordinary_syntax_error_has_no_shell_hint(a_session: Runner) -> None:

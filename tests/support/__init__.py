@@ -44,6 +44,7 @@ from ._upstream import (
     a_fake_upstream,
     a_model_server,
 )
+from ._wheels import tiny_wheel
 
 __all__ = [
     "CHROMIUM",
@@ -91,6 +92,7 @@ __all__ = [
     "split_every",
     "sse",
     "text_stream",
+    "tiny_wheel",
     "tool_stream",
     "wait_for_port",
 ]

@@ -24,11 +24,13 @@ class CompiledCell:
     assigned: tuple[str, ...] = ()
 
 
-def compile_cell(source: str, *, filename: str) -> CompiledCell:
-    """Compile ``source``; raises ``SyntaxError`` for code that does not parse."""
+def compile_cell(source: str, *, filename: str, shown: str | None = None) -> CompiledCell:
+    """Compile ``source``; raises ``SyntaxError`` for code that does not parse.
+    ``shown``: the text tracebacks quote, when ``source`` is a rewrite of it (same lines)."""
     # Registered before compiling so that tracebacks, even of functions defined
     # here and called from later cells, can show the source lines.
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    text = source if shown is None else shown
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     tree = ast.parse(source, filename=filename, mode="exec")
     expression: ast.Expression | None = None
     if tree.body and isinstance(tree.body[-1], ast.Expr) and not _suppressed(source, tree.body[-1]):

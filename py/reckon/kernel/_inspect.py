@@ -6,6 +6,7 @@ import os
 import warnings
 from typing import Any
 
+from reckon.kernel._packages import describe_wheel
 from reckon.kernel._sql import table_name
 from reckon.kernel.tables import (
     Loaded,
@@ -57,6 +58,8 @@ def _inspect(path: str) -> dict[str, Any]:
     head = read_head(path)
     extension = os.path.splitext(path)[1].lower().lstrip(".")
     base = {"status": "ok", "path": path, "size": size}
+    if extension == "whl":  # a package to install, not a zip of tables
+        return describe_wheel(path)
     if extension in _IMAGES or head.startswith(_IMAGE_MAGIC):
         return {**base, "kind": "image"}
     if extension == "pdf" or head.startswith(b"%PDF"):

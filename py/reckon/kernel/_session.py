@@ -10,10 +10,17 @@ from collections.abc import Callable
 from typing import Any
 
 from reckon.kernel._capture import STREAM_LIMIT, OutputCapture
-from reckon.kernel._cells import compile_cell, execute
+from reckon.kernel._cells import CompiledCell, compile_cell, execute
 from reckon.kernel._display import describe_value
 from reckon.kernel._figures import FigureCollector, prepare_matplotlib
 from reckon.kernel._files import diff_snapshots, snapshot
+from reckon.kernel._packages import (
+    PIP_NAME,
+    InstallError,
+    pip_command,
+    pip_install,
+    rewrite_pip_lines,
+)
 from reckon.kernel._sql import run_sql
 from reckon.kernel._traceback import cell_filename, format_error, format_syntax_error
 from reckon.kernel.tables import read_table
@@ -65,6 +72,12 @@ class Kernel:
 
         sql.__doc__ = run_sql.__doc__
         sql.__name__ = "run_sql"
+
+        async def install(*targets: str) -> dict[str, Any]:
+            return await pip_install(*targets, data_dir=data_dir)
+
+        install.__doc__ = pip_install.__doc__
+        install.__name__ = "pip_install"
         # pd, np and plt are there as in most notebooks: small models use them without
         # importing them (two of three first cells failed on it), and the modules are
         # loaded already, so binding them costs nothing.
@@ -76,6 +89,7 @@ class Kernel:
             "__name__": "__main__",
             "read_table": read_table,
             "run_sql": sql,
+            "pip_install": install,
             "pd": pd,
             "np": np,
             "plt": plt,
@@ -101,7 +115,7 @@ class Kernel:
         figures = FigureCollector()
         with capture, figures:
             try:
-                cell = compile_cell(code, filename=filename)
+                cell = self._compile(code, filename)
             except SyntaxError as exc:
                 status, error = "error", format_syntax_error(exc)
             else:
@@ -148,6 +162,27 @@ class Kernel:
             "restarted": False,
             **shown,
         }
+
+    def _compile(self, code: str, filename: str) -> CompiledCell:
+        """The cell compiled; a `%pip`/`!pip` line (not Python) becomes a call that
+        installs offline and prints what it did, or stops the cell with why not."""
+        try:
+            return compile_cell(code, filename=filename)
+        except SyntaxError:
+            rewritten = rewrite_pip_lines(code)
+            if rewritten is None:
+                raise
+        data_dir = self.data_dir
+
+        async def pip(args: str) -> None:
+            outcome = await pip_command(args, data_dir=data_dir)
+            if outcome["status"] != "ok":
+                raise InstallError(outcome["message"])
+            if outcome["message"]:
+                print(outcome["message"])
+
+        self.namespace[PIP_NAME] = pip
+        return compile_cell(rewritten, filename=filename, shown=code)
 
 
 def _assigned_values(names: tuple[str, ...], namespace: dict[str, Any]) -> list[dict[str, Any]]:

@@ -121,9 +121,10 @@ def _message(exc: BaseException) -> str:
 # Notebook habits (`!pip install x`, `%pip`, `!ls`): a plain SyntaxError says nothing
 # of why, and a model tries the next spelling of the same install.
 _SHELL_HINT = (
-    " (a cell is Python only: `!` shell commands and `%` magics do not run here, and the "
-    "sandbox has no network, so `pip install` cannot work. The packages the sandbox ships "
-    "import directly, e.g. `import scipy`; remove the line and import what you need)"
+    " (a cell is Python only: `!` shell commands and `%` magics do not run here, except "
+    "`%pip install`, and the sandbox has no network, so pip can install only a wheel file "
+    "added like any upload: `%pip install /data/<file>.whl`. The packages the sandbox "
+    "ships import directly, e.g. `import scipy`; remove the line and import what you need)"
 )
 
 

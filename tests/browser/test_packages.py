@@ -1,0 +1,135 @@
+"""Packages in the real sandbox (no network): PyYAML, the pure-Python wheel the build
+makes from its sdist, imports plainly, through `exec` and through importlib as soon
+as the sandbox is ready (DS-1000-style code imports inside `exec`); a person's own
+pure-Python wheel, uploaded like any file, installs offline with micropip through
+`%pip install`, `!pip install`, `pip_install()` and micropip itself; and what cannot
+be installed says why and what to do.
+
+Uploads under /data persist for the whole session, so each test uses its own names.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from support import tiny_wheel
+
+from .helpers import ok, run, upload_file_object, write_file
+
+pytestmark = pytest.mark.browser
+
+
+def test_yaml_imports_through_exec_importlib_and_import_and_round_trips(reckon: Any) -> None:
+    # exec first: the cell's text has no `import yaml` for the worker to install
+    # beforehand, so this finds only what was installed before "ready".
+    first = ok(run(reckon, (
+        "import sys, time\n"
+        "before = 'yaml' in sys.modules\n"
+        "t = time.perf_counter()\n"
+        "exec('import yaml')\n"
+        "(before, round((time.perf_counter() - t) * 1000, 1))"
+    )))  # fmt: skip
+    before, import_ms = eval(first["result"]["text"])
+    print(f"import yaml (first, through exec): {import_ms} ms; imported before: {before}")
+    second = ok(run(reckon, (
+        "import importlib\n"
+        "y = importlib.import_module('yaml')\n"
+        "(y.__version__, y.__with_libyaml__, y.__file__)"
+    )))  # fmt: skip
+    version, libyaml, path = eval(second["result"]["text"])
+    assert version == "6.0.4" and libyaml is False  # the pure-Python build
+    assert path.endswith("site-packages/yaml/__init__.py")
+    doc = {"name": "Reckon", "sizes": [1, 2.5, None], "nested": {"ok": True, "é": "ü"}}
+    third = ok(run(reckon, (
+        "import json, yaml\n"
+        f"doc = json.loads({json.dumps(json.dumps(doc))})\n"
+        "text = yaml.safe_dump(doc, allow_unicode=True, sort_keys=False)\n"
+        "back = yaml.safe_load(text)\n"
+        "print(text)\n"
+        "json.dumps(back) == json.dumps(doc), yaml.safe_load('a: [1, {b: c}]')"
+    )))  # fmt: skip
+    assert third["result"]["text"] == "(True, {'a': [1, {'b': 'c'}]})"
+    assert "nested:" in third["stdout"] and "é: ü" in third["stdout"]
+
+
+def test_a_dropped_in_wheel_installs_with_pip_magic_and_imports(reckon: Any) -> None:
+    name, data = tiny_wheel("reckon_tiny", "0.1", code="def greet(who):\n    return 'hi ' + who\n")
+    # As the file picker hands it over (mounted); the upload's summary says what to do.
+    summary = upload_file_object(reckon, name, data)
+    assert summary["kind"] == "wheel" and summary["install_with"] == f"%pip install /data/{name}"
+    result = ok(
+        run(reckon, f"%pip install /data/{name}\nimport reckon_tiny\nreckon_tiny.greet('you')")
+    )
+    assert result["result"]["text"] == "'hi you'"
+    assert f"Installed reckon_tiny 0.1 from /data/{name} (`import reckon_tiny`)" in result["stdout"]
+    # micropip recorded it as its own install, from the file, not from an index.
+    source = ok(run(reckon, (
+        "import importlib.metadata as md\n"
+        "d = md.distribution('reckon_tiny')\n"
+        "(d.read_text('INSTALLER').strip(), d.read_text('PYODIDE_URL'))"
+    )))  # fmt: skip
+    assert source["result"]["text"] == f"('micropip', 'emfs:/data/{name}')"
+
+
+def test_every_way_to_install_a_wheel_works_offline(reckon: Any) -> None:
+    shell_name, shell_data = tiny_wheel("reckon_shell", "0.2")
+    write_file(reckon, f"/data/{shell_name}", shell_data)
+    shell = ok(run(reckon, f"!pip install -q {shell_name}\nimport reckon_shell"))  # relative: /data
+    assert "Installed reckon_shell 0.2" in shell["stdout"]
+    call_name, call_data = tiny_wheel("reckon_call", "0.3")
+    write_file(reckon, f"/data/{call_name}", call_data)
+    called = ok(
+        run(
+            reckon,
+            f"r = await pip_install('/data/{call_name}')\n"
+            "r['status'], r['installed'][0]['imports']",
+        )
+    )
+    assert called["result"]["text"] == "('ok', ['reckon_call'])"
+    raw_name, raw_data = tiny_wheel("reckon_raw", "0.4")
+    write_file(reckon, f"/data/{raw_name}", raw_data)
+    raw = ok(run(reckon, (
+        "import micropip\n"
+        f"await micropip.install('emfs:/data/{raw_name}', deps=False)\n"
+        "import reckon_raw\nreckon_raw.greet('x')"
+    )))  # fmt: skip
+    assert raw["result"]["text"] == "'hello x'"
+
+
+def test_what_cannot_be_installed_says_why_and_what_to_do(reckon: Any) -> None:
+    requests = run(reckon, "!pip install requests")
+    assert requests["status"] == "error"
+    message = requests["error"]["message"]
+    assert requests["error"]["type"] == "InstallError"
+    assert "`requests` is not one of the packages the sandbox ships" in message
+    assert "no network" in message and "%pip install /data/<file>.whl" in message
+    compiled_name, compiled = tiny_wheel("reckon_native", tag="cp312-cp312-manylinux_2_17_x86_64")
+    write_file(reckon, f"/data/{compiled_name}", compiled)
+    native = run(reckon, f"%pip install /data/{compiled_name}")["error"]["message"]
+    assert "compiled for Linux" in native and "py3-none-any" in native
+    needy_name, needy = tiny_wheel("reckon_needy", requires=["reckon-missing-dep>=1"])
+    write_file(reckon, f"/data/{needy_name}", needy)
+    missing = run(reckon, f"%pip install /data/{needy_name}")["error"]["message"]
+    assert "needs reckon-missing-dep>=1, which is not installed" in missing
+    gone = run(reckon, "%pip install /data/nothing-1.0-py3-none-any.whl")["error"]["message"]
+    assert "no such file" in gone
+    # Nothing of those was installed.
+    left = ok(
+        run(
+            reckon,
+            "import importlib.util as u\n"
+            "[u.find_spec(n) is None for n in ('reckon_native', 'reckon_needy')]",
+        )
+    )
+    assert left["result"]["text"] == "[True, True]"
+
+
+def test_a_shipped_package_named_to_pip_is_there_after_the_line(reckon: Any) -> None:
+    result = ok(
+        run(reckon, "%pip install scikit-learn pyyaml\nimport sklearn, yaml\nsklearn.__version__")
+    )
+    assert result["result"]["text"] == "'1.6.1'"
+    assert "pyyaml 6.0.4" in result["stdout"].lower()
