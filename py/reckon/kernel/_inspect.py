@@ -6,8 +6,8 @@ import os
 import warnings
 from typing import Any
 
-from reckon.kernel._packages import describe_wheel
 from reckon.kernel._sql import table_name
+from reckon.kernel._wheelfile import describe_wheel
 from reckon.kernel.tables import (
     Loaded,
     head_encoding,

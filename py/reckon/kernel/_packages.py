@@ -18,10 +18,10 @@ import os
 import re
 import shlex
 import sys
-import zipfile
 from collections.abc import Mapping
-from email.parser import HeaderParser
 from typing import Any, Protocol
+
+from reckon.kernel._wheelfile import Wheel, canon, find_file, read_wheel, wheels_in
 
 __all__ = [
     "PIP_NAME",
@@ -87,9 +87,7 @@ class _Micropip:
             from micropip._compat import REPODATA_PACKAGES  # the served pyodide-lock.json
         except ImportError:
             return {}
-        return {
-            _canon(name): str(pkg.get("version", "")) for name, pkg in REPODATA_PACKAGES.items()
-        }
+        return {canon(name): str(pkg.get("version", "")) for name, pkg in REPODATA_PACKAGES.items()}
 
     async def install(self, wheels: list[str], names: list[str]) -> None:
         try:
@@ -187,7 +185,7 @@ async def pip_install(*targets: str, data_dir: str = "/data") -> dict[str, Any]:
     except Exception:
         shipped = {}
     problems: list[str] = []
-    wheels: dict[str, _Wheel] = {}  # canonical name -> wheel
+    wheels: dict[str, Wheel] = {}  # canonical name -> wheel
     names: dict[str, str] = {}  # shipped packages to install -> version
     already: list[dict[str, str]] = []
     flat = [t for item in targets for t in (item if isinstance(item, list | tuple) else [item])]
@@ -235,46 +233,15 @@ async def pip_install(*targets: str, data_dir: str = "/data") -> dict[str, Any]:
     return {"status": "ok", "installed": installed, "already": already, "message": ". ".join(parts)}
 
 
-def describe_wheel(path: str) -> dict[str, Any]:
-    """What ``inspect`` says of an uploaded ``.whl``: its name, version, imports and
-    the line that installs it; or, when it cannot run here, why (``status: "error"``)."""
-    problems: list[str] = []
-    wheel = _read_wheel(path, problems)
-    if wheel is None:
-        return {"status": "error", "path": path, "message": " ".join(problems)}
-    notes = [f"a Python package: `%pip install {path}` installs it (offline), then "
-             + (", ".join(f"`import {i}`" for i in wheel.imports) or "import it")]  # fmt: skip
-    if wheel.requires:
-        notes.append(f"it requires: {', '.join(wheel.requires)}")
-    return {
-        "status": "ok",
-        "path": path,
-        "size": os.path.getsize(path),
-        "kind": "wheel",
-        "name": wheel.name,
-        "version": wheel.version,
-        "imports": wheel.imports,
-        "install_with": f"%pip install {path}",
-        "notes": notes,
-    }
-
-
 def _error(message: str) -> dict[str, Any]:
     return {"status": "error", "installed": [], "already": [], "message": message}
-
-
-class _Wheel:
-    def __init__(self, path: str, name: str, version: str, requires: list[str],
-                 imports: list[str]) -> None:  # fmt: skip
-        self.path, self.name, self.version = path, name, version
-        self.requires, self.imports = requires, imports
 
 
 def _resolve(
     target: str,
     data_dir: str,
     shipped: dict[str, str],
-    wheels: dict[str, _Wheel],
+    wheels: dict[str, Wheel],
     names: dict[str, str],
     already: list[dict[str, str]],
     problems: list[str],
@@ -285,18 +252,18 @@ def _resolve(
         return
     path = target.removeprefix("emfs:").removeprefix("file://").removeprefix("file:")
     if path.endswith(".whl"):
-        found = _find_file(path, data_dir)
+        found = find_file(path, data_dir)
         if found is None:
-            present = _wheels_in(data_dir)
+            present = wheels_in(data_dir)
             listed = ", ".join(present) if present else "none"
             problems.append(
                 f"{target}: no such file (wheels under {data_dir}: {listed}). Add the wheel "
                 f"like any file; it appears as {data_dir}/<its name>."
             )
             return
-        wheel = _read_wheel(found, problems)
+        wheel = read_wheel(found, problems)
         if wheel is not None:
-            wheels[_canon(wheel.name)] = wheel
+            wheels[canon(wheel.name)] = wheel
         return
     if (
         lowered.endswith((".tar.gz", ".tgz", ".zip", ".tar.bz2", ".egg"))
@@ -315,7 +282,7 @@ def _resolve_name(
     target: str,
     data_dir: str,
     shipped: dict[str, str],
-    wheels: dict[str, _Wheel],
+    wheels: dict[str, Wheel],
     names: dict[str, str],
     already: list[dict[str, str]],
     problems: list[str],
@@ -327,7 +294,7 @@ def _resolve_name(
     except InvalidRequirement:
         problems.append(f"{target!r} is neither a wheel file nor a package name. {HOW_TO_ADD}")
         return
-    name = _canon(requirement.name)
+    name = canon(requirement.name)
     name = _ALIASES.get(name, name)
     spec = requirement.specifier
     have = _installed_version(name)
@@ -340,13 +307,13 @@ def _resolve_name(
                 f"use {have}, or add a wheel of the version you need and install that file."
             )
         return
-    dropped = [w for w in _wheels_in(data_dir) if _canon(w.split("-")[0]) == name]
+    dropped = [w for w in wheels_in(data_dir) if canon(w.split("-")[0]) == name]
     for file_name in dropped:
         version = file_name.split("-")[1]
         if spec.contains(version, prereleases=True):
-            wheel = _read_wheel(os.path.join(data_dir, file_name), problems)
+            wheel = read_wheel(os.path.join(data_dir, file_name), problems)
             if wheel is not None:
-                wheels[_canon(wheel.name)] = wheel
+                wheels[canon(wheel.name)] = wheel
             return
     if name in shipped:
         if spec.contains(shipped[name], prereleases=True):
@@ -362,9 +329,9 @@ def _resolve_name(
 
 
 def _check_dependency(
-    wheel: _Wheel,
+    wheel: Wheel,
     text: str,
-    wheels: dict[str, _Wheel],
+    wheels: dict[str, Wheel],
     shipped: dict[str, str],
     names: dict[str, str],
     problems: list[str],
@@ -377,7 +344,7 @@ def _check_dependency(
         return  # micropip would not read it either; not ours to refuse
     if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
         return
-    name, spec = _canon(requirement.name), requirement.specifier
+    name, spec = canon(requirement.name), requirement.specifier
     version: str | None
     if name in wheels:
         version = wheels[name].version
@@ -401,117 +368,8 @@ def _check_dependency(
         )
 
 
-def _find_file(path: str, data_dir: str) -> str | None:
-    candidates = [path] if os.path.isabs(path) else [path, os.path.join(data_dir, path)]
-    if os.path.isabs(path) and not os.path.exists(path):
-        candidates.append(os.path.join(data_dir, os.path.basename(path)))
-    return next((c for c in candidates if os.path.isfile(c)), None)
-
-
-def _wheels_in(folder: str) -> list[str]:
-    try:
-        return sorted(n for n in os.listdir(folder) if n.endswith(".whl"))
-    except OSError:
-        return []
-
-
-def _read_wheel(path: str, problems: list[str]) -> _Wheel | None:
-    """The wheel at ``path``, or None after saying in ``problems`` why it cannot be
-    installed here (its name, its tags, its Python, its metadata)."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
-
-    file_name = os.path.basename(path)
-    try:
-        _, _, _, tags = parse_wheel_filename(file_name)
-    except (InvalidWheelFilename, ValueError) as exc:
-        problems.append(
-            f"{file_name}: not a valid wheel file name ({exc}); keep the name the wheel was "
-            "downloaded with (name-version-python-abi-platform.whl)"
-        )
-        return None
-    platforms = {tag.platform for tag in tags}
-    if "any" not in platforms and not any(
-        p.startswith(("emscripten", "pyodide")) for p in platforms
-    ):
-        system = _system(sorted(platforms)[0])
-        problems.append(
-            f"{file_name} is compiled for {system}, not for the browser (WebAssembly), so "
-            "it cannot run here. Use a pure-Python wheel (…-py3-none-any.whl) of it, or "
-            "one built for Pyodide 0.27 (…-cp312-cp312-pyodide_2024_0_wasm32.whl)."
-        )
-        return None
-    if "any" in platforms and not any(t.interpreter.startswith(("py3", "cp3")) for t in tags):
-        problems.append(f"{file_name} is for Python 2 only; the sandbox runs Python 3.12.")
-        return None
-    try:
-        with zipfile.ZipFile(path) as zf:
-            members = zf.namelist()
-            info = next((m.split("/")[0] for m in members
-                         if m.count("/") == 1 and m.split("/")[0].endswith(".dist-info")
-                         and m.endswith("/METADATA")), None)  # fmt: skip
-            if info is None:
-                problems.append(f"{file_name}: not a wheel (no *.dist-info/METADATA inside)")
-                return None
-            meta = HeaderParser().parsestr(zf.read(f"{info}/METADATA").decode("utf-8", "replace"))
-            top_level = f"{info}/top_level.txt"
-            imports = (zf.read(top_level).decode().split() if top_level in members
-                       else _top_level(members))  # fmt: skip
-    except (OSError, zipfile.BadZipFile, KeyError) as exc:
-        problems.append(f"{file_name}: cannot be read as a wheel ({exc}); download it again")
-        return None
-    name, version = meta.get("Name", ""), meta.get("Version", "")
-    python = meta.get("Requires-Python")
-    if python:
-        try:
-            ok = SpecifierSet(python).contains(_python(), prereleases=True)
-        except InvalidSpecifier:
-            ok = True
-        if not ok:
-            problems.append(
-                f"{file_name} needs Python {python}; the sandbox runs Python {_python()}: "
-                "use a version of the package that supports it."
-            )
-            return None
-    requires = meta.get_all("Requires-Dist") or []
-    return _Wheel(
-        path, name or file_name.split("-")[0], version, list(requires), sorted(set(imports))
-    )
-
-
-def _top_level(members: list[str]) -> list[str]:
-    found = set()
-    for member in members:
-        head, sep, rest = member.partition("/")
-        if head.endswith((".dist-info", ".data")):
-            continue
-        if sep and rest == "__init__.py":
-            found.add(head)
-        elif not sep and head.endswith(".py"):
-            found.add(head[:-3])
-    return sorted(found)
-
-
-def _system(platform: str) -> str:
-    if platform.startswith(("manylinux", "musllinux", "linux")):
-        return f"Linux ({platform})"
-    if platform.startswith("macosx"):
-        return f"macOS ({platform})"
-    if platform.startswith("win"):
-        return f"Windows ({platform})"
-    return platform
-
-
 def _installed_version(name: str) -> str | None:
     try:
         return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
         return None
-
-
-def _canon(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def _python() -> str:
-    return ".".join(str(n) for n in sys.version_info[:3])
