@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
-import os
 import re
 import shlex
 import sys
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from reckon.kernel._wheelfile import Wheel, canon, find_file, read_wheel, wheels_in
+from reckon.kernel._install_plan import HOW_TO_ADD, InstallPlan
+from reckon.kernel._wheelfile import canon
 
 __all__ = [
     "PIP_NAME",
@@ -46,19 +46,6 @@ _SHELL_STOP = {"&&", "||", ";", "|", ">", ">>", "2>&1", "&"}
 _VALUED = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-t", "--target",
            "-c", "--constraint", "--prefix", "--root", "--platform", "--python-version",
            "--only-binary", "--no-binary", "--progress-bar", "--cache-dir"}  # fmt: skip
-# Import names people `pip install` by mistake -> the distribution the sandbox knows.
-_ALIASES = {"sklearn": "scikit-learn", "yaml": "pyyaml", "pil": "pillow",
-            "bs4": "beautifulsoup4", "cv2": "opencv-python", "skimage": "scikit-image"}  # fmt: skip
-
-_NO_NETWORK = "the sandbox has no network, so pip cannot download it"
-HOW_TO_ADD = (
-    "To use a pure-Python package the sandbox does not ship: download its wheel (a file "
-    "named like name-1.0-py3-none-any.whl) on your computer, add it like any file (it "
-    "appears under /data/), then run `%pip install /data/<file>.whl` (or `await "
-    "pip_install('/data/<file>.whl')`); add the wheels of its dependencies too and name "
-    "them in the same command. A compiled package needs a wheel built for Pyodide 0.27 "
-    "(…-cp312-cp312-pyodide_2024_0_wasm32.whl)."
-)
 
 
 class InstallError(Exception):
@@ -87,7 +74,8 @@ class _Micropip:
             from micropip._compat import REPODATA_PACKAGES  # the served pyodide-lock.json
         except ImportError:
             return {}
-        return {canon(name): str(pkg.get("version", "")) for name, pkg in REPODATA_PACKAGES.items()}
+        packages = REPODATA_PACKAGES.items()
+        return {canon(name): str(pkg.get("version", "")) for name, pkg in packages}
 
     async def install(self, wheels: list[str], names: list[str]) -> None:
         try:
@@ -184,21 +172,17 @@ async def pip_install(*targets: str, data_dir: str = "/data") -> dict[str, Any]:
         shipped = dict(backend.shipped())
     except Exception:
         shipped = {}
-    problems: list[str] = []
-    wheels: dict[str, Wheel] = {}  # canonical name -> wheel
-    names: dict[str, str] = {}  # shipped packages to install -> version
-    already: list[dict[str, str]] = []
+    plan = InstallPlan(data_dir, shipped)
     flat = [t for item in targets for t in (item if isinstance(item, list | tuple) else [item])]
     for target in flat:
         if not isinstance(target, str) or not target.strip():
-            problems.append(f"{target!r} is not a wheel path or a package name")
+            plan.problems.append(f"{target!r} is not a wheel path or a package name")
             continue
-        _resolve(target.strip(), data_dir, shipped, wheels, names, already, problems)
-    for wheel in list(wheels.values()):
-        for requirement in wheel.requires:
-            _check_dependency(wheel, requirement, wheels, shipped, names, problems)
-    if problems:
-        return _error(" ".join(problems))
+        plan.add(target.strip())
+    plan.check_requirements()
+    if plan.problems:
+        return _error(" ".join(plan.problems))
+    wheels, names, already = plan.wheels, plan.names, plan.already
     if not wheels and not names:
         text = "; ".join(
             f"Requirement already satisfied: {a['name']} {a['version']}" for a in already
@@ -235,141 +219,3 @@ async def pip_install(*targets: str, data_dir: str = "/data") -> dict[str, Any]:
 
 def _error(message: str) -> dict[str, Any]:
     return {"status": "error", "installed": [], "already": [], "message": message}
-
-
-def _resolve(
-    target: str,
-    data_dir: str,
-    shipped: dict[str, str],
-    wheels: dict[str, Wheel],
-    names: dict[str, str],
-    already: list[dict[str, str]],
-    problems: list[str],
-) -> None:
-    lowered = target.lower()
-    if lowered.startswith(("http://", "https://", "git+", "ftp://")):
-        problems.append(f"{target}: {_NO_NETWORK}. {HOW_TO_ADD}")
-        return
-    path = target.removeprefix("emfs:").removeprefix("file://").removeprefix("file:")
-    if path.endswith(".whl"):
-        found = find_file(path, data_dir)
-        if found is None:
-            present = wheels_in(data_dir)
-            listed = ", ".join(present) if present else "none"
-            problems.append(
-                f"{target}: no such file (wheels under {data_dir}: {listed}). Add the wheel "
-                f"like any file; it appears as {data_dir}/<its name>."
-            )
-            return
-        wheel = read_wheel(found, problems)
-        if wheel is not None:
-            wheels[canon(wheel.name)] = wheel
-        return
-    if (
-        lowered.endswith((".tar.gz", ".tgz", ".zip", ".tar.bz2", ".egg"))
-        or "/" in path
-        or path in (".", "..")
-    ):
-        problems.append(
-            f"{target}: only wheel files (.whl) install here: a source archive or folder "
-            "would need a build, and the sandbox has no compiler or network. " + HOW_TO_ADD
-        )
-        return
-    _resolve_name(target, data_dir, shipped, wheels, names, already, problems)
-
-
-def _resolve_name(
-    target: str,
-    data_dir: str,
-    shipped: dict[str, str],
-    wheels: dict[str, Wheel],
-    names: dict[str, str],
-    already: list[dict[str, str]],
-    problems: list[str],
-) -> None:
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    try:
-        requirement = Requirement(target)
-    except InvalidRequirement:
-        problems.append(f"{target!r} is neither a wheel file nor a package name. {HOW_TO_ADD}")
-        return
-    name = canon(requirement.name)
-    name = _ALIASES.get(name, name)
-    spec = requirement.specifier
-    have = _installed_version(name)
-    if have is not None:
-        if spec.contains(have, prereleases=True):
-            already.append({"name": name, "version": have})
-        else:
-            problems.append(
-                f"{name} {have} is installed, not {requirement.specifier}, and {_NO_NETWORK}: "
-                f"use {have}, or add a wheel of the version you need and install that file."
-            )
-        return
-    dropped = [w for w in wheels_in(data_dir) if canon(w.split("-")[0]) == name]
-    for file_name in dropped:
-        version = file_name.split("-")[1]
-        if spec.contains(version, prereleases=True):
-            wheel = read_wheel(os.path.join(data_dir, file_name), problems)
-            if wheel is not None:
-                wheels[canon(wheel.name)] = wheel
-            return
-    if name in shipped:
-        if spec.contains(shipped[name], prereleases=True):
-            names[name] = shipped[name]
-        else:
-            problems.append(
-                f"the sandbox ships {name} {shipped[name]}, not {spec}, and {_NO_NETWORK}."
-            )
-        return
-    problems.append(
-        f"`{target}` is not one of the packages the sandbox ships, and {_NO_NETWORK}. {HOW_TO_ADD}"
-    )
-
-
-def _check_dependency(
-    wheel: Wheel,
-    text: str,
-    wheels: dict[str, Wheel],
-    shipped: dict[str, str],
-    names: dict[str, str],
-    problems: list[str],
-) -> None:
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    try:
-        requirement = Requirement(text)
-    except InvalidRequirement:
-        return  # micropip would not read it either; not ours to refuse
-    if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
-        return
-    name, spec = canon(requirement.name), requirement.specifier
-    version: str | None
-    if name in wheels:
-        version = wheels[name].version
-    else:
-        have = _installed_version(name)
-        version = have if have is not None else shipped.get(name)
-        if have is None and version is not None and spec.contains(version, prereleases=True):
-            names[name] = version
-    if version is None:
-        problems.append(
-            f"{wheel.name} {wheel.version} needs {text}, which is not installed and not "
-            f"among the packages the sandbox ships ({_NO_NETWORK}): add its wheel "
-            f"({name}-…-py3-none-any.whl) too and install both in one command, e.g. "
-            f"`%pip install /data/<{name} wheel> {wheel.path}`."
-        )
-    elif not spec.contains(version, prereleases=True):
-        problems.append(
-            f"{wheel.name} {wheel.version} needs {text}, but the sandbox has {name} {version} "
-            f"({_NO_NETWORK}): add a wheel of {wheel.name} that works with {name} {version}, "
-            f"or a wheel of {name} that matches and install both in one command."
-        )
-
-
-def _installed_version(name: str) -> str | None:
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return None
