@@ -4,10 +4,10 @@ import js from "@eslint/js";
 import globals from "globals";
 
 // Classic scripts (workers and the frame's inline script), not modules.
-const SCRIPTS = ["web/agent-worker.js", "web/sandbox-worker*.js", "web/sandbox-frame.js", "web/sandbox-install.js", "web/sandbox-snapshot.js"];
-// The sandbox worker's parts share one closure (sandbox-worker.js): each uses what the
-// others declare. tsc checks those names across the parts; here they are not flagged.
-const WORKER_PARTS = ["web/sandbox-worker*.js"];
+const SCRIPTS = ["web/agent/worker.js", "web/sandbox/worker/*.js", "web/sandbox/frame.js", "web/sandbox/install.js", "web/sandbox/snapshot.js"];
+// The sandbox worker's parts share one closure (sandbox/worker/main.js): each uses what
+// the others declare. tsc checks those names across the parts; here they are not flagged.
+const WORKER_PARTS = ["web/sandbox/worker/*.js"];
 
 export default [
   js.configs.recommended,

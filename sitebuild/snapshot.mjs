@@ -1,6 +1,6 @@
 // Makes the sandbox's start-up memory snapshot once, at build time, so that even a
 // first visit skips installing and importing pandas and matplotlib (README "Fast
-// starts"). It runs the very recipe the browser uses (web/sandbox-snapshot.js:
+// starts"). It runs the very recipe the browser uses (web/sandbox/snapshot.js:
 // packages unpacked without loadPackage, `import pandas, matplotlib.pyplot`, side
 // modules recorded for re-linking) in the same Pyodide under Node.js, reading the
 // packages from the built site. The browser checks what it restores (table layout,

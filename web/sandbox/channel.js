@@ -2,9 +2,9 @@
 // MessagePort per worker, the requests in the order sent (only the head may stream,
 // start or be answered), the heartbeat. Everything from the worker is only data.
 
-import { call } from "./protocol.js";
-import { liveText } from "./sandbox-results.js";
-import { SandboxRuntime } from "./sandbox-runtime.js";
+import { call } from "../shared/protocol.js";
+import { liveText } from "./results.js";
+import { SandboxRuntime } from "./runtime.js";
 
 // A live frame answers a ping at once (its main thread runs no Python). One that does
 // not answer in this long while requests wait, or after a restart, is dead: replaced.
@@ -23,7 +23,7 @@ export class SandboxChannel extends SandboxRuntime {
     this.crossOriginIsolated = false;
     /** @type {MessagePort | null} the private channel to the current worker (see boot()) */
     this.workerPort = null;
-    /** @type {Record<string, any>} the boot config (sandbox-client.js fills it) */
+    /** @type {Record<string, any>} the boot config (client.js fills it) */
     this.config = {};
     /** @type {Blob | null} */
     this.workerSource = null;
@@ -53,7 +53,7 @@ export class SandboxChannel extends SandboxRuntime {
     this.closed = false;
   }
 
-  /** Replace the worker (sandbox-recovery.js overrides this).
+  /** Replace the worker (recovery.js overrides this).
    * @param {string} reason @param {string | null} [message] @param {number | null} [runId] @returns {Promise<unknown>} */
   recover(reason, message = null, runId = null) {
     void reason, void message, void runId;

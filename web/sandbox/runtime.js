@@ -2,8 +2,8 @@
 // downloaded from the site as Blobs (the frame has no network) with byte progress.
 
 /** The sandbox worker's parts, in order: the page joins them into one script inside
- * one closure (sandbox-worker.js says why and what each part does). */
-export const WORKER_PARTS = ["sandbox-worker-state.js", "sandbox-worker-fetch.js", "sandbox-worker-boot.js", "sandbox-worker-rest.js", "sandbox-worker-handlers.js", "sandbox-worker-queue.js", "sandbox-worker.js"];
+ * one closure (sandbox/worker/main.js says why and what each part does). */
+export const WORKER_PARTS = ["sandbox/worker/state.js", "sandbox/worker/fetch.js", "sandbox/worker/boot.js", "sandbox/worker/rest.js", "sandbox/worker/handlers.js", "sandbox/worker/queue.js", "sandbox/worker/main.js"];
 
 /** The sandbox worker's script, its parts joined, as one Blob. @param {URL} root */
 export async function fetchWorkerSource(root) {

@@ -1,27 +1,27 @@
 // The page's side of the sandbox: one opaque-origin frame, one worker inside it.
 // Message shapes: PROTOCOL.md §3. Everything that comes back from the worker is
 // untrusted (the model's code runs there): it is only ever treated as data.
-// The layers under this class, each one job: sandbox-runtime.js (the files),
-// sandbox-channel.js (frame, ports, order), sandbox-recovery.js (replacing a dead
-// worker), sandbox-snapshot-plan.js (snapshot starts); sandbox-results.js (limits).
+// The layers under this class, each one job: runtime.js (the files), channel.js
+// (frame, ports, order), recovery.js (replacing a dead worker), snapshot-plan.js
+// (snapshot starts); results.js (limits).
 
 import { dropSnapshots, loadRuntime } from "./snapshot-store.js";
-import { CLOSED, MARKER_ROOM, toRunResult } from "./sandbox-results.js";
-import { fetchWorkerSource } from "./sandbox-runtime.js";
-import { SandboxSnapshots } from "./sandbox-snapshot-plan.js";
+import { CLOSED, MARKER_ROOM, toRunResult } from "./results.js";
+import { fetchWorkerSource } from "./runtime.js";
+import { SandboxSnapshots } from "./snapshot-plan.js";
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const GRACE_MS = 3_000; // after the deadline's KeyboardInterrupt, before the worker is ended
 const BACKSTOP_MS = 15_000; // beyond the queue's own limits, for a cell that never starts
 
-/** @typedef {import("./protocol.js").RunResult} RunResult */
+/** @typedef {import("../shared/protocol.js").RunResult} RunResult */
 
 export class Sandbox extends SandboxSnapshots {
   /**
    * `snapshot: false` turns snapshot starts off (README "Fast starts").
    * @param {{root?: URL, container?: HTMLElement, memoryLimitMB?: number, outputLimit?: number, snapshot?: boolean}} [options]
    */
-  constructor({ root = new URL("./", import.meta.url), container = document.body, memoryLimitMB = 2048, outputLimit = 100_000, snapshot = true } = {}) {
+  constructor({ root = new URL("../", import.meta.url), container = document.body, memoryLimitMB = 2048, outputLimit = 100_000, snapshot = true } = {}) {
     super({ root, container, snapshot });
     this.config = { memoryLimitMB, kernel: { output_limit: outputLimit } };
     // Enforced here too: the kernel's limit lives inside the sandbox, where a cell can
@@ -79,8 +79,8 @@ export class Sandbox extends SandboxSnapshots {
     const framing = Promise.all([this.openFrame(), fetchWorkerSource(this.root)]);
     framing.catch(() => {});
     // The worker's installer for the rest of the stack; without it, Pyodide's loadPackage.
-    const installer = fetch(new URL("sandbox-install.js", this.root)).then((r) => (r.ok ? r.blob() : null), () => null);
-    const recipe = this.snapshotEnabled ? fetch(new URL("sandbox-snapshot.js", this.root)).then((r) => (r.ok ? r.blob() : null)) : null;
+    const installer = fetch(new URL("sandbox/install.js", this.root)).then((r) => (r.ok ? r.blob() : null), () => null);
+    const recipe = this.snapshotEnabled ? fetch(new URL("sandbox/snapshot.js", this.root)).then((r) => (r.ok ? r.blob() : null)) : null;
     if (recipe) recipe.catch(() => {});
     this.info = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
     const core = this.coreNames();
@@ -286,7 +286,7 @@ export class Sandbox extends SandboxSnapshots {
   }
 
   /** Plain data: rejects when the sandbox cannot list (README, JS API's error rule).
-   * @param {string} [dir] @returns {Promise<import("./protocol.js").FileEntry[]>} */
+   * @param {string} [dir] @returns {Promise<import("../shared/protocol.js").FileEntry[]>} */
   async listFiles(dir = "/data") {
     const reply = await this.request({ type: "listFiles", dir: resolvePath(dir) });
     if (reply.status !== "ok") throw new Error(`listFiles(${dir}): ${reply.message}`);

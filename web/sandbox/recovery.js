@@ -2,8 +2,8 @@
 // frame if the frame itself is dead), what was pending is answered, the uploads are
 // re-mounted, and `afterRestart` (persistence) rebuilds before waiting requests go on.
 
-import { explain } from "./sandbox-results.js";
-import { SandboxChannel } from "./sandbox-channel.js";
+import { explain } from "./results.js";
+import { SandboxChannel } from "./channel.js";
 
 const RESTART_DEADLINE_MS = 120_000;
 
