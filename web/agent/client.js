@@ -69,10 +69,7 @@ export class Agent extends EventTarget {
     this.closed = true;
     this.stops += 1;
     if (this.worker) this.worker.terminate();
-    for (const [id, ask] of this.asks) {
-      this.rpc.pending.get(id)?.({ type: "reply", id, status: "error", answer: "", steps: ask.steps, message: CLOSED });
-      this.rpc.pending.delete(id);
-    }
+    for (const [id, ask] of this.asks) this.rpc.settle(id, { status: "error", answer: "", steps: ask.steps, message: CLOSED });
     this.asks.clear();
     this.rpc.failAll({ status: "error", message: CLOSED });
   }

@@ -59,13 +59,11 @@ export class Sandbox extends SandboxSnapshots {
     if (this.closed) return;
     this.closed = true;
     this.rejectClosed(new Error(CLOSED));
-    for (const [id, entry] of this.pending) {
-      if (id === 0) entry.resolve({ status: "error", message: CLOSED });
-      else if (entry.msg.type === "run") entry.resolve({ status: "error", error: { type: "SandboxClosed", message: CLOSED, traceback: "", line: null } });
-      else entry.resolve({ status: "error", message: CLOSED });
+    for (const [id, entry] of [...this.rpc.pending]) {
+      if (entry.method === "run") this.rpc.settle(id, { status: "error", error: { type: "SandboxClosed", message: CLOSED, traceback: "", line: null } });
+      else this.rpc.settle(id, { status: "error", message: CLOSED });
     }
-    this.pending.clear();
-    this.order = [];
+    this.rpc.clear();
     if (this.heartbeat) clearInterval(this.heartbeat);
     if (this.workerPort) this.workerPort.close();
     if (this.port) this.port.close();
@@ -170,11 +168,8 @@ export class Sandbox extends SandboxSnapshots {
   async request(msg, transfer = [], { onStream, direct = false } = {}) {
     if (this.closed) return { status: "error", message: CLOSED };
     if (!direct) await this.settled();
-    const id = this.nextId++;
-    return new Promise((resolve) => {
-      this.pending.set(id, { resolve, onStream, collected: { stdout: "", stderr: "" }, msg });
-      this.send({ ...msg, id }, transfer);
-    });
+    const { type: method, ...args } = msg;
+    return this.rpc.call(String(method), args, transfer, this.rpc.reserve(), { onStream, collected: { stdout: "", stderr: "" } });
   }
 
   /**
@@ -188,10 +183,11 @@ export class Sandbox extends SandboxSnapshots {
     if (typeof code !== "string") throw new TypeError("run(code): code must be a string");
     if (this.closed) return toRunResult({ status: "error", error: { type: "SandboxClosed", message: CLOSED, traceback: "", line: null } }, { collected: { stdout: "", stderr: "" } }, performance.now());
     if (!direct) await this.settled();
-    const id = this.nextId++;
+    const id = this.rpc.reserve();
     const started = performance.now();
     return new Promise((resolve) => {
-      const entry = { onStream, collected: { stdout: "", stderr: "" }, msg: { type: "run" } };
+      /** @type {{onStream: typeof onStream, collected: {stdout: string, stderr: string}, started?: () => void}} */
+      const entry = { onStream, collected: { stdout: "", stderr: "" } };
       let watchdog = null;
       // A backstop for a worker that never even starts the cell (a cell before it
       // broke the worker's message handling): the longest the queue ahead can take.
@@ -204,7 +200,7 @@ export class Sandbox extends SandboxSnapshots {
         backstop = null;
         watchdog = setTimeout(() => this.recover("timeout", null, id), timeoutMs + GRACE_MS);
       };
-      entry.resolve = async (reply) => {
+      const finish = async (reply) => {
         if (watchdog) clearTimeout(watchdog);
         if (backstop) clearTimeout(backstop);
         const result = toRunResult(reply, entry, started, this.outputLimit + MARKER_ROOM);
@@ -224,9 +220,8 @@ export class Sandbox extends SandboxSnapshots {
         }
         resolve(result);
       };
-      this.pending.set(id, entry);
       this.currentRun = id;
-      this.send({ type: "run", id, code, timeoutMs });
+      this.rpc.call("run", { code, timeoutMs }, [], id, entry).then(finish);
     });
   }
 
@@ -234,7 +229,7 @@ export class Sandbox extends SandboxSnapshots {
    * cross-origin isolated; otherwise the worker is replaced. */
   async interrupt() {
     const id = this.currentRun;
-    if (!id || !this.pending.has(id)) return { status: "ok", running: false };
+    if (!id || !this.rpc.pending.has(id)) return { status: "ok", running: false };
     if (this.crossOriginIsolated) {
       this.port.postMessage({ type: "frame-interrupt" });
       return { status: "ok", running: true, soft: true };
