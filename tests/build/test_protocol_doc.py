@@ -21,14 +21,25 @@ def js_list(name: str) -> list[str]:
     return re.findall(r'"([\w-]+)"', found.group(1))
 
 
+def parts_of(name: str, folder: str) -> list[str]:
+    """The parts list `name` of web/sandbox/parts.js, which must name every file of
+    web/<folder>/ (the snapshot's cache key covers its recipe by that folder)."""
+    source = (WEB / "sandbox" / "parts.js").read_text()
+    found = re.search(rf"export const {name} = \[([^\]]*)\]", source)
+    assert found is not None, f"{name} is not in web/sandbox/parts.js"
+    parts = re.findall(r'"([\w./-]+)"', found.group(1))
+    assert sorted(parts) == sorted(f"{folder}/{path.name}" for path in (WEB / folder).glob("*.js"))
+    return parts
+
+
 def sandbox_worker() -> str:
     """The sandbox worker's source: its parts, joined in order as the page joins them."""
-    runtime = (WEB / "sandbox" / "runtime.js").read_text()
-    found = re.search(r"export const WORKER_PARTS = \[([^\]]*)\]", runtime)
-    assert found is not None, "WORKER_PARTS is not in web/sandbox/runtime.js"
-    parts = re.findall(r'"([\w./-]+)"', found.group(1))
-    assert set(parts) == {f"sandbox/worker/{path.name}" for path in WEB.glob("sandbox/worker/*.js")}
+    parts = parts_of("WORKER_PARTS", "sandbox/worker")
     return "\n".join((WEB / name).read_text() for name in parts)
+
+
+def test_the_snapshot_recipe_is_its_folder() -> None:
+    assert parts_of("RECIPE_PARTS", "sandbox/snapshot")
 
 
 def section(number: int) -> str:

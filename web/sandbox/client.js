@@ -7,7 +7,7 @@
 
 import { dropSnapshots, loadRuntime } from "./snapshot-store.js";
 import { CLOSED, MARKER_ROOM, toRunResult } from "./results.js";
-import { fetchWorkerSource } from "./runtime.js";
+import { RECIPE_PARTS, WORKER_PARTS, fetchParts } from "./parts.js";
 import { SandboxSnapshots } from "./snapshot-plan.js";
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -74,11 +74,11 @@ export class Sandbox extends SandboxSnapshots {
   async start() {
     const t0 = performance.now();
     // The frame and the worker's script do not depend on the build info: under way first.
-    const framing = Promise.all([this.openFrame(), fetchWorkerSource(this.root)]);
+    const framing = Promise.all([this.openFrame(), fetchParts(this.root, WORKER_PARTS)]);
     framing.catch(() => {});
     // The worker's installer for the rest of the stack; without it, Pyodide's loadPackage.
     const installer = fetch(new URL("sandbox/install.js", this.root)).then((r) => (r.ok ? r.blob() : null), () => null);
-    const recipe = this.snapshotEnabled ? fetch(new URL("sandbox/snapshot.js", this.root)).then((r) => (r.ok ? r.blob() : null)) : null;
+    const recipe = this.snapshotEnabled ? fetchParts(this.root, RECIPE_PARTS) : null;
     if (recipe) recipe.catch(() => {});
     this.info = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
     const core = this.coreNames();

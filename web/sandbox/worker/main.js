@@ -7,7 +7,7 @@
 // and every other request is refused by the frame's Content-Security-Policy.
 //
 // It is made of parts, each one job, that the page joins into one Blob, in this
-// order, inside one closure (sandbox/runtime.js, WORKER_PARTS): top-level
+// order, inside one closure (sandbox/parts.js, WORKER_PARTS): top-level
 // let/const/function of a classic worker script would be reachable from a cell
 // through js.eval("post(...)"); closure variables are not.
 //   state.js     all the state, and post() to the page
