@@ -4,10 +4,11 @@ import js from "@eslint/js";
 import globals from "globals";
 
 // Classic scripts (workers and the frame's inline script), not modules.
-const SCRIPTS = ["web/agent-worker.js", "web/sandbox-worker*.js", "web/sandbox-frame.js", "web/sandbox-install.js", "web/sandbox-snapshot.js"];
-// The sandbox worker's parts share one closure (sandbox-worker.js): each uses what the
-// others declare. tsc checks those names across the parts; here they are not flagged.
-const WORKER_PARTS = ["web/sandbox-worker*.js"];
+const SCRIPTS = ["web/agent/worker.js", "web/sandbox/worker/*.js", "web/sandbox/snapshot/*.js", "web/sandbox/frame.js", "web/sandbox/install.js"];
+// The parts of the sandbox worker and of the snapshot recipe share one closure each
+// (sandbox/parts.js): each uses what the others declare. tsc checks those names across
+// the parts; here they are not flagged.
+const PARTS = ["web/sandbox/worker/*.js", "web/sandbox/snapshot/*.js"];
 
 export default [
   js.configs.recommended,
@@ -24,7 +25,7 @@ export default [
     languageOptions: { sourceType: "script", globals: { ...globals.browser, ...globals.worker, loadPyodide: "readonly" } },
   },
   {
-    files: WORKER_PARTS,
+    files: PARTS,
     rules: { "no-undef": "off", "no-unused-vars": ["error", { vars: "local", argsIgnorePattern: "^_", caughtErrors: "none" }] },
   },
 ];

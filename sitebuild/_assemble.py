@@ -52,8 +52,7 @@ def assemble(ctx: Context) -> None:
 
     rest = [n for n in sandbox if n not in eager]
     pycache = precompile(ctx, pyodide_dir, core=core, eager=eager, rest=rest)
-    recipe = ctx.paths.web / "sandbox-snapshot.js"
-    shipped = snapshot(ctx, pyodide_dir, recipe=recipe, core=core, eager=eager)
+    shipped = snapshot(ctx, pyodide_dir, web=ctx.paths.web, core=core, eager=eager)
     copy_web(out, web=ctx.paths.web)
     info = {
         "reckon": _project_version(ctx.paths.root),

@@ -81,7 +81,7 @@ def precompile(ctx: Context, pyodide_dir: Path, *, core: Path, eager: list[str],
     return names
 
 
-def snapshot(ctx: Context, pyodide_dir: Path, *, recipe: Path, core: Path,
+def snapshot(ctx: Context, pyodide_dir: Path, *, web: Path, core: Path,
              eager: list[str]) -> dict[str, object]:  # fmt: skip
     """The start-up memory snapshot (see sitebuild/snapshot.mjs), named by its inputs.
 
@@ -89,8 +89,11 @@ def snapshot(ctx: Context, pyodide_dir: Path, *, recipe: Path, core: Path,
     recipe fails there (the browser then boots cold and makes its own).
     """
     bytecode = pyodide_dir / "pycache-eager.zip"
-    inputs = [(pyodide_dir / "pyodide-lock.json").read_bytes(), recipe.read_bytes(),
-              ",".join(eager).encode()]  # fmt: skip
+    # The recipe: every part in web/sandbox/snapshot/, and the list that joins them
+    # (tests/build/test_protocol_doc.py checks that it lists exactly that folder).
+    recipe = [web / "sandbox" / "parts.js", *sorted((web / "sandbox" / "snapshot").glob("*.js"))]
+    inputs = [(pyodide_dir / "pyodide-lock.json").read_bytes(),
+              *(part.read_bytes() for part in recipe), ",".join(eager).encode()]  # fmt: skip
     inputs += [bytecode.read_bytes()] if bytecode.exists() else []
     try:
         cached = node_step(
@@ -98,7 +101,7 @@ def snapshot(ctx: Context, pyodide_dir: Path, *, recipe: Path, core: Path,
             "snapshot",
             key_parts=inputs,
             outputs=["heap.bin", "fs.bin", "meta.json"],
-            args=[str(core / "pyodide.mjs"), str(pyodide_dir) + "/", str(recipe), ",".join(eager)],
+            args=[str(core / "pyodide.mjs"), f"{pyodide_dir}/", f"{web}/", ",".join(eager)],
             what="the interpreter's memory with pandas and matplotlib imported, so that first "
             "visits skip that (half a minute, once per package set)",
         )

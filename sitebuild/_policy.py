@@ -52,7 +52,7 @@ def headers(*, sandbox: str) -> list[dict[str, object]]:
             # Versioned by Pyodide's release and by the served lock's hashes.
             "Cache-Control": "public, max-age=31536000, immutable"}},
         {"pattern": "*.html", "headers": {"Content-Security-Policy": PAGE_CSP}},
-        {"pattern": "agent-worker.js", "headers": {"Content-Security-Policy": AGENT_CSP}},
+        {"pattern": "agent/worker.js", "headers": {"Content-Security-Policy": AGENT_CSP}},
         {"pattern": "sandbox.html", "headers": {"Content-Security-Policy": sandbox}},
         # <reckon-chat> on a page of another origin loads these: its modules and
         # stylesheet, the build info and the runtime by CORS, the agent worker's

@@ -64,7 +64,7 @@ STAGES: tuple[Stage, ...] = (
         does="assembles the site: pyodide/ with a served lock that lists exactly the shipped "
         "packages (added wheels registered by pyodide-lock); the packages precompiled to "
         "bytecode and the sandbox's start-up memory snapshot, both made under Node.js with "
-        "the browser's own recipe (web/sandbox-snapshot.js) and cached by their inputs; "
+        "the browser's own recipe (web/sandbox/snapshot/) and cached by their inputs; "
         "web/ with its pages rendered from their templates (CSPs, modulepreload links); "
         "_headers.json and build-info.json",
         reads="the cache, wheels/, web/",

@@ -19,9 +19,9 @@ declare namespace WebAssembly {
   let Suspender: unknown;
 }
 
-// web/sandbox-snapshot.js hangs the heap's read-ahead on its file map. Typed here, not
-// there: that file's source is part of the snapshot's cache key (PROTOCOL.md §6), so
-// an edit to it makes every build and browser make a new snapshot.
+// web/sandbox/snapshot/image.js hangs the heap's read-ahead on its file map. Typed here,
+// not there: the recipe's source is part of the snapshot's cache key (PROTOCOL.md §6),
+// so an edit to it makes every build and browser make a new snapshot.
 interface Map<K, V> {
   preload?: any;
 }

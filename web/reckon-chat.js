@@ -12,8 +12,8 @@
 // (two elements with the same session share them, as two tabs do); without it,
 // nothing is kept and nothing is shared.
 import { createReckon } from "./reckon.js";
-import { mountChat } from "./chat-ui.js";
-import { Store } from "./store.js";
+import { mountChat } from "./page/chat-ui.js";
+import { Store } from "./shared/store.js";
 
 const BASE = new URL("./", import.meta.url);
 // The same data as createReckon().on(type); re-dispatched on the element.

@@ -1,8 +1,8 @@
 // window.reckon: the JS API of the page (and, later, the widget). Documented in
 // README.md ("JS API"); message shapes in PROTOCOL.md.
-import { Sandbox } from "./sandbox-client.js";
-import { Agent } from "./agent-client.js";
-import { Persistence } from "./persist.js";
+import { Sandbox } from "./sandbox/client.js";
+import { Agent } from "./agent/client.js";
+import { Persistence } from "./page/persist.js";
 
 /**
  * Create the API object. The sandbox starts loading immediately, before anyone asks.
@@ -10,7 +10,7 @@ import { Persistence } from "./persist.js";
  * and the conversation are kept in this browser (IndexedDB) until deleted; see
  * persist.js. `session` names the saved conversation (tabs on the same name share it).
  * @param {{root?: URL, container?: HTMLElement, relay?: string, token?: string, agent?: boolean,
- *          persist?: boolean, session?: string, store?: import("./store.js").Store, memoryLimitMB?: number, snapshot?: boolean,
+ *          persist?: boolean, session?: string, store?: import("./shared/store.js").Store, memoryLimitMB?: number, snapshot?: boolean,
  *          settings?: {timeoutMs?: number, maxSteps?: number, maxFailures?: number, tokenBudget?: number,
  *                      privacy?: "full" | "schema", allowColumns?: string[], approval?: "auto" | "ask",
  *                      verify?: boolean}}} [options]

@@ -1,6 +1,6 @@
 """The message shapes that cross between Python and JavaScript, typed once.
 
-PROTOCOL.md describes exactly these (its JavaScript twin is ``web/protocol.js``);
+PROTOCOL.md describes exactly these (its JavaScript twin is ``web/shared/protocol.js``);
 ``tests/build/test_protocol_doc.py`` checks that the three agree. Every result is a
 JSON-ready dict with a ``status``; every request or event has a ``type``.
 """

@@ -185,7 +185,7 @@ def fill(code: str, canary: Canary, site: str) -> str:
 # the eager packages and does not warm up: a restart takes seconds instead of the
 # better part of a minute, so the attacks that end in a restart stay affordable.
 LEAN_SANDBOX = """
-  const { Sandbox } = await import("./sandbox-client.js");
+  const { Sandbox } = await import("./sandbox/client.js");
   class Lean extends Sandbox {
     boot(kind) {
       this.info.sandbox.all_packages = [...this.info.sandbox.packages];

@@ -94,7 +94,7 @@ def test_attack_fails_cleanly(
 
 CHANNEL_NAMES = [
     "reckon", "reckon-sandbox", "reckon-agent", "agent", "sandbox", "relay", "",
-    # what the page's file store uses to mirror files between tabs (web/store.js)
+    # what the page's file store uses to mirror files between tabs (web/shared/store.js)
     "reckon-store:default", "reckon-store", "reckon-store:reckon",
 ]  # fmt: skip
 

@@ -1,6 +1,6 @@
 """The chat page's rendering, from the page's own modules: Markdown that leaves
 arithmetic alone, a hand-made outcome with thinking, a wait and numbers tied to steps
-(grounding) rendered by chat-turn.js, and a long answer that stays inside the window
+(grounding) rendered by page/chat-turn.js, and a long answer that stays inside the window
 on a wide screen and on a phone.
 """
 
@@ -15,7 +15,7 @@ from .helpers import no_overflow
 def test_markdown_rules(a_chat: Any) -> None:
     out = a_chat.evaluate(
         """async () => {
-          const { renderMarkdown } = await import("./markdown.js");
+          const { renderMarkdown } = await import("./page/markdown.js");
           const box = document.createElement("div");
           const render = (text) => {
             box.replaceChildren(renderMarkdown(text));
@@ -45,7 +45,7 @@ def test_markdown_rules(a_chat: Any) -> None:
 def test_grounding_thinking_and_waiting_render_from_an_outcome(a_chat: Any) -> None:
     out = a_chat.evaluate(
         """async () => {
-          const { Turn } = await import("./chat-turn.js");
+          const { Turn } = await import("./page/chat-turn.js");
           const turn = new Turn({ question: "mean price by region?", model: "slow-model",
                                   save: () => {} });
           document.querySelector("#messages").appendChild(turn.element);
@@ -96,7 +96,7 @@ def test_a_long_answer_and_a_phone_screen_stay_inside_the_window(a_chat: Any) ->
     page = a_chat
     page.evaluate(
         """async () => {
-          const { Turn } = await import("./chat-turn.js");
+          const { Turn } = await import("./page/chat-turn.js");
           const turn = new Turn({ question: "x".repeat(400), model: "m", save: () => {} });
           document.querySelector("#messages").appendChild(turn.element);
           const long = ["A very long answer.", "y".repeat(500), "`" + "z".repeat(300) + "`",

@@ -225,7 +225,7 @@ def test_bad_settings_fail_each_ask_with_what_to_do(a_page: Any) -> None:
     # The settings panel applies a change through configure(): approval, then a card.
     a_page.evaluate(
         """async () => {
-            const ui = await import("./control-ui.js");
+            const ui = await import("./page/control-ui.js");
             const control = ui.attachControl(window.r, { container: document.body });
             const panel = control.settingsPanel();
             panel.id = "panel";
@@ -257,7 +257,7 @@ def test_the_control_ui_card_edits_and_the_footer_shows_what_was_sent(
     session(a_page, {"approval": "ask"})
     a_page.evaluate(
         """async () => {
-            const ui = await import("./control-ui.js");
+            const ui = await import("./page/control-ui.js");
             const box = document.createElement("div");
             box.id = "control-box";
             document.body.append(box);

@@ -153,7 +153,7 @@ REST_IMPORTS = (
 def test_the_background_install_leaves_what_load_package_leaves(
     a_browser: Any, a_static_server: str
 ) -> None:
-    """The rest of the stack comes from web/sandbox-install.js in the background; a
+    """The rest of the stack comes from web/sandbox/install.js in the background; a
     cell importing it first gets Pyodide's loadPackage. Both must leave the same files,
     records and native modules."""
     context = a_browser.new_context()

@@ -1,5 +1,5 @@
 """PROTOCOL.md says what the code does: the methods of both workers, the sandbox
-methods the agent may call, and the events; the lists in web/protocol.js and
+methods the agent may call, and the events; the lists in web/shared/protocol.js and
 py/reckon/_protocol.py are the same, and the workers answer exactly those methods."""
 
 from __future__ import annotations
@@ -12,23 +12,34 @@ from reckon import _protocol
 ROOT = Path(__file__).resolve().parents[2]
 PROTOCOL = (ROOT / "PROTOCOL.md").read_text()
 WEB = ROOT / "web"
-JS_PROTOCOL = (WEB / "protocol.js").read_text()
+JS_PROTOCOL = (WEB / "shared" / "protocol.js").read_text()
 
 
 def js_list(name: str) -> list[str]:
     found = re.search(rf"export const {name} = Object\.freeze\(\[([^\]]*)\]\)", JS_PROTOCOL)
-    assert found is not None, f"{name} is not in web/protocol.js"
+    assert found is not None, f"{name} is not in web/shared/protocol.js"
     return re.findall(r'"([\w-]+)"', found.group(1))
+
+
+def parts_of(name: str, folder: str) -> list[str]:
+    """The parts list `name` of web/sandbox/parts.js, which must name every file of
+    web/<folder>/ (the snapshot's cache key covers its recipe by that folder)."""
+    source = (WEB / "sandbox" / "parts.js").read_text()
+    found = re.search(rf"export const {name} = \[([^\]]*)\]", source)
+    assert found is not None, f"{name} is not in web/sandbox/parts.js"
+    parts = re.findall(r'"([\w./-]+)"', found.group(1))
+    assert sorted(parts) == sorted(f"{folder}/{path.name}" for path in (WEB / folder).glob("*.js"))
+    return parts
 
 
 def sandbox_worker() -> str:
     """The sandbox worker's source: its parts, joined in order as the page joins them."""
-    runtime = (WEB / "sandbox-runtime.js").read_text()
-    found = re.search(r"export const WORKER_PARTS = \[([^\]]*)\]", runtime)
-    assert found is not None, "WORKER_PARTS is not in web/sandbox-runtime.js"
-    parts = re.findall(r'"([\w.-]+)"', found.group(1))
-    assert set(parts) == {path.name for path in WEB.glob("sandbox-worker*.js")}
+    parts = parts_of("WORKER_PARTS", "sandbox/worker")
     return "\n".join((WEB / name).read_text() for name in parts)
+
+
+def test_the_snapshot_recipe_is_its_folder() -> None:
+    assert parts_of("RECIPE_PARTS", "sandbox/snapshot")
 
 
 def section(number: int) -> str:
@@ -53,7 +64,7 @@ def test_the_agent_allowed_column_is_what_the_page_allows() -> None:
     rows = table_rows(section(3))
     documented = {row[0] for row in rows if row[-1] == "yes"}
     assert documented == set(js_list("AGENT_ALLOWED")) == set(_protocol.AGENT_ALLOWED)
-    client = (WEB / "agent-client.js").read_text()
+    client = (WEB / "agent" / "client.js").read_text()
     assert "!AGENT_ALLOWED.includes(method)" in client  # the page's check uses that list
 
 
@@ -69,9 +80,9 @@ def test_the_agent_methods_are_the_documented_ones() -> None:
     documented = {row[0] for row in table_rows(section(4))}
     code = set(js_list("AGENT_METHODS"))
     assert documented == code == set(_protocol.AGENT_METHODS)
-    worker = (WEB / "agent-worker.js").read_text()
+    worker = (WEB / "agent" / "worker.js").read_text()
     assert handler_keys(worker, "methods") == code
-    client = (WEB / "agent-client.js").read_text()
+    client = (WEB / "agent" / "client.js").read_text()
     called = set(re.findall(r'(?:rpc\.call|this\.call)\("(\w+)"', client))
     assert called == code
 
@@ -84,13 +95,13 @@ def test_every_agent_event_is_documented_and_posted() -> None:
     host = (ROOT / "py" / "reckon" / "agent" / "_host.py").read_text()
     posted = set(re.findall(r'self\._post\(\{"type": "(\w+)"', host))
     assert posted == set(events)
-    client = (WEB / "agent-client.js").read_text()
+    client = (WEB / "agent" / "client.js").read_text()
     assert all(f'msg.type === "{event}"' in client for event in events)
 
 
 def test_every_message_a_worker_posts_is_a_reply_a_call_or_a_listed_event() -> None:
     listed = {"call", "reply", *js_list("SANDBOX_EVENTS"), *js_list("AGENT_EVENTS")}
-    sources = {"agent-worker.js": (WEB / "agent-worker.js").read_text()}
+    sources = {"agent/worker.js": (WEB / "agent" / "worker.js").read_text()}
     sources["the sandbox worker"] = sandbox_worker()
     for name, source in sources.items():
         posted = set(
@@ -103,7 +114,7 @@ def test_every_message_a_worker_posts_is_a_reply_a_call_or_a_listed_event() -> N
 
 
 def test_every_frame_message_is_documented() -> None:
-    frame = (WEB / "sandbox-frame.js").read_text()
+    frame = (WEB / "sandbox" / "frame.js").read_text()
     handled = set(re.findall(r'msg\.type === "([\w-]+)"', frame))
     handled |= set(re.findall(r'type: "([\w-]+)"', frame)) - {"call"}
     assert handled

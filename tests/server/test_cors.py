@@ -24,7 +24,7 @@ HOST = "https://host.example"
 OTHER = "https://other.example"
 PRIVATE_NETWORK = {"Access-Control-Request-Private-Network": "true"}
 HELLO: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
-WIDGET_FILES = ["reckon-chat.js", "chat-ui.js", "reckon.js", "agent-worker.js", "style.css",
+WIDGET_FILES = ["reckon-chat.js", "page/chat-ui.js", "reckon.js", "agent/worker.js", "style.css",
                 "build-info.json", "pyodide/pyodide.js"]  # fmt: skip
 
 

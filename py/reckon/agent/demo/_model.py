@@ -30,7 +30,7 @@ from reckon.agent.demo._verify import verify_turn
 
 __all__ = ["DEMO_MODEL", "DemoModel"]
 
-# The built-in model's id wherever a model is chosen: the page (web/agent-client.js
+# The built-in model's id wherever a model is chosen: the page (web/agent/client.js
 # spells it too), the agent host, headless sessions and `reckon eval`.
 DEMO_MODEL = "reckon-demo"
 

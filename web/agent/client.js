@@ -1,19 +1,19 @@
 // The page's side of the agent worker. The page is the only bridge between the
 // agent and the sandbox, and it forwards only the agent-allowed calls from the agent.
-// Message shapes: PROTOCOL.md §4, web/protocol.js.
-import { AGENT_ALLOWED, Rpc, isMessage, payload } from "./protocol.js";
+// Message shapes: PROTOCOL.md §4, web/shared/protocol.js.
+import { AGENT_ALLOWED, Rpc, isMessage, payload } from "../shared/protocol.js";
 
 export const DEMO_MODEL = "reckon-demo";
 const CLOSED = "this Reckon was closed (close()); create a new one to ask";
 
-/** @typedef {import("./protocol.js").AskOutcome} AskOutcome */
+/** @typedef {import("../shared/protocol.js").AskOutcome} AskOutcome */
 
 export class Agent extends EventTarget {
   /**
-   * @param {import("./sandbox-client.js").Sandbox} sandbox
+   * @param {import("../sandbox/client.js").Sandbox} sandbox
    * @param {{root?: URL, relay?: string | null, token?: string | null, settings?: Record<string, unknown>}} [options]
    */
-  constructor(sandbox, { root = new URL("./", import.meta.url), relay = null, token = null, settings = {} } = {}) {
+  constructor(sandbox, { root = new URL("../", import.meta.url), relay = null, token = null, settings = {} } = {}) {
     super();
     this.sandbox = sandbox;
     this.root = root;
@@ -29,7 +29,7 @@ export class Agent extends EventTarget {
     this.info = null;
     /** @type {Worker | null} */
     this.worker = null;
-    /** @type {Promise<import("./protocol.js").Reply> | null} */
+    /** @type {Promise<import("../shared/protocol.js").Reply> | null} */
     this.readyPromise = null;
     this.rpc = new Rpc((msg, transfer) => this.worker && this.worker.postMessage(msg, transfer));
   }
@@ -69,10 +69,7 @@ export class Agent extends EventTarget {
     this.closed = true;
     this.stops += 1;
     if (this.worker) this.worker.terminate();
-    for (const [id, ask] of this.asks) {
-      this.rpc.pending.get(id)?.({ type: "reply", id, status: "error", answer: "", steps: ask.steps, message: CLOSED });
-      this.rpc.pending.delete(id);
-    }
+    for (const [id, ask] of this.asks) this.rpc.settle(id, { status: "error", answer: "", steps: ask.steps, message: CLOSED });
     this.asks.clear();
     this.rpc.failAll({ status: "error", message: CLOSED });
   }
@@ -80,7 +77,7 @@ export class Agent extends EventTarget {
   async start() {
     const build = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
     if (this.closed) throw new Error(CLOSED);
-    const worker = startWorker(new URL("agent-worker.js", this.root), "reckon-agent");
+    const worker = startWorker(new URL("agent/worker.js", this.root), "reckon-agent", this.root);
     this.worker = worker;
     worker.onmessage = (ev) => this.onMessage(ev.data);
     const config = { relay: this.relay, token: this.token, settings: this.settings, python: build.python, packages: build.sandbox.all_packages };
@@ -225,11 +222,12 @@ export class Agent extends EventTarget {
 /**
  * A worker running `url`. A page cannot start a worker from another origin's script
  * (an embedded <reckon-chat> whose files are hosted elsewhere), so then a same-origin
- * blob: script imports it and tells it where its files are (RECKON_BASE).
+ * blob: script imports it and tells it where the site's files are (RECKON_BASE, `root`).
+ * @param {URL} url @param {string} name @param {URL} root
  */
-function startWorker(url, name) {
+function startWorker(url, name, root) {
   if (url.origin === location.origin) return new Worker(url, { name });
-  const source = `self.RECKON_BASE = ${JSON.stringify(new URL("./", url).href)};\nimportScripts(${JSON.stringify(url.href)});\n`;
+  const source = `self.RECKON_BASE = ${JSON.stringify(root.href)};\nimportScripts(${JSON.stringify(url.href)});\n`;
   const blob = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
   try {
     return new Worker(blob, { name });

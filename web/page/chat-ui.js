@@ -17,7 +17,7 @@ export { chatMarkup };
  * root does not have it yet (into <body> for a document, into `container` or a new
  * `div.reckon-chat` for a shadow root).
  * @param {Document | ShadowRoot} root
- * @param {ReturnType<import("./reckon.js").createReckon>} reckon
+ * @param {ReturnType<import("../reckon.js").createReckon>} reckon
  * @param {{page?: boolean, model?: string | null, container?: HTMLElement,
  *          onToken?: (token: string) => void, fileName?: string}} [options]
  * `model` preselects a model (an id, or a profile name: the first of its models);

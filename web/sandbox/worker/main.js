@@ -7,16 +7,16 @@
 // and every other request is refused by the frame's Content-Security-Policy.
 //
 // It is made of parts, each one job, that the page joins into one Blob, in this
-// order, inside one closure (sandbox-runtime.js, WORKER_PARTS): top-level
+// order, inside one closure (sandbox/parts.js, WORKER_PARTS): top-level
 // let/const/function of a classic worker script would be reachable from a cell
 // through js.eval("post(...)"); closure variables are not.
-//   sandbox-worker-state.js     all the state, and post() to the page
-//   sandbox-worker-fetch.js     Pyodide's fetches answered from the handed-over files
-//   sandbox-worker-boot.js      boot (snapshot or cold), interrupts, fatal errors
-//   sandbox-worker-rest.js      the rest of the stack, installed in the background
-//   sandbox-worker-handlers.js  what each request does
-//   sandbox-worker-queue.js     requests one at a time, in order
-//   sandbox-worker.js           this entry: the boot call with the page's port
+//   state.js     all the state, and post() to the page
+//   fetch.js     Pyodide's fetches answered from the handed-over files
+//   boot.js      boot (snapshot or cold), interrupts, fatal errors
+//   rest.js      the rest of the stack, installed in the background
+//   handlers.js  what each request does
+//   queue.js     requests one at a time, in order
+//   main.js      this entry: the boot call with the page's port
 
 // From the frame: the boot call with the page's port, then runtime files. Only
 // real messages count (a cell's dispatchEvent makes untrusted ones), and only one boot.

@@ -1,22 +1,6 @@
 // The sandbox's runtime files: Pyodide's own, the packages and the build's snapshot,
 // downloaded from the site as Blobs (the frame has no network) with byte progress.
 
-/** The sandbox worker's parts, in order: the page joins them into one script inside
- * one closure (sandbox-worker.js says why and what each part does). */
-export const WORKER_PARTS = ["sandbox-worker-state.js", "sandbox-worker-fetch.js", "sandbox-worker-boot.js", "sandbox-worker-rest.js", "sandbox-worker-handlers.js", "sandbox-worker-queue.js", "sandbox-worker.js"];
-
-/** The sandbox worker's script, its parts joined, as one Blob. @param {URL} root */
-export async function fetchWorkerSource(root) {
-  const texts = await Promise.all(
-    WORKER_PARTS.map(async (name) => {
-      const resp = await fetch(new URL(name, root));
-      if (!resp.ok) throw new Error(`could not load ${name}: HTTP ${resp.status}; rebuild the site with \`python build.py\``);
-      return resp.text();
-    }),
-  );
-  return new Blob(["(() => {\n", ...texts.map((text) => `${text}\n`), "})();\n"], { type: "text/javascript" });
-}
-
 export class SandboxRuntime extends EventTarget {
   /** @param {{root: URL}} options */
   constructor({ root }) {

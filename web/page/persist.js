@@ -12,7 +12,7 @@
 // Storage failures never fail the operation: the file or answer is still there for
 // this session, and a `storage-error` event says what was not saved and why.
 
-import { DEFAULT_SESSION, Store, StoreError, emptySession } from "./store.js";
+import { DEFAULT_SESSION, Store, StoreError, emptySession } from "../shared/store.js";
 
 /** Replacements after which the variables are rebuilt by replaying the cell log. */
 const REPLAY_AFTER = new Set(["timeout", "memory", "crash"]);
@@ -38,9 +38,9 @@ export function storablePath(path, kind) {
 }
 
 /**
- * @typedef {import("./sandbox-client.js").Sandbox} Sandbox
- * @typedef {import("./agent-client.js").Agent} Agent
- * @typedef {import("./store.js").SessionRecord} SessionRecord
+ * @typedef {import("../sandbox/client.js").Sandbox} Sandbox
+ * @typedef {import("../agent/client.js").Agent} Agent
+ * @typedef {import("../shared/store.js").SessionRecord} SessionRecord
  */
 
 export class Persistence {
@@ -117,7 +117,7 @@ export class Persistence {
   /**
    * Stored files into the sandbox: uploads mounted from their Blobs (read lazily),
    * outputs written as plain files so cells can change them.
-   * @param {import("./store.js").FileRecord[]} files
+   * @param {import("../shared/store.js").FileRecord[]} files
    */
   async writeBack(files, { uploads }) {
     for (const file of files) {

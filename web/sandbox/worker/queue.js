@@ -1,6 +1,6 @@
 "use strict";
 // Requests one at a time, in the order sent; background work only when quiet.
-// A part of the sandbox worker (see sandbox-worker.js): the page joins the parts into
+// A part of the sandbox worker (see main.js): the page joins the parts into
 // one closure, so nothing here is reachable from a cell.
 
 // Requests run one at a time, in the order sent: a run and a file operation never

@@ -1,7 +1,7 @@
 "use strict";
 // Pyodide fetches its files from indexURL: answered from the Blobs the page handed
 // over (asking for one the page still holds back). Nothing else has a network.
-// A part of the sandbox worker (see sandbox-worker.js): the page joins the parts into
+// A part of the sandbox worker (see main.js): the page joins the parts into
 // one closure, so nothing here is reachable from a cell.
 
 const MIME = { wasm: "application/wasm", json: "application/json", js: "text/javascript" };

@@ -1,7 +1,7 @@
 "use strict";
 // The rest of the stack (scipy, scikit-learn, pyarrow, sympy…): installed in the
 // background, one package per task, or at once when a cell or inspect() needs it.
-// A part of the sandbox worker (see sandbox-worker.js): the page joins the parts into
+// A part of the sandbox worker (see main.js): the page joins the parts into
 // one closure, so nothing here is reachable from a cell.
 
 function installRest() {
@@ -15,7 +15,7 @@ function installRest() {
   }
 }
 
-// web/sandbox-install.js when the page handed it over (it skips loadPackage's clearing
+// web/sandbox/install.js when the page handed it over (it skips loadPackage's clearing
 // of every import cache); else, or if it fails, Pyodide's loadPackage, which installs
 // over whatever it left.
 async function installPackage(name) {

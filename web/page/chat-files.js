@@ -8,7 +8,7 @@ import { el, formatBytes } from "./render.js";
 const describe = (info) => (info.status !== "ok" ? info.message : info.kind === "table" ? `${Number(info.rows).toLocaleString("en-US")} rows × ${info.columns.length} columns` : info.kind);
 
 /**
- * @param {ReturnType<import("./reckon.js").createReckon>} reckon
+ * @param {ReturnType<import("../reckon.js").createReckon>} reckon
  * @param {{lists: Array<[string, HTMLElement]>, save: (path: string) => void,
  *          setStatus: (text: string) => void, onUpload?: (info: object) => void,
  *          onFound?: (info: object) => void}} options

@@ -1,6 +1,6 @@
 "use strict";
 // What each request does (PROTOCOL.md §3, the sandbox methods).
-// A part of the sandbox worker (see sandbox-worker.js): the page joins the parts into
+// A part of the sandbox worker (see main.js): the page joins the parts into
 // one closure, so nothing here is reachable from a cell.
 
 // Reading these needs pyarrow, from the rest of the stack: it is installed first.

@@ -2,9 +2,10 @@
 // The agent worker: a small Pyodide (no scientific stack) running reckon.agent.
 // It is the only browser context that talks to the relay. It never touches the
 // sandbox: it asks the page, which forwards only the agent-allowed requests.
-// Message shapes: PROTOCOL.md §4 (web/protocol.js: AGENT_METHODS, AGENT_EVENTS).
-// Started from a blob: bootstrap when the page is on another origin (agent-client.js).
-const BASE = self.RECKON_BASE || self.location.href;
+// Message shapes: PROTOCOL.md §4 (web/shared/protocol.js: AGENT_METHODS, AGENT_EVENTS).
+// Started from a blob: bootstrap when the page is on another origin (agent/client.js).
+// BASE is the site's root, where pyodide/ is: one folder up from this script.
+const BASE = self.RECKON_BASE || new URL("../", self.location.href).href;
 importScripts(new URL("pyodide/pyodide.js", BASE).href);
 
 // In a closure: its names stay its own (the type check sees every classic script's

@@ -2,7 +2,7 @@
 // kernel's lives inside the sandbox, where a cell can raise it), the live stream's
 // cap, and the messages of requests that a worker replacement cut off. Plain functions.
 
-/** @typedef {import("./protocol.js").RunResult} RunResult */
+/** @typedef {import("../shared/protocol.js").RunResult} RunResult */
 
 export const CLOSED = "this Reckon was closed (close()); create a new one to run code";
 

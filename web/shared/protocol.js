@@ -45,6 +45,11 @@ export const AGENT_METHODS = Object.freeze(["start", "ask", "stop", "reset", "tr
 /** Events from the agent worker. */
 export const AGENT_EVENTS = Object.freeze(["step", "delta", "waiting", "usage", "proposal"]);
 
+/** What the caller keeps of a pending call: how to end it, and whatever reading its
+ * events needs (the sandbox keeps a run's streamed output here).
+ * @typedef {{resolve: (reply: Reply) => void, method?: string, [k: string]: any}} Pending
+ */
+
 /**
  * The caller's end of a worker channel: ids, the pending calls, their replies. A
  * reply is data from another context: only a `reply` for a call still pending counts.
@@ -54,7 +59,7 @@ export class Rpc {
   constructor(post) {
     this.post = post;
     this.nextId = 1;
-    /** @type {Map<number, (reply: Reply) => void>} */
+    /** @type {Map<number, Pending>} */
     this.pending = new Map();
   }
 
@@ -63,36 +68,93 @@ export class Rpc {
     return this.nextId++;
   }
 
-  /** @param {string} method @param {Record<string, unknown>} [args] @param {Transferable[]} [transfer]
-   * @param {number} [id] one from reserve()
+  /** Wait for the reply to call `id`, sent by another context (the sandbox frame sends
+   * the worker its boot call). @param {number} id @param {Record<string, any>} [about]
+   * kept with the call (see Pending; a shallow copy: set what it holds before the call)
    * @returns {Promise<Reply>} */
-  call(method, args = {}, transfer = [], id = this.reserve()) {
-    return new Promise((resolve) => {
-      this.pending.set(id, resolve);
-      this.post({ type: "call", id, method, args }, transfer);
-    });
+  expect(id, about = {}) {
+    return new Promise((resolve) => this.pending.set(id, { ...about, resolve }));
+  }
+
+  /** @param {string} method @param {Record<string, unknown>} [args] @param {Transferable[]} [transfer]
+   * @param {number} [id] one from reserve() @param {Record<string, any>} [about] kept with the call (see Pending)
+   * @returns {Promise<Reply>} */
+  call(method, args = {}, transfer = [], id = this.reserve(), about = {}) {
+    const reply = this.expect(id, { ...about, method });
+    this.post({ type: "call", id, method, args }, transfer);
+    return reply;
   }
 
   /** Take a reply if it answers a pending call; true when it did. @param {unknown} msg */
   take(msg) {
     if (!isMessage(msg) || msg.type !== "reply" || typeof msg.id !== "number") return false;
-    const resolve = this.pending.get(msg.id);
-    if (!resolve) return false;
-    this.pending.delete(msg.id);
-    resolve(/** @type {Reply} */ (msg));
+    return this.settle(msg.id, /** @type {Reply} */ (msg));
+  }
+
+  /** End pending call `id` with `reply` (the worker's, or one made here when the worker
+   * cannot answer); true when it was pending. @param {number} id @param {{status: string, [k: string]: any}} reply */
+  settle(id, reply) {
+    const pending = this.pending.get(id);
+    if (!pending) return false;
+    this.pending.delete(id);
+    pending.resolve({ ...reply, type: "reply", id });
     return true;
   }
 
   /** End every pending call with `reply` (the worker is gone). @param {{status: string, message?: string}} reply */
   failAll(reply) {
-    for (const [id, resolve] of this.pending) resolve({ ...reply, type: "reply", id });
-    this.pending.clear();
+    for (const id of [...this.pending.keys()]) this.settle(id, reply);
   }
 }
 
-/** A call message. @param {number} id @param {string} method @param {Record<string, unknown>} args @returns {Call} */
-export function call(id, method, args) {
-  return { type: "call", id, method, args };
+/**
+ * The caller's end of a worker that handles its calls one at a time, in the order
+ * sent (the sandbox worker): only the call at the head of the line may be answered
+ * or be what an event is about; anything else did not come from the worker's own doing.
+ */
+export class OrderedRpc extends Rpc {
+  /** @param {(msg: Call, transfer: Transferable[]) => void} post */
+  constructor(post) {
+    super(post);
+    /** @type {number[]} ids in the order sent to the current worker */
+    this.order = [];
+  }
+
+  /** The id of the call the worker is handling. */
+  get head() {
+    return this.order[0];
+  }
+
+  /** A new worker, whose first call `id` another context sends: nothing else is in line. @param {number} id */
+  begin(id) {
+    this.order = [id];
+    return this.expect(id);
+  }
+
+  /** @param {string} method @param {Record<string, unknown>} [args] @param {Transferable[]} [transfer]
+   * @param {number} [id] @param {Record<string, any>} [about] @returns {Promise<Reply>} */
+  call(method, args = {}, transfer = [], id = this.reserve(), about = {}) {
+    this.order.push(id);
+    return super.call(method, args, transfer, id, about);
+  }
+
+  /** @param {unknown} msg */
+  take(msg) {
+    return isMessage(msg) && msg.id === this.head && super.take(msg);
+  }
+
+  /** @param {number} id @param {{status: string, [k: string]: any}} reply */
+  settle(id, reply) {
+    if (!super.settle(id, reply)) return false;
+    if (id === this.head) this.order.shift();
+    return true;
+  }
+
+  /** Forget every call, answering none (the caller answers them first). */
+  clear() {
+    this.pending.clear();
+    this.order = [];
+  }
 }
 
 /** A reply's payload: the reply without its envelope. @param {Reply} reply @returns {Record<string, any>} */

@@ -3,7 +3,7 @@
 import { el, renderResult, download } from "./render.js";
 
 /**
- * @param {ReturnType<import("./reckon.js").createReckon>} reckon
+ * @param {ReturnType<import("../reckon.js").createReckon>} reckon
  * @param {{$: (id: string) => any, messages: HTMLElement, save: (path: string) => void,
  *          setStatus: (text: string) => void, showNotice: (text: string) => void,
  *          reveal: (node: HTMLElement) => void, refresh: () => void, stem: string}} ui

@@ -1,6 +1,6 @@
 "use strict";
 // The sandbox worker's state, all of it, declared before any part uses it (see
-// sandbox-worker.js), and post(), its one way to the page.
+// main.js), and post(), its one way to the page.
 // A part of the sandbox worker: the page joins the parts into one closure, so
 // nothing here is reachable from a cell.
 
@@ -20,7 +20,7 @@ let shared = null;
 let memoryLimit = 2048 * 1024 * 1024;
 /** @type {string[]} the rest of the stack, installed once idle */
 let lazyPackages = [];
-/** @type {any} web/sandbox-install.js, when the page handed it over */
+/** @type {any} web/sandbox/install.js, when the page handed it over */
 let installer = null;
 /** @type {Set<string>} named by the lock, still on their way from the page */
 let lazyFiles = new Set();

@@ -1,6 +1,6 @@
 // Reckon's own page: one chat UI (chat-ui.js) over one createReckon() object, which
 // is also window.reckon for scripts and tests.
-import { createReckon } from "./reckon.js";
+import { createReckon } from "../reckon.js";
 import { mountChat } from "./chat-ui.js";
 
 const params = new URLSearchParams(location.search);

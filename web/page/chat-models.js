@@ -4,7 +4,7 @@
 
 import { el } from "./render.js";
 import { appendInline } from "./markdown.js";
-import { DEMO_MODEL as DEMO } from "./agent-client.js";
+import { DEMO_MODEL as DEMO } from "../agent/client.js";
 
 // An ask that failed this way never reached the model (not a model's own error).
 const UNREACHABLE = /could not reach|HTTP 50[234]|cannot be reached|connection|timed out/i;
@@ -12,7 +12,7 @@ const UNREACHABLE = /could not reach|HTTP 50[234]|cannot be reached|connection|t
 /**
  * Fill `select` and `list` from `reckon.models()`; `wanted` preselects (an id, or a
  * profile name: its first model). Returns {chosen, failed(model, message), ok(model)}.
- * @param {ReturnType<import("./reckon.js").createReckon>} reckon
+ * @param {ReturnType<import("../reckon.js").createReckon>} reckon
  */
 export function modelPicker(reckon, { select, list, note, onChange, showNotice, wanted = "" }) {
   const states = new Map(); // model -> {state, detail}

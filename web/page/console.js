@@ -1,4 +1,4 @@
-import { createReckon } from "./reckon.js";
+import { createReckon } from "../reckon.js";
 import { el, renderResult, formatBytes, download } from "./render.js";
 
 // console.html?snapshot=off boots cold every time (benchmarks/startup.py compares).

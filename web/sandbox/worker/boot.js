@@ -1,7 +1,7 @@
 "use strict";
 // Boot: Pyodide from the handed-over files, restored from a snapshot or cold, its
 // interrupt buffer and fatal-error hook; or, with config.makeSnapshot, only a snapshot.
-// A part of the sandbox worker (see sandbox-worker.js): the page joins the parts into
+// A part of the sandbox worker (see main.js): the page joins the parts into
 // one closure, so nothing here is reachable from a cell.
 
 // Pyodide polls this "signal buffer" every few bytecodes. A getter lets the worker
@@ -70,9 +70,9 @@ async function boot(msg) {
     env: { HOME: "/home/pyodide", MPLBACKEND: "Agg" },
   };
   installer = loadScript(config.installSource, "__reckonInstall");
-  // Warm start (web/sandbox-snapshot.js): a snapshot the page kept from an earlier visit.
+  // Warm start (web/sandbox/snapshot/): a snapshot the page kept from an earlier visit.
   const snapshotLib = loadScript(config.snapshotSource, "__reckonSnapshot");
-  if (config.makeSnapshot) return makeSnapshot(snapshotLib, config, options);
+  if (config.makeSnapshot) return makeSnapshotAndEnd(snapshotLib, config, options);
   const snapshot = { restored: false, error: null };
   if (snapshotLib && config.snapshot) {
     try {
@@ -117,8 +117,8 @@ async function boot(msg) {
   return { status: "ok", versions, ms: performance.now() - started, marks, snapshot };
 }
 
-// A helper script the page handed over as a Blob (web/sandbox-snapshot.js,
-// web/sandbox-install.js): it leaves one object on `self`, taken from there at once.
+// A helper script the page handed over as a Blob (web/sandbox/snapshot/,
+// web/sandbox/install.js): it leaves one object on `self`, taken from there at once.
 function loadScript(source, name) {
   if (!(source instanceof Blob)) return null;
   const url = URL.createObjectURL(source);
@@ -136,7 +136,7 @@ function loadScript(source, name) {
 
 // A worker started only to make the snapshot (PROTOCOL.md §3, frame-snapshot): it runs
 // no cell, hands the buffers to the page, and ends.
-async function makeSnapshot(lib, config, options) {
+async function makeSnapshotAndEnd(lib, config, options) {
   if (!lib) return { status: "error", message: "no snapshot module" };
   try {
     const out = await lib.makeSnapshot({ loadPyodide, indexURL, packages: config.packages, env: options.env, fetch: self.fetch });

@@ -1,10 +1,10 @@
 // The page's channels to the sandbox: the opaque-origin frame and its port, a private
 // MessagePort per worker, the requests in the order sent (only the head may stream,
-// start or be answered), the heartbeat. Everything from the worker is only data.
+// start or be answered: OrderedRpc), the heartbeat. Everything from the worker is only data.
 
-import { call } from "./protocol.js";
-import { liveText } from "./sandbox-results.js";
-import { SandboxRuntime } from "./sandbox-runtime.js";
+import { OrderedRpc } from "../shared/protocol.js";
+import { liveText } from "./results.js";
+import { SandboxRuntime } from "./runtime.js";
 
 // A live frame answers a ping at once (its main thread runs no Python). One that does
 // not answer in this long while requests wait, or after a restart, is dead: replaced.
@@ -23,17 +23,12 @@ export class SandboxChannel extends SandboxRuntime {
     this.crossOriginIsolated = false;
     /** @type {MessagePort | null} the private channel to the current worker (see boot()) */
     this.workerPort = null;
-    /** @type {Record<string, any>} the boot config (sandbox-client.js fills it) */
+    /** @type {Record<string, any>} the boot config (client.js fills it) */
     this.config = {};
     /** @type {Blob | null} */
     this.workerSource = null;
-    this.nextId = 1;
-    /** @type {Map<number, any>} id -> {resolve, onStream, collected, msg, started?} */
-    this.pending = new Map();
-    // Ids in the order they were sent to the current worker, which handles them one
-    // at a time in that order: only the head may stream, start or be answered.
-    /** @type {number[]} */
-    this.order = [];
+    // Each pending call keeps {onStream, collected, started?} for its events (see onMessage).
+    this.rpc = new OrderedRpc((msg, transfer) => this.workerPort.postMessage(msg, transfer));
     /** @type {Promise<any> | null} */
     this.bootPromise = null;
     /** @type {string[]} runtime files held back: the boot's packages, the rest of the stack */
@@ -53,7 +48,7 @@ export class SandboxChannel extends SandboxRuntime {
     this.closed = false;
   }
 
-  /** Replace the worker (sandbox-recovery.js overrides this).
+  /** Replace the worker (recovery.js overrides this).
    * @param {string} reason @param {string | null} [message] @param {number | null} [runId] @returns {Promise<unknown>} */
   recover(reason, message = null, runId = null) {
     void reason, void message, void runId;
@@ -63,10 +58,10 @@ export class SandboxChannel extends SandboxRuntime {
   /** Resolves true once no request has been sent or answered for `ms`; false if closed. */
   async whenIdle(ms = 2000) {
     for (;;) {
-      const sent = this.nextId;
+      const sent = this.rpc.nextId;
       await new Promise((resolve) => setTimeout(resolve, ms));
       if (this.closed) return false;
-      if (this.order.length === 0 && this.nextId === sent) return true;
+      if (this.rpc.order.length === 0 && this.rpc.nextId === sent) return true;
     }
   }
 
@@ -108,11 +103,8 @@ export class SandboxChannel extends SandboxRuntime {
   }
 
   boot(kind) {
-    this.bootPromise = new Promise((resolve, reject) => {
-      this.pending.set(0, {
-        resolve: (reply) => (reply.status === "ok" ? resolve(reply) : reject(new Error(reply.message))),
-      });
-    });
+    // The frame sends the worker its boot call (id 0) with the port made here.
+    this.bootPromise = this.rpc.begin(0).then((reply) => (reply.status === "ok" ? reply : Promise.reject(new Error(reply.message))));
     // A fresh channel per worker: the worker gets one end with its boot request and
     // nothing else can write to it. Whatever the old worker still sends is dropped.
     if (this.workerPort) this.workerPort.close();
@@ -122,20 +114,11 @@ export class SandboxChannel extends SandboxRuntime {
       if (workerPort === this.workerPort) this.onMessage(ev.data);
     };
     this.workerPort = workerPort;
-    this.order = [0];
     const lazyPackages = this.info.sandbox.all_packages.filter((name) => !this.info.sandbox.packages.includes(name));
     const config = { ...this.config, indexURL: new URL("pyodide/", this.root).href, packages: this.info.sandbox.packages, lazyFiles: this.lazy, heldBack: this.heldBack, lazyPackages };
     if (kind === "frame-start") this.port.postMessage({ type: kind, workerSource: this.workerSource, runtime: this.runtime, config }, [channel.port2]);
     else this.port.postMessage({ type: kind, snapshot: this.config.snapshot || null }, [channel.port2]);
     return this.bootPromise;
-  }
-
-  /** Send a request to the worker over its private channel, noting its place in line:
-   * `{type: "call", id, method, args}` (PROTOCOL.md §3). */
-  send(msg, transfer = []) {
-    const { type: method, id, ...args } = msg;
-    this.order.push(id);
-    this.workerPort.postMessage(call(id, method, args), transfer);
   }
 
   /** From the frame itself: a real worker error ("crash"), or the heartbeat's answer. */
@@ -171,7 +154,7 @@ export class SandboxChannel extends SandboxRuntime {
     if (this.heartbeat) return;
     let checking = false;
     this.heartbeat = setInterval(async () => {
-      if (checking || this.closed || this.replacing || !this.pending.size) return;
+      if (checking || this.closed || this.replacing || !this.rpc.pending.size) return;
       checking = true;
       try {
         if (!(await this.frameAlive()) && !this.closed && !this.replacing) {
@@ -188,7 +171,7 @@ export class SandboxChannel extends SandboxRuntime {
     if (!msg || typeof msg !== "object") return;
     // The worker handles one request at a time, in order: anything about a request
     // that is not the one being handled is not the worker's own doing. Ignore it.
-    if (msg.id !== this.order[0]) return;
+    if (msg.id !== this.rpc.head) return;
     if (msg.type === "need-files") {
       // The worker waits for a file the page holds back: the boot's package files (it
       // could not restore the snapshot) or the rest of the stack (not idle yet). Each is
@@ -196,27 +179,24 @@ export class SandboxChannel extends SandboxRuntime {
       if (this.heldBack.length) this.handOver(this.heldBack.splice(0));
       if (this.heldRest && this.heldRest.length) this.handOver(this.heldRest.splice(0));
     } else if (msg.type === "stream") {
-      const entry = this.pending.get(msg.id);
+      const entry = this.rpc.pending.get(msg.id);
       if (!entry || !entry.collected || typeof msg.text !== "string" || (msg.name !== "stdout" && msg.name !== "stderr")) return;
       const text = liveText(entry.collected, msg.name, msg.text);
       if (!text) return;
       if (entry.onStream) entry.onStream(msg.name, text);
       this.dispatchEvent(new CustomEvent("stream", { detail: { id: msg.id, name: msg.name, text } }));
     } else if (msg.type === "started") {
-      const entry = this.pending.get(msg.id);
+      const entry = this.rpc.pending.get(msg.id);
       if (entry && entry.started) entry.started();
     } else if (msg.type === "reply") {
-      const entry = this.pending.get(msg.id);
-      if (!entry) return;
-      this.order.shift();
-      this.pending.delete(msg.id);
-      if (msg.restartNeeded && entry.msg && entry.msg.type !== "run") {
+      const entry = this.rpc.pending.get(msg.id);
+      if (entry && msg.restartNeeded && entry.method && entry.method !== "run") {
         // The interpreter died under a file request: answer it, then replace the worker.
-        entry.resolve({ status: "error", message: typeof msg.error === "object" && msg.error ? String(msg.error.message) : "the sandbox crashed" });
+        this.rpc.settle(msg.id, { status: "error", message: typeof msg.error === "object" && msg.error ? String(msg.error.message) : "the sandbox crashed" });
         this.recover("crash", null);
         return;
       }
-      entry.resolve(msg);
+      this.rpc.take(msg);
     }
   }
 }

@@ -2,8 +2,8 @@
 // frame if the frame itself is dead), what was pending is answered, the uploads are
 // re-mounted, and `afterRestart` (persistence) rebuilds before waiting requests go on.
 
-import { explain } from "./sandbox-results.js";
-import { SandboxChannel } from "./sandbox-channel.js";
+import { explain } from "./results.js";
+import { SandboxChannel } from "./channel.js";
 
 const RESTART_DEADLINE_MS = 120_000;
 
@@ -39,13 +39,11 @@ export class SandboxRecovery extends SandboxChannel {
   }
 
   async replaceWorker(reason, message, runId, nested) {
-    const lost = [...this.pending.entries()].filter(([id]) => id !== 0);
-    this.pending.clear();
-    this.order = [];
+    const lost = [...this.rpc.pending].filter(([id]) => id !== 0);
     for (const [id, entry] of lost) {
-      if (entry.msg.type === "run") {
+      if (entry.method === "run") {
         const status = reason === "restart" ? "interrupted" : reason === "crash" ? "error" : reason;
-        entry.resolve({
+        this.rpc.settle(id, {
           status,
           restartedByClient: true,
           error: {
@@ -56,10 +54,10 @@ export class SandboxRecovery extends SandboxChannel {
           },
         });
       } else {
-        entry.resolve({ status: "error", message: explain(reason, message, this.rebuildsState) });
+        this.rpc.settle(id, { status: "error", message: explain(reason, message, this.rebuildsState) });
       }
-      void id;
     }
+    this.rpc.clear(); // a boot still under way is not answered: the new worker's boot replaces it
     await this.restartOrReplace();
     this.dispatchEvent(new CustomEvent("restarted", { detail: { reason, runId } }));
     if (this.afterRestart) {
@@ -102,12 +100,11 @@ export class SandboxRecovery extends SandboxChannel {
    * over again (the browser's HTTP cache has them), the uploads re-mounted.
    */
   async replaceFrame() {
-    const previous = this.pending.get(0); // a restart that never booted: it ends with this boot
-    for (const [id, entry] of this.pending) {
-      if (id !== 0) entry.resolve({ status: "error", message: "the sandbox frame was replaced" });
+    const previous = this.rpc.pending.get(0); // a restart that never booted: it ends with this boot
+    for (const id of [...this.rpc.pending.keys()]) {
+      if (id !== 0) this.rpc.settle(id, { status: "error", message: "the sandbox frame was replaced" });
     }
-    this.pending.clear();
-    this.order = [];
+    this.rpc.clear();
     if (this.frame) this.frame.remove();
     this.port = await this.openFrame();
     const booted = this.boot("frame-start");
@@ -117,7 +114,7 @@ export class SandboxRecovery extends SandboxChannel {
       const [reply] = await Promise.all([booted, ...mounts]);
       if (previous) previous.resolve(reply);
     } catch (err) {
-      if (previous) previous.resolve({ status: "error", message: String((err && err.message) || err) });
+      if (previous) previous.resolve({ type: "reply", id: 0, status: "error", message: String((err && err.message) || err) });
       throw err;
     }
   }
@@ -125,12 +122,6 @@ export class SandboxRecovery extends SandboxChannel {
   /** Re-mount the uploads right behind a boot request, before anything else can be
    * sent: the worker handles messages in order, so no run sees an empty /data. */
   remount() {
-    return [...this.files].map(([path, file]) => {
-      const id = this.nextId++;
-      return new Promise((resolve) => {
-        this.pending.set(id, { resolve, collected: null, msg: { type: "mountFile" } });
-        this.send({ type: "mountFile", id, path, file });
-      });
-    });
+    return [...this.files].map(([path, file]) => this.rpc.call("mountFile", { path, file }));
   }
 }

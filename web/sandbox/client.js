@@ -1,27 +1,27 @@
 // The page's side of the sandbox: one opaque-origin frame, one worker inside it.
 // Message shapes: PROTOCOL.md §3. Everything that comes back from the worker is
 // untrusted (the model's code runs there): it is only ever treated as data.
-// The layers under this class, each one job: sandbox-runtime.js (the files),
-// sandbox-channel.js (frame, ports, order), sandbox-recovery.js (replacing a dead
-// worker), sandbox-snapshot-plan.js (snapshot starts); sandbox-results.js (limits).
+// The layers under this class, each one job: runtime.js (the files), channel.js
+// (frame, ports, order), recovery.js (replacing a dead worker), snapshot-plan.js
+// (snapshot starts); results.js (limits).
 
 import { dropSnapshots, loadRuntime } from "./snapshot-store.js";
-import { CLOSED, MARKER_ROOM, toRunResult } from "./sandbox-results.js";
-import { fetchWorkerSource } from "./sandbox-runtime.js";
-import { SandboxSnapshots } from "./sandbox-snapshot-plan.js";
+import { CLOSED, MARKER_ROOM, toRunResult } from "./results.js";
+import { RECIPE_PARTS, WORKER_PARTS, fetchParts } from "./parts.js";
+import { SandboxSnapshots } from "./snapshot-plan.js";
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const GRACE_MS = 3_000; // after the deadline's KeyboardInterrupt, before the worker is ended
 const BACKSTOP_MS = 15_000; // beyond the queue's own limits, for a cell that never starts
 
-/** @typedef {import("./protocol.js").RunResult} RunResult */
+/** @typedef {import("../shared/protocol.js").RunResult} RunResult */
 
 export class Sandbox extends SandboxSnapshots {
   /**
    * `snapshot: false` turns snapshot starts off (README "Fast starts").
    * @param {{root?: URL, container?: HTMLElement, memoryLimitMB?: number, outputLimit?: number, snapshot?: boolean}} [options]
    */
-  constructor({ root = new URL("./", import.meta.url), container = document.body, memoryLimitMB = 2048, outputLimit = 100_000, snapshot = true } = {}) {
+  constructor({ root = new URL("../", import.meta.url), container = document.body, memoryLimitMB = 2048, outputLimit = 100_000, snapshot = true } = {}) {
     super({ root, container, snapshot });
     this.config = { memoryLimitMB, kernel: { output_limit: outputLimit } };
     // Enforced here too: the kernel's limit lives inside the sandbox, where a cell can
@@ -59,13 +59,11 @@ export class Sandbox extends SandboxSnapshots {
     if (this.closed) return;
     this.closed = true;
     this.rejectClosed(new Error(CLOSED));
-    for (const [id, entry] of this.pending) {
-      if (id === 0) entry.resolve({ status: "error", message: CLOSED });
-      else if (entry.msg.type === "run") entry.resolve({ status: "error", error: { type: "SandboxClosed", message: CLOSED, traceback: "", line: null } });
-      else entry.resolve({ status: "error", message: CLOSED });
+    for (const [id, entry] of [...this.rpc.pending]) {
+      if (entry.method === "run") this.rpc.settle(id, { status: "error", error: { type: "SandboxClosed", message: CLOSED, traceback: "", line: null } });
+      else this.rpc.settle(id, { status: "error", message: CLOSED });
     }
-    this.pending.clear();
-    this.order = [];
+    this.rpc.clear();
     if (this.heartbeat) clearInterval(this.heartbeat);
     if (this.workerPort) this.workerPort.close();
     if (this.port) this.port.close();
@@ -76,11 +74,11 @@ export class Sandbox extends SandboxSnapshots {
   async start() {
     const t0 = performance.now();
     // The frame and the worker's script do not depend on the build info: under way first.
-    const framing = Promise.all([this.openFrame(), fetchWorkerSource(this.root)]);
+    const framing = Promise.all([this.openFrame(), fetchParts(this.root, WORKER_PARTS)]);
     framing.catch(() => {});
     // The worker's installer for the rest of the stack; without it, Pyodide's loadPackage.
-    const installer = fetch(new URL("sandbox-install.js", this.root)).then((r) => (r.ok ? r.blob() : null), () => null);
-    const recipe = this.snapshotEnabled ? fetch(new URL("sandbox-snapshot.js", this.root)).then((r) => (r.ok ? r.blob() : null)) : null;
+    const installer = fetch(new URL("sandbox/install.js", this.root)).then((r) => (r.ok ? r.blob() : null), () => null);
+    const recipe = this.snapshotEnabled ? fetchParts(this.root, RECIPE_PARTS) : null;
     if (recipe) recipe.catch(() => {});
     this.info = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
     const core = this.coreNames();
@@ -170,11 +168,8 @@ export class Sandbox extends SandboxSnapshots {
   async request(msg, transfer = [], { onStream, direct = false } = {}) {
     if (this.closed) return { status: "error", message: CLOSED };
     if (!direct) await this.settled();
-    const id = this.nextId++;
-    return new Promise((resolve) => {
-      this.pending.set(id, { resolve, onStream, collected: { stdout: "", stderr: "" }, msg });
-      this.send({ ...msg, id }, transfer);
-    });
+    const { type: method, ...args } = msg;
+    return this.rpc.call(String(method), args, transfer, this.rpc.reserve(), { onStream, collected: { stdout: "", stderr: "" } });
   }
 
   /**
@@ -188,10 +183,11 @@ export class Sandbox extends SandboxSnapshots {
     if (typeof code !== "string") throw new TypeError("run(code): code must be a string");
     if (this.closed) return toRunResult({ status: "error", error: { type: "SandboxClosed", message: CLOSED, traceback: "", line: null } }, { collected: { stdout: "", stderr: "" } }, performance.now());
     if (!direct) await this.settled();
-    const id = this.nextId++;
+    const id = this.rpc.reserve();
     const started = performance.now();
     return new Promise((resolve) => {
-      const entry = { onStream, collected: { stdout: "", stderr: "" }, msg: { type: "run" } };
+      /** @type {{onStream: typeof onStream, collected: {stdout: string, stderr: string}, started?: () => void}} */
+      const entry = { onStream, collected: { stdout: "", stderr: "" } };
       let watchdog = null;
       // A backstop for a worker that never even starts the cell (a cell before it
       // broke the worker's message handling): the longest the queue ahead can take.
@@ -204,7 +200,7 @@ export class Sandbox extends SandboxSnapshots {
         backstop = null;
         watchdog = setTimeout(() => this.recover("timeout", null, id), timeoutMs + GRACE_MS);
       };
-      entry.resolve = async (reply) => {
+      const finish = async (reply) => {
         if (watchdog) clearTimeout(watchdog);
         if (backstop) clearTimeout(backstop);
         const result = toRunResult(reply, entry, started, this.outputLimit + MARKER_ROOM);
@@ -224,9 +220,8 @@ export class Sandbox extends SandboxSnapshots {
         }
         resolve(result);
       };
-      this.pending.set(id, entry);
       this.currentRun = id;
-      this.send({ type: "run", id, code, timeoutMs });
+      this.rpc.call("run", { code, timeoutMs }, [], id, entry).then(finish);
     });
   }
 
@@ -234,7 +229,7 @@ export class Sandbox extends SandboxSnapshots {
    * cross-origin isolated; otherwise the worker is replaced. */
   async interrupt() {
     const id = this.currentRun;
-    if (!id || !this.pending.has(id)) return { status: "ok", running: false };
+    if (!id || !this.rpc.pending.has(id)) return { status: "ok", running: false };
     if (this.crossOriginIsolated) {
       this.port.postMessage({ type: "frame-interrupt" });
       return { status: "ok", running: true, soft: true };
@@ -286,7 +281,7 @@ export class Sandbox extends SandboxSnapshots {
   }
 
   /** Plain data: rejects when the sandbox cannot list (README, JS API's error rule).
-   * @param {string} [dir] @returns {Promise<import("./protocol.js").FileEntry[]>} */
+   * @param {string} [dir] @returns {Promise<import("../shared/protocol.js").FileEntry[]>} */
   async listFiles(dir = "/data") {
     const reply = await this.request({ type: "listFiles", dir: resolvePath(dir) });
     if (reply.status !== "ok") throw new Error(`listFiles(${dir}): ${reply.message}`);

@@ -3,8 +3,8 @@
 // a refused one, or making one in a second, short-lived worker once the page is idle.
 
 import { canKeep, dropSnapshots, keepRuntime, loadSnapshot, markChecked, saveSnapshot, snapshotKey } from "./snapshot-store.js";
-import { CLOSED } from "./sandbox-results.js";
-import { SandboxRecovery } from "./sandbox-recovery.js";
+import { CLOSED } from "./results.js";
+import { SandboxRecovery } from "./recovery.js";
 
 export class SandboxSnapshots extends SandboxRecovery {
   /** @param {{root: URL, container: HTMLElement, snapshot: boolean}} options */
