@@ -7,6 +7,8 @@
 const ARROW_FILES = /\.(parquet|pq|feather|arrow)$/i;
 
 async function run(msg) {
+  const needed = restNeeded(msg.code);
+  if (needed.length) await installNow(needed);
   // Packages a cell imports that are not installed yet (no-op once they are).
   await pyodide.loadPackagesFromImports(msg.code, { messageCallback: () => {}, checkIntegrity: false });
   currentRun = msg.id;
@@ -89,7 +91,7 @@ const handlers = {
   reset: () => JSON.parse(host.reset()),
   listFiles: (msg) => JSON.parse(host.list_files(msg.dir || "/")),
   inspect: async (msg) => {
-    if (ARROW_FILES.test(String(msg.path))) await drainBackground();
+    if (ARROW_FILES.test(String(msg.path))) await installNow(["pyarrow"]);
     return JSON.parse(host.inspect(msg.path));
   },
 };

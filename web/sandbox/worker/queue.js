@@ -10,8 +10,9 @@
 // would wait for it (an agent's steps come in bursts, a person types).
 const QUIET_MS = 3000;
 
-function enqueue(task, { background = false } = {}) {
-  queue.push({ task, background });
+/** @param {() => Promise<unknown>} task @param {{background?: boolean, name?: string}} [options] */
+function enqueue(task, { background = false, name } = {}) {
+  queue.push({ task, background, name });
   if (!pumping) pump();
 }
 

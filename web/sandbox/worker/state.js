@@ -30,15 +30,15 @@ const waiting = new Map();
 const refused = new Map();
 /** @type {Array<(value?: unknown) => void>} drainBackground() calls waiting for the rest of the files */
 const restWaiters = [];
-/** @type {Set<string>} top-level module names of the rest of the stack (from the lock) */
-let restImports = new Set();
+/** @type {Map<string, string>} top-level module name -> its package, for the rest of the stack (from the lock) */
+let restPackages = new Map();
 /** @type {any} pyodide-lock.json, parsed */
 let lock = null;
 let mounts = 0; // upload mount points made so far
 let fatal = false; // the interpreter cannot go on: the page is replacing this worker
 /** @type {number | null} the id of the request being handled (one at a time) */
 let currentRequest = null;
-/** @type {Array<{task: () => Promise<unknown>, background: boolean}>} requests and background work, in order */
+/** @type {Array<{task: () => Promise<unknown>, background: boolean, name?: string}>} requests and background work (name: the package it installs), in order */
 const queue = [];
 let pumping = false;
 let lastRequest = -Infinity; // when the last request was answered
