@@ -133,3 +133,14 @@ def test_a_shipped_package_named_to_pip_is_there_after_the_line(reckon: Any) -> 
     )
     assert result["result"]["text"] == "'1.6.1'"
     assert "pyyaml 6.0.4" in result["stdout"].lower()
+
+
+def test_the_chat_page_says_how_to_install_an_uploaded_wheel(a_chat: Any, tmp_path: Any) -> None:
+    name, data = tiny_wheel("reckon_shown", "0.2")
+    path = tmp_path / name
+    path.write_bytes(data)
+    a_chat.locator("#upload").set_input_files(str(path))
+    row = a_chat.locator("#file-list li.file").filter(has_text=name)
+    line = f"%pip install /data/{name} in a cell installs it"
+    row.locator(".file-shape").filter(has_text=line).wait_for()
+    a_chat.get_by_role("status").filter(has_text=line).wait_for()

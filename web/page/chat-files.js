@@ -5,7 +5,8 @@
 
 import { el, formatBytes } from "./render.js";
 
-const describe = (info) => (info.status !== "ok" ? info.message : info.kind === "table" ? `${Number(info.rows).toLocaleString("en-US")} rows × ${info.columns.length} columns` : info.kind);
+// A wheel says how to install it (the person's next step); a table its shape.
+const describe = (info) => (info.status !== "ok" ? info.message : info.kind === "table" ? `${Number(info.rows).toLocaleString("en-US")} rows × ${info.columns.length} columns` : info.install_with ? `${info.kind}: ${info.install_with} in a cell installs it` : info.kind);
 
 /**
  * @param {ReturnType<import("../reckon.js").createReckon>} reckon
