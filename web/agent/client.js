@@ -29,6 +29,8 @@ export class Agent extends EventTarget {
     this.info = null;
     /** @type {Worker | null} */
     this.worker = null;
+    /** @type {HTMLIFrameElement | null} the frame whose policy the worker inherits */
+    this.frame = null;
     /** @type {Promise<import("../shared/protocol.js").Reply> | null} */
     this.readyPromise = null;
     this.rpc = new Rpc((msg, transfer) => this.worker && this.worker.postMessage(msg, transfer));
@@ -69,6 +71,7 @@ export class Agent extends EventTarget {
     this.closed = true;
     this.stops += 1;
     if (this.worker) this.worker.terminate();
+    if (this.frame) this.frame.remove();
     for (const [id, ask] of this.asks) this.rpc.settle(id, { status: "error", answer: "", steps: ask.steps, message: CLOSED });
     this.asks.clear();
     this.rpc.failAll({ status: "error", message: CLOSED });
@@ -77,7 +80,11 @@ export class Agent extends EventTarget {
   async start() {
     const build = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
     if (this.closed) throw new Error(CLOSED);
-    const worker = startWorker(new URL("agent/worker.js", this.root), "reckon-agent", this.root);
+    const worker = await this.startWorker(new URL("agent/worker.js", this.root), "reckon-agent");
+    if (this.closed) {
+      worker.terminate();
+      throw new Error(CLOSED);
+    }
     this.worker = worker;
     worker.onmessage = (ev) => this.onMessage(ev.data);
     const config = { relay: this.relay, token: this.token, settings: this.settings, python: build.python, packages: build.sandbox.all_packages };
@@ -217,21 +224,47 @@ export class Agent extends EventTarget {
     if (reply.status !== "ok") throw new Error(reply.message || "the agent could not import the saved state");
     return reply;
   }
+
+  /**
+   * A worker running `url`, held to the agent's CSP wherever the site is served.
+   * A worker started from a URL gets its policy from that response's headers only,
+   * and a plain static server sends none. So the worker starts from a blob: script
+   * made through agent.html's Worker: a blob: worker inherits its creator's policy,
+   * and that frame's <meta> policy is AGENT_CSP. A page cannot start a worker from
+   * another origin's script (an embedded <reckon-chat> whose files are hosted
+   * elsewhere); then the blob: script is the page's own and inherits the page's policy
+   * (README, "Embedding"). Either way the script is told where the site's files are.
+   * @param {URL} url @param {string} name @returns {Promise<Worker>}
+   */
+  async startWorker(url, name) {
+    const source = `self.RECKON_BASE = ${JSON.stringify(this.root.href)};\nimportScripts(${JSON.stringify(url.href)});\n`;
+    /** @type {Window & typeof globalThis} */
+    let realm = window;
+    if (url.origin === location.origin) {
+      this.frame = await openFrame(new URL("agent.html", this.root), this.sandbox.container || document.body);
+      realm = /** @type {Window & typeof globalThis} */ (this.frame.contentWindow);
+    }
+    const blob = realm.URL.createObjectURL(new realm.Blob([source], { type: "text/javascript" }));
+    try {
+      return new realm.Worker(blob, { name });
+    } finally {
+      realm.URL.revokeObjectURL(blob);
+    }
+  }
 }
 
-/**
- * A worker running `url`. A page cannot start a worker from another origin's script
- * (an embedded <reckon-chat> whose files are hosted elsewhere), so then a same-origin
- * blob: script imports it and tells it where the site's files are (RECKON_BASE, `root`).
- * @param {URL} url @param {string} name @param {URL} root
- */
-function startWorker(url, name, root) {
-  if (url.origin === location.origin) return new Worker(url, { name });
-  const source = `self.RECKON_BASE = ${JSON.stringify(root.href)};\nimportScripts(${JSON.stringify(url.href)});\n`;
-  const blob = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
-  try {
-    return new Worker(blob, { name });
-  } finally {
-    URL.revokeObjectURL(blob);
-  }
+/** A hidden frame at `src`, once loaded. @param {URL} src @param {HTMLElement} container @returns {Promise<HTMLIFrameElement>} */
+function openFrame(src, container) {
+  return new Promise((resolve, reject) => {
+    const frame = document.createElement("iframe");
+    frame.title = "Reckon agent";
+    frame.setAttribute("aria-hidden", "true");
+    frame.style.display = "none";
+    frame.src = src.href;
+    // A missing agent.html still "loads" (a 404 page, with no policy): check it is ours.
+    const ours = () => Boolean(frame.contentDocument && frame.contentDocument.title === frame.title);
+    frame.addEventListener("load", () => (ours() ? resolve(frame) : reject(new Error(`${src.href} did not load, so the agent cannot start under its policy: rebuild the site (python build.py)`))), { once: true });
+    frame.addEventListener("error", () => reject(new Error(`the agent frame (${src.href}) did not load`)), { once: true });
+    container.appendChild(frame);
+  });
 }
