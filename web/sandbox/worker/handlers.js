@@ -15,30 +15,42 @@ async function run(msg) {
   post({ type: "started", id: msg.id }); // the page's watchdog counts from here
   interruptReason = null;
   if (shared) Atomics.store(shared, 0, 0);
+  // Over the ceiling already (buffers an earlier cell keeps): the interrupt would
+  // land in the kernel's own code before the cell, so the cell does not start.
+  if (overCeiling()) return { status: "error", error: memoryError("Before this cell ran, the sandbox held more than"), restartNeeded: true };
   deadline = performance.now() + (msg.timeoutMs || 60000);
   let result;
   try {
+    cellRuns = true;
     const text = await host.run(msg.code);
     if (fatal) return null; // already answered by onFatal
     result = JSON.parse(text);
   } finally {
     deadline = Infinity;
+    cellRuns = false;
   }
   await finishBackground(result);
-  if (result.status === "interrupted" && interruptReason === "timeout") {
+  // A cell whose last JS call made the buffers ran no Python after it to be stopped;
+  // an interrupt that came after the cell's last line landed in the kernel's code.
+  if (interruptReason === "memory" || (interruptReason === null && overCeiling())) {
+    result.status = "error";
+    result.error = { ...memoryError("The cell went over"), traceback: result.error ? result.error.traceback : "", line: result.error ? result.error.line : null };
+    result.restartNeeded = true;
+  } else if (result.status === "interrupted" && interruptReason === "timeout") {
     result.status = "timeout";
     result.error.message = `The cell ran longer than ${Math.round((msg.timeoutMs || 60000) / 1000)} s and was interrupted; variables are kept. Make it faster, or run it with a larger timeoutMs.`;
-  } else if (result.status === "interrupted" && interruptReason === "memory") {
-    result.status = "error";
-    result.error = {
-      type: "MemoryError",
-      message: `The cell went over the sandbox memory ceiling (${Math.round(memoryLimit / 1048576)} MB). The sandbox is restarted: variables are lost, files under /data are kept. Process the data in chunks or keep fewer copies.`,
-      traceback: result.error ? result.error.traceback : "",
-      line: result.error ? result.error.line : null,
-    };
-    result.restartNeeded = true;
   }
   return result;
+}
+
+/** The MemoryError of a run over the ceiling. @param {string} what */
+function memoryError(what) {
+  return {
+    type: "MemoryError",
+    message: `${what} the sandbox memory ceiling (${Math.round(memoryLimit / 1048576)} MB; ${describeMemory()}). The sandbox is restarted: variables are lost, files under /data are kept. Process the data in chunks or keep fewer copies.`,
+    traceback: "",
+    line: null,
+  };
 }
 
 function readFile(msg) {

@@ -11,6 +11,7 @@
 // let/const/function of a classic worker script would be reachable from a cell
 // through js.eval("post(...)"); closure variables are not.
 //   state.js     all the state, and post() to the page
+//   memory.js    JS buffers a cell makes, counted against the memory ceiling
 //   fetch.js     Pyodide's fetches answered from the handed-over files
 //   boot.js      boot (snapshot or cold), interrupts, fatal errors
 //   rest.js      the rest of the stack, installed in the background
