@@ -122,6 +122,7 @@ export class Agent extends EventTarget {
     else if (method === "run" && args.hidden === true) reply = await this.sandbox.run(String(args.code), { timeoutMs, record: false });
     else if (method === "run") reply = await this.sandbox.run(String(args.code), { timeoutMs, onStream: (name, text) => this.emit("stream", { name, text }) });
     else if (method === "interrupt") reply = await this.sandbox.interrupt();
+    else if (method === "scan") reply = await this.sandbox.scan(String(args.code), { timeoutMs });
     else if (method === "listFiles") reply = await this.sandbox.listFiles(String(args.dir)).then((files) => ({ status: "ok", files }), (err) => ({ status: "error", message: String(err.message || err) }));
     else reply = await this.sandbox.inspect(String(args.path));
     if (this.worker) this.worker.postMessage({ ...reply, type: "reply", id: msg.id });

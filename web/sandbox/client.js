@@ -9,6 +9,7 @@ import { dropSnapshots, loadRuntime } from "./snapshot-store.js";
 import { CLOSED, MARKER_ROOM, toRunResult } from "./results.js";
 import { RECIPE_PARTS, WORKER_PARTS, fetchParts } from "./parts.js";
 import { SandboxSnapshots } from "./snapshot-plan.js";
+import { runFresh } from "./fresh.js";
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const GRACE_MS = 3_000; // after the deadline's KeyboardInterrupt, before the worker is ended
@@ -223,6 +224,23 @@ export class Sandbox extends SandboxSnapshots {
       this.currentRun = id;
       this.rpc.call("run", { code, timeoutMs }, [], id, entry).then(finish);
     });
+  }
+
+  /**
+   * Run `code` where no cell can reach it: in a fresh worker, with the person's files
+   * mounted, ended after (web/sandbox/fresh.js). Privacy's value scan runs here; its
+   * output may be long, so the fresh kernel keeps up to `outputLimit` characters.
+   * @param {string} code @param {{timeoutMs?: number, outputLimit?: number}} [options]
+   * @returns {Promise<RunResult>}
+   */
+  async scan(code, { timeoutMs = DEFAULT_TIMEOUT_MS, outputLimit = 9_000_000 } = {}) {
+    const started = performance.now();
+    const empty = { collected: { stdout: "", stderr: "" } };
+    if (this.closed) return toRunResult({ status: "error", error: { type: "SandboxClosed", message: CLOSED, traceback: "", line: null } }, empty, started);
+    await this.settled();
+    const reply = await runFresh({ port: this.port, files: new Map(this.files), code, timeoutMs, kernel: { output_limit: outputLimit }, onNeedFiles: () => this.handHeld() });
+    if (typeof reply.status === "string" && reply.type !== "reply") return toRunResult({ status: "error", error: { type: "SandboxError", message: String(reply.message), traceback: "", line: null } }, empty, started);
+    return toRunResult(reply, empty, started);
   }
 
   /** Stop the running cell. Soft (KeyboardInterrupt, state kept) when the frame is
