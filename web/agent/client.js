@@ -119,7 +119,6 @@ export class Agent extends EventTarget {
     const timeoutMs = Number(args.timeoutMs) || undefined;
     let reply;
     if (!AGENT_ALLOWED.includes(method)) reply = { status: "error", message: `the agent may not ${method}` };
-    else if (method === "run" && args.hidden === true) reply = await this.sandbox.run(String(args.code), { timeoutMs, record: false });
     else if (method === "run") reply = await this.sandbox.run(String(args.code), { timeoutMs, onStream: (name, text) => this.emit("stream", { name, text }) });
     else if (method === "interrupt") reply = await this.sandbox.interrupt();
     else if (method === "scan") reply = await this.sandbox.scan(String(args.code), { timeoutMs });
