@@ -113,7 +113,6 @@ async function boot(msg) {
   if (config.warm !== false) host.warm();
   marks.imports = performance.now() - started;
   const versions = JSON.parse(host.versions());
-  installRest(); // after a restart every file is already here
   return { status: "ok", versions, ms: performance.now() - started, marks, snapshot };
 }
 

@@ -9,8 +9,10 @@ const ARROW_FILES = /\.(parquet|pq|feather|arrow)$/i;
 async function run(msg) {
   const needed = restNeeded(msg.code);
   if (needed.length) await installNow(needed);
-  // Packages a cell imports that are not installed yet (no-op once they are).
-  await pyodide.loadPackagesFromImports(msg.code, { messageCallback: () => {}, checkIntegrity: false });
+  // Pyodide's own look at the imports (it parses the cell in Python: not for a cell
+  // that cannot import, nor once nothing is left to install): a package restNeeded()
+  // missed, or every one if the lock could not be read.
+  if (lazyPackages.length && msg.code.includes("import")) await pyodide.loadPackagesFromImports(msg.code, { messageCallback: () => {}, checkIntegrity: false });
   currentRun = msg.id;
   post({ type: "started", id: msg.id }); // the page's watchdog counts from here
   interruptReason = null;
@@ -24,7 +26,7 @@ async function run(msg) {
   } finally {
     deadline = Infinity;
   }
-  await finishBackground(result);
+  await finishInstall(result);
   if (result.status === "interrupted" && interruptReason === "timeout") {
     result.status = "timeout";
     result.error.message = `The cell ran longer than ${Math.round((msg.timeoutMs || 60000) / 1000)} s and was interrupted; variables are kept. Make it faster, or run it with a larger timeoutMs.`;
