@@ -108,6 +108,7 @@ export class Sandbox extends SandboxSnapshots {
     this.config.installSource = await installer;
     this.port = port;
     this.runtime = runtime;
+    if (plan === "build") this.keepShipped(snapshot);
     this.workerSource = workerSource;
     const bootAt = performance.now();
     const booted = this.boot("frame-start");
