@@ -8,9 +8,9 @@ this Chromium from `/proc/<pid>/stat` (fields utime and stime, in clock ticks) t
 moment `reckon.ready()` resolves and again 30 s later, and sums the differences per
 process. "Every process of this Chromium" is every process under the Playwright driver
 this script started whose name starts with `chrom` (browser, zygotes, renderers, the
-GPU and utility processes); a process that ends inside the window is counted up to its
-last reading, one that starts inside it in full. A new context of a blank page over the
-same 30 s is the floor: what this Chromium spends doing nothing.
+GPU and utility processes); a process that starts inside the window counts in full, one
+that ends inside it not at all (none of the product's processes should). A new context
+of a blank page over the same 30 s is the floor: what this Chromium spends doing nothing.
 
 Pages: `index.html` (the chat page: sandbox and agent) of each `--site`, each served by
 its own static server (`python -m http.server`'s handler), so two builds compare in one

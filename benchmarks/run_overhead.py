@@ -122,6 +122,7 @@ FLOOD_JS = """async ({ runner, code }) => {
 
 def open_page(browser: Any, url: str, ready_js: str) -> Any:
     page = browser.new_context().new_page()
+    page.set_default_timeout(180_000)  # a loaded machine
     page.goto(url)
     page.wait_for_function("() => window.reckon || window.naiveReady")
     page.evaluate(ready_js, None)
@@ -141,7 +142,7 @@ def main() -> int:
     )
     parser.add_argument("--site", type=Path, action="append", help="a built site (repeatable)")
     args = parser.parse_args()
-    sites = args.site or [ROOT / "dist" / "site"]
+    sites = [site.resolve() for site in args.site or [ROOT / "dist" / "site"]]
     args.site = sites[0]
     from playwright.sync_api import sync_playwright
 
