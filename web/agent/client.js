@@ -33,6 +33,11 @@ export class Agent extends EventTarget {
     this.frame = null;
     /** @type {Promise<import("../shared/protocol.js").Reply> | null} */
     this.readyPromise = null;
+    /** @type {Promise<any> | null} the worker, started (build-info.json as its value) */
+    this.spawnPromise = null;
+    /** Rejects if the worker cannot run at all (its script blocked, e.g. by a host page's CSP).
+     * @type {Promise<never>} */
+    this.failed = new Promise(() => {});
     this.rpc = new Rpc((msg, transfer) => this.worker && this.worker.postMessage(msg, transfer));
   }
 
@@ -59,10 +64,21 @@ export class Agent extends EventTarget {
     return (options && typeof options === "object" && options[model]) || {};
   }
 
+  /** Resolves when the agent's interpreter is up; starts it on the first call (an ask,
+   * or the page on a first sign that someone will ask): it costs seconds of CPU, which a
+   * page nobody asks anything of never spends. */
   ready() {
     if (this.closed) return Promise.reject(new Error(CLOSED));
     if (!this.readyPromise) this.readyPromise = this.start();
     return this.readyPromise;
+  }
+
+  /** Starts the worker without its interpreter (cheap), so that a page whose policy
+   * forbids it learns so at once (`failed`). ready() starts the interpreter. */
+  spawn() {
+    if (this.closed) return Promise.reject(new Error(CLOSED));
+    if (!this.spawnPromise) this.spawnPromise = this.startWorker();
+    return this.spawnPromise;
   }
 
   /** End the worker (and a model call under way); pending asks and calls end with an error. */
@@ -77,23 +93,30 @@ export class Agent extends EventTarget {
     this.rpc.failAll({ status: "error", message: CLOSED });
   }
 
-  async start() {
+  async startWorker() {
     const build = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
     if (this.closed) throw new Error(CLOSED);
-    const worker = await this.startWorker(new URL("agent/worker.js", this.root), "reckon-agent");
+    const worker = await this.spawnWorker(new URL("agent/worker.js", this.root), "reckon-agent");
     if (this.closed) {
       worker.terminate();
       throw new Error(CLOSED);
     }
     this.worker = worker;
     worker.onmessage = (ev) => this.onMessage(ev.data);
-    const config = { relay: this.relay, token: this.token, settings: this.settings, python: build.python, packages: build.sandbox.all_packages };
-    const reply = await new Promise((resolve, reject) => {
-      this.rpc.call("start", { config }).then((r) => (r.status === "ok" ? resolve(r) : reject(new Error(r.message))));
-      // A worker that never runs (its script blocked, e.g. by a host page's CSP) says so only here.
+    // A worker that never runs (its script blocked, e.g. by a host page's CSP) says so only here.
+    this.failed = new Promise((_, reject) => {
       worker.onerror = (ev) => reject(new Error(`the agent worker could not start${ev.message ? ` (${ev.message})` : ""}; a page embedding Reckon needs worker-src blob: and the site's origin in script-src`));
     });
-    worker.onerror = null;
+    this.failed.catch(() => {});
+    return build;
+  }
+
+  async start() {
+    const build = await this.spawn();
+    const config = { relay: this.relay, token: this.token, settings: this.settings, python: build.python, packages: build.sandbox.all_packages };
+    const started = this.rpc.call("start", { config }).then((r) => (r.status === "ok" ? r : Promise.reject(new Error(r.message))));
+    const reply = await Promise.race([started, this.failed]);
+    if (this.worker) this.worker.onerror = null;
     return reply;
   }
 
@@ -189,7 +212,7 @@ export class Agent extends EventTarget {
   }
 
   reset() {
-    if (this.worker) this.rpc.call("reset");
+    if (this.readyPromise) this.rpc.call("reset"); // an agent not started yet has nothing to forget
   }
 
   /** One call to the worker, once it is up: its reply's payload. @param {string} method @param {Record<string, unknown>} [args] */
@@ -236,7 +259,7 @@ export class Agent extends EventTarget {
    * (README, "Embedding"). Either way the script is told where the site's files are.
    * @param {URL} url @param {string} name @returns {Promise<Worker>}
    */
-  async startWorker(url, name) {
+  async spawnWorker(url, name) {
     const source = `self.RECKON_BASE = ${JSON.stringify(this.root.href)};\nimportScripts(${JSON.stringify(url.href)});\n`;
     /** @type {Window & typeof globalThis} */
     let realm = window;

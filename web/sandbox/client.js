@@ -111,6 +111,7 @@ export class Sandbox extends SandboxSnapshots {
     this.config.installSource = await installer;
     this.port = port;
     this.runtime = runtime;
+    if (plan === "build") this.keepShipped(snapshot);
     this.workerSource = workerSource;
     const bootAt = performance.now();
     const booted = this.boot("frame-start");
@@ -121,11 +122,9 @@ export class Sandbox extends SandboxSnapshots {
     });
     const repliedAt = performance.now();
     if (this.afterStart) await this.afterStart(this);
-    // The rest of the stack (scipy, scikit-learn, pyarrow, sympy…) once the sandbox has
-    // been idle a moment (the worker installs it as soon as it arrives, and a cell sent
-    // meanwhile would wait for that), or at once when a cell needs one of its files.
+    // The rest of the stack (scipy, scikit-learn, pyarrow, sympy…) only when a request
+    // needs it (the worker asks: need-files); nothing is fetched or installed meanwhile.
     this.heldRest = [...lazy];
-    this.whenIdle(1500).then((idle) => idle && this.heldRest.length && this.handOver(this.heldRest.splice(0)));
     this.startMs = performance.now() - t0;
     // Page-clock ms (fetched, boot, workerStart, replied) and worker-clock ms since its start.
     const workerStart = reply.marks.workerStart - performance.timeOrigin;

@@ -114,7 +114,6 @@ async function boot(msg) {
   countJsMemory();
   marks.imports = performance.now() - started;
   const versions = JSON.parse(host.versions());
-  installRest(); // after a restart every file is already here
   return { status: "ok", versions, ms: performance.now() - started, marks, snapshot };
 }
 

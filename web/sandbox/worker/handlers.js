@@ -9,8 +9,10 @@ const ARROW_FILES = /\.(parquet|pq|feather|arrow)$/i;
 async function run(msg) {
   const needed = restNeeded(msg.code);
   if (needed.length) await installNow(needed);
-  // Packages a cell imports that are not installed yet (no-op once they are).
-  await pyodide.loadPackagesFromImports(msg.code, { messageCallback: () => {}, checkIntegrity: false });
+  // Pyodide's own look at the imports (it parses the cell in Python: not for a cell
+  // that cannot import, nor once nothing is left to install): a package restNeeded()
+  // missed, or every one if the lock could not be read.
+  if (lazyPackages.length && msg.code.includes("import")) await pyodide.loadPackagesFromImports(msg.code, { messageCallback: () => {}, checkIntegrity: false });
   currentRun = msg.id;
   post({ type: "started", id: msg.id }); // the page's watchdog counts from here
   interruptReason = null;
@@ -29,7 +31,7 @@ async function run(msg) {
     deadline = Infinity;
     cellRuns = false;
   }
-  await finishBackground(result);
+  await finishInstall(result);
   // A cell whose last JS call made the buffers ran no Python after it to be stopped;
   // an interrupt that came after the cell's last line landed in the kernel's code.
   if (interruptReason === "memory" || (interruptReason === null && overCeiling())) {
