@@ -12,7 +12,8 @@ from the same static server in the same browser:
   page to this row, e.g. the previous commit's, measured in the same run);
 - first chart: a simple matplotlib line plot to PNG bytes in hand, in a fresh session,
   run as soon as it is ready (median of --sessions sessions, one page at a time);
-- 100k lines: a cell printing 100,000 short lines, every line delivered; alongside,
+- 100k lines: a cell printing 100,000 short lines (1,088,890 characters), delivered as
+  live stream events up to the page's live-view cap of 1,000,000 characters; alongside,
   the longest the page's main thread was blocked meanwhile (a 10 ms interval timer
   records how late it fires), which says whether the page froze.
 
