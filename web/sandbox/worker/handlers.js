@@ -7,8 +7,12 @@
 const ARROW_FILES = /\.(parquet|pq|feather|arrow)$/i;
 
 async function run(msg) {
+  const sql = sqlNeeded(msg.code);
   const needed = restNeeded(msg.code);
+  // run_sql reads DuckDB's Arrow results with pyarrow, from the rest of the stack.
+  if (sql && !needed.includes("pyarrow")) needed.push("pyarrow");
   if (needed.length) await installNow(needed);
+  if (sql) await loadDuckDB();
   // Packages a cell imports that are not installed yet (no-op once they are).
   await pyodide.loadPackagesFromImports(msg.code, { messageCallback: () => {}, checkIntegrity: false });
   currentRun = msg.id;
@@ -25,6 +29,12 @@ async function run(msg) {
     deadline = Infinity;
   }
   await finishBackground(result);
+  if (!duck && !duckFailure && result.error && String(result.error.message).includes(SQL_NOT_LOADED)) {
+    // SQL from a cell that did not name run_sql (a function of an earlier cell): load
+    // DuckDB now; the message says to run the cell again.
+    await installNow(["pyarrow"]);
+    await loadDuckDB();
+  }
   if (result.status === "interrupted" && interruptReason === "timeout") {
     result.status = "timeout";
     result.error.message = `The cell ran longer than ${Math.round((msg.timeoutMs || 60000) / 1000)} s and was interrupted; variables are kept. Make it faster, or run it with a larger timeoutMs.`;
@@ -66,6 +76,7 @@ function mountFile(msg) {
   ensureDir(msg.path);
   if (pyodide.FS.analyzePath(msg.path).exists) pyodide.FS.unlink(msg.path);
   pyodide.FS.symlink(`${mountPoint}/${name}`, msg.path);
+  uploads.set(`${mountPoint}/${name}`, msg.file);
   return { status: "ok", path: msg.path, size: msg.file.size };
 }
 
