@@ -48,14 +48,17 @@ async function loadDuckDB() {
     db.open({ path: ":memory:", query: { castBigIntToDouble: false } });
     const conn = db.connect().useUnsafe((_bindings, id) => id);
     const limitMB = sqlMemoryLimitMB || Math.floor(memoryLimit / 1048576 / 2);
-    // No network and no extensions beyond those built in; then the settings are locked
-    // so a cell cannot turn them back on or raise the memory limit.
+    // No network and no extensions beyond those built in: DuckDB reads only files of
+    // these folders (registered by the bridge below) and loads no extension; then the
+    // settings are locked, so a cell cannot turn them back on or raise the memory limit.
     for (const statement of [
+      "SET temp_directory = ''", // nothing spills to (memory-backed) files: over the limit is an error
+      "SET allowed_directories = ['/data/', '/output/', '/tmp/']",
+      "SET enable_external_access = false",
       "SET autoinstall_known_extensions = false",
       "SET autoload_known_extensions = false",
       "SET allow_community_extensions = false",
       `SET memory_limit = '${limitMB}MB'`,
-      "SET temp_directory = ''", // nothing spills to (memory-backed) files: over the limit is an error
       "SET threads = 1",
       "SET preserve_insertion_order = false",
       "SET lock_configuration = true",
