@@ -166,7 +166,7 @@ def test_a_typed_query_that_fails_is_explained_from_the_error(sales: KernelExecu
     assert "sales (sales.csv): order_id, date, region" in outcome["answer"]
 
 
-def test_median_has_no_sqlite_function_so_python_computes_it(sales: KernelExecutor) -> None:
+def test_the_demo_computes_a_median_in_python(sales: KernelExecutor) -> None:
     agent = Agent(DemoModel(), sales)
     outcome = run(agent.ask("sql: median price by region", environment=sales.environment()))
     (step,) = [s for s in outcome["steps"] if s["kind"] == "code"]

@@ -137,6 +137,13 @@ class _BrowserDuckDB(_Engine):
     def register(self, path: str) -> None:
         self.bridge.register(path)
 
+    def source(self, path: str) -> str | None:
+        # DuckDB-wasm's npm package has no Parquet (nor JSON) extension built in, and
+        # the sandbox downloads none: read_table reads those files (with pyarrow).
+        if os.path.splitext(path)[1].lower() == ".parquet":
+            return None
+        return _duckdb_source(path)
+
     def load_frame(self, name: str, frame: Any) -> None:
         import pyarrow as pa
         from pyodide.ffi import to_js
@@ -206,6 +213,7 @@ class _Database:
         self.note = note  # why this is not DuckDB, when it is not
         self.loaded: dict[str, tuple[str, int, int, str]] = {}  # name -> (path, mtime, size, kind)
         self.registered: dict[str, tuple[int, int]] = {}  # path -> (mtime, size)
+        self.unread: dict[str, str] = {}  # table -> why DuckDB could not read its file in place
 
 
 _db: _Database | None = None
@@ -276,12 +284,12 @@ def _string(text: str) -> str:
 
 def _duckdb_source(path: str) -> str | None:
     """DuckDB's scan of ``path`` with what read_table would detect, or ``None`` when
-    DuckDB cannot read it as read_table does (read_table reads it then)."""
+    DuckDB cannot read it as read_table does (read_table reads it then). JSON goes
+    through read_table: the sandbox's DuckDB has no JSON extension (it loads none),
+    and JSON lines are the same table either way."""
     extension = os.path.splitext(path)[1].lower()
     if extension == ".parquet":
         return f"read_parquet({_string(path)})"
-    if extension in (".jsonl", ".ndjson"):
-        return f"read_json({_string(path)}, format = 'newline_delimited')"
     if extension in _TEXT:
         return _csv_source(path, extension)
     return None
@@ -337,7 +345,7 @@ def _ensure_loaded(db: _Database, name: str, path: str) -> None:
             db.loaded[name] = (path, mtime, size, "VIEW")
             return
         except SqlError as exc:
-            failure = str(exc)
+            failure = db.unread[name] = str(exc)
     if size > _FRAME_LIMIT and failure:
         raise ValueError(
             f"{os.path.basename(path)} could not be read in place by DuckDB ({_short(failure)}), "

@@ -61,6 +61,8 @@ def table_format(path: str, head: bytes) -> str | None:
     extension = _extension(path)
     if extension in ("xlsx", "xlsm", "xls", "ods", "json", "parquet", "zip", "gz"):
         return extension
+    if extension in ("jsonl", "ndjson"):
+        return "json"
     if extension in _TEXT_TABLES:
         return "text"
     if head.startswith(b"PAR1"):
