@@ -131,3 +131,16 @@ def test_a_query_over_duckdbs_memory_limit_fails_cleanly(reckon: Any) -> None:
         assert "lock" in raised["error"]["message"].lower(), raised["error"]["message"]
     finally:
         page_call(reckon, "window.small.close(); return true;")
+
+
+def test_a_long_query_stops_at_the_cells_deadline_and_the_session_goes_on(reckon: Any) -> None:
+    ok(run(reckon, "kept = 41"))
+    body = "return await withDeadline(window.reckon.run(arg, {timeoutMs: 2000}), deadlineMs, 'run')"
+    # Billions of rows: minutes of work in one thread, stopped by the deadline.
+    cell = "run_sql('SELECT SUM(i % 7) AS s FROM range(5000000000) t(i)')"
+    result = page_call(reckon, body, cell, deadline_s=60)
+    assert result["status"] == "timeout", result
+    assert result["error"]["type"] == "KeyboardInterrupt", result["error"]
+    assert result["restarted"] is False  # cancelled in DuckDB, not by replacing the worker
+    assert result["duration_ms"] < 10_000, result["duration_ms"]
+    assert ok(run(reckon, "kept + 1"))["result"]["text"] == "42"

@@ -37,6 +37,7 @@ _TEXT = {".csv", ".tsv", ".psv", ".ssv", ".txt", ".tab", ".dat"}
 _FRAME_LIMIT = 512 * 1024 * 1024
 # The worker looks for this sentence to load DuckDB after such a cell (sql.js).
 SQL_NOT_LOADED = "DuckDB loads on the first cell that calls run_sql"
+_SQL_STOPPED = "the query was stopped"  # the bridge's word for a cancelled query (sql.js)
 
 
 class SqlError(Exception):
@@ -119,7 +120,10 @@ class _BrowserDuckDB(_Engine):
         try:
             data = self.bridge.query(sql)
         except Exception as exc:  # pyodide.ffi.JsException: DuckDB's message
-            raise SqlError(_js_message(exc)) from None
+            message = _js_message(exc)
+            if message == _SQL_STOPPED:  # the cell's deadline, or interrupt()
+                raise KeyboardInterrupt from None
+            raise SqlError(message) from None
         buffer = pa.py_buffer(data.to_py())
         # DuckDB-wasm answers with the Arrow IPC file format ("ARROW1" first).
         is_file = buffer.size >= 6 and buffer.slice(0, 6).to_pybytes() == b"ARROW1"

@@ -13,6 +13,8 @@
 const SQL_USES = /\b(?:run_sql|duckdb)\b|\bread_table\s*\([^]*?\b(?:columns|where)\s*=/;
 // What run_sql raises when DuckDB is not loaded yet (py/reckon/kernel/_sql.py).
 const SQL_NOT_LOADED = "DuckDB loads on the first cell that calls run_sql";
+// What the bridge throws when the cell's deadline or interrupt() stopped a query.
+const SQL_STOPPED = "the query was stopped";
 const BROWSER_FILEREADER = 2; // DuckDBDataProtocol: a File read with FileReaderSync
 
 function sqlNeeded(code) {
@@ -78,8 +80,33 @@ const sqlBridge = {
   failure: null,
   version: () => duck.version,
   memoryLimitMB: () => duck.limitMB,
-  /** A query's result as Arrow IPC stream bytes; throws DuckDB's message. */
-  query: (text) => duck.db.runQuery(duck.conn, String(text)),
+  /** A query's result as Arrow IPC stream bytes; throws DuckDB's message. Run step by
+   * step, so the cell's deadline and interrupt() cancel it (then it throws SQL_STOPPED
+   * and Python raises KeyboardInterrupt): no Python runs while DuckDB computes. */
+  query(text) {
+    const { db, conn } = duck;
+    let header = db.startPendingQuery(conn, String(text), false);
+    while (header === null) {
+      const stop = shared && Atomics.load(shared, 0) === 2 ? "interrupted" : performance.now() > deadline ? "timeout" : null;
+      if (stop) {
+        db.cancelPendingQuery(conn);
+        if (interruptReason === null) interruptReason = stop; // the run's result says which
+        throw new Error(SQL_STOPPED);
+      }
+      header = db.pollPendingQuery(conn);
+    }
+    const parts = [header];
+    // Then the record batches, until an empty (or null) one.
+    for (let batch; (batch = db.fetchQueryResults(conn)) && batch.length; ) parts.push(batch);
+    if (parts.length === 1) return header;
+    const bytes = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+    let at = 0;
+    for (const part of parts) {
+      bytes.set(part, at);
+      at += part.length;
+    }
+    return bytes;
+  },
   /** Makes the file at `path` readable by DuckDB under that same name: an upload as
    * its File (read in place), a file written in the sandbox as a copy of its bytes. */
   register(path) {
