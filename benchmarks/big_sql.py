@@ -7,7 +7,8 @@ For each size, the same query runs:
   `File` (as a file picker does) and mounted; `run_sql` registers that same `File` with
   DuckDB, which scans it in place (one thread). Time is the cell's own, after a first
   `run_sql("SELECT 1")` that loads DuckDB (its time is shown apart); peak memory is the
-  growth of all Chromium processes' resident memory over the query;
+  growth of the resident memory of this run's Chromium processes over the query (other
+  browsers on the machine are not counted);
 - in CPython with the `duckdb` package (`pip install duckdb==1.4.3`, pinned in
   requirements-dev.txt: the version inside DuckDB-wasm 1.32.0), on one thread and on
   every core; a subprocess each, time and peak resident memory;
@@ -25,8 +26,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from big_file import PeakSampler, chromium_rss_mb, generate  # noqa: E402
+from big_file import generate  # noqa: E402
 from startup import serve  # noqa: E402
 from support import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
@@ -60,6 +63,58 @@ ANSWER = (
     "print('ANSWER', json.dumps([[r, int(n), float(t)] for r, n, t in "
     "zip(frame['region'], frame['n'], frame['total'])]))\n"
 )
+
+
+def own_chromium_mb() -> float:
+    """Resident memory of the Chromium processes this process started (not those of
+    other test runs on the machine)."""
+    parents: dict[int, int] = {}
+    names: dict[int, str] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        pid = int(text.split(" ", 1)[0])
+        names[pid] = text[text.index("(") + 1 : text.rindex(")")]
+        parents[pid] = int(text[text.rindex(")") + 2 :].split()[1])
+    ours = {os.getpid()}
+    grew = True
+    while grew:
+        more = {pid for pid, parent in parents.items() if parent in ours} - ours
+        grew = bool(more)
+        ours |= more
+    total = 0
+    for pid in ours:
+        if not names.get(pid, "").startswith("chrom"):
+            continue
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        total += next(
+            (int(ln.split()[1]) for ln in status.splitlines() if ln.startswith("VmRSS:")), 0
+        )
+    return total / 1024
+
+
+class PeakSampler:
+    def __init__(self) -> None:
+        self.peak = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.2):
+            self.peak = max(self.peak, own_chromium_mb())
+
+    def __enter__(self) -> PeakSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def in_cpython(code: str) -> tuple[float, float, list[Any]]:
@@ -106,7 +161,7 @@ def in_reckon(browser: Any, site_url: str, path: Path) -> tuple[float, float, fl
     load_s = loaded["duration_ms"] / 1000
     table = path.stem.replace("-", "_")
     code = f"frame = run_sql({QUERY.format(table=table)!r})\nimport json\n" + ANSWER
-    before = chromium_rss_mb()
+    before = own_chromium_mb()
     with PeakSampler() as sampler:
         result = page.evaluate(run, code)
     context.close()
