@@ -5,14 +5,18 @@ frame -> worker and back, results as data) against a naive Pyodide worker (a pag
 posts code to a worker which calls `runPython` and posts the value back), both served
 from the same static server in the same browser:
 
-- `1+1`: round trip of a trivial cell, median of many;
+- `1+1`: round trip of a trivial cell, median of many, once idle (after the first
+  chart and a few seconds) and from the moment of ready: in fresh sessions of the chat
+  page (`index.html`: the sandbox and the agent, whatever either does after ready),
+  the rounds start as soon as `ready()` resolves (`--site` again adds another build's
+  page to this row, e.g. the previous commit's, measured in the same run);
 - first chart: a simple matplotlib line plot to PNG bytes in hand, in a fresh session,
   run as soon as it is ready (median of --sessions sessions, one page at a time);
 - 100k lines: a cell printing 100,000 short lines, every line delivered; alongside,
   the longest the page's main thread was blocked meanwhile (a 10 ms interval timer
   records how late it fires), which says whether the page froze.
 
-    python benchmarks/run_overhead.py [--rounds 200] [--site dist/site]
+    python benchmarks/run_overhead.py [--rounds 200] [--site dist/site] [--site /tmp/other]
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ fig, ax = plt.subplots()
 ax.plot([1, 2, 3, 4], [3, 1, 4, 1])
 ax.set_title("first chart")
 """
+READY = "() => window.reckon.ready()"
 FLOOD = "for i in range(100_000):\n    print('line', i)\n"
 
 NAIVE_WORKER = """importScripts("pyodide/pyodide.js");
@@ -117,6 +122,7 @@ FLOOD_JS = """async ({ runner, code }) => {
 
 def open_page(browser: Any, url: str, ready_js: str) -> Any:
     page = browser.new_context().new_page()
+    page.set_default_timeout(180_000)  # a loaded machine
     page.goto(url)
     page.wait_for_function("() => window.reckon || window.naiveReady")
     page.evaluate(ready_js, None)
@@ -134,8 +140,10 @@ def main() -> int:
     parser.add_argument(
         "--sessions", type=int, default=3, help="fresh sessions for the first chart"
     )
-    parser.add_argument("--site", type=Path, default=ROOT / "dist" / "site")
+    parser.add_argument("--site", type=Path, action="append", help="a built site (repeatable)")
     args = parser.parse_args()
+    sites = [site.resolve() for site in args.site or [ROOT / "dist" / "site"]]
+    args.site = sites[0]
     from playwright.sync_api import sync_playwright
 
     rows: list[tuple[str, float, float, str]] = []
@@ -146,8 +154,23 @@ def main() -> int:
         (naive_dir / "pyodide").symlink_to(args.site / "pyodide")
         site_url, site_server = serve(args.site)
         naive_url, naive_server = serve(naive_dir)
+        others = [serve(site) for site in sites[1:]]
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            # `1+1` from the moment of ready, in fresh sessions, interleaved.
+            from_ready: dict[str, list[float]] = {}
+            urls = [("naive", f"{naive_url}/index.html")] + [
+                (f"reckon {site}", f"{url}/index.html")
+                for site, url in zip(sites, [site_url] + [u for u, _ in others], strict=True)
+            ]
+            for _ in range(args.sessions):
+                for name, url in urls:
+                    runner = "naive" if name == "naive" else "reckon"
+                    ready = "() => window.naiveReady" if runner == "naive" else READY
+                    page = open_page(browser, url, ready)
+                    times, _ = measure(page, runner, "1+1", args.rounds)
+                    from_ready.setdefault(name, []).extend(times)
+                    page.context.close()
             # First chart: in fresh sessions, run as soon as each says it is ready (one
             # page at a time, so neither start competes with the other's chart).
             plot_ours: list[float] = []
@@ -180,9 +203,21 @@ def main() -> int:
             assert result["status"] == "ok", result
             one_naive, reply = measure(naive, "naive", "1+1", args.rounds)
             assert reply["value"] == 2, reply
+            for name, times in from_ready.items():
+                if name == "naive":
+                    continue
+                rows.append(
+                    (
+                        f'run("1+1") from ready, {name.split()[1]}',
+                        statistics.median(from_ready["naive"]),
+                        statistics.median(times),
+                        f"median of {len(times)} ({args.sessions} fresh sessions x {args.rounds},"
+                        f" from ready); p95 {sorted(times)[int(0.95 * len(times))]:.1f} ms",
+                    )
+                )
             rows.append(
                 (
-                    'run("1+1") round trip',
+                    'run("1+1") round trip, idle',
                     statistics.median(one_naive),
                     statistics.median(one_ours),
                     f"median of {args.rounds}; p95 ours "
@@ -211,6 +246,8 @@ def main() -> int:
             browser.close()
         site_server.shutdown()
         naive_server.shutdown()
+        for _, server in others:
+            server.shutdown()
 
     print("per-run costs after ready (ms; ratio = naive / ours, >1 means Reckon is faster)")
     print("| measure | naive worker ms | reckon ms | ratio | note |")

@@ -16,7 +16,11 @@ rejects the snapshot, gets. The time is read with one plain `evaluate` (a wait t
 Playwright's injected script would cost the page's main thread ~25 ms at its start).
 Prints medians and ratios.
 
-    python benchmarks/startup.py [--runs 5] [--site dist/site] [--browser-ui]
+`--baseline DIR` adds another build of the site (e.g. the previous commit's) as
+"baseline" rows, interleaved with the others; `--no-cold-boot` leaves the "no snapshot"
+rows out.
+
+    python benchmarks/startup.py [--runs 5] [--site dist/site] [--baseline DIR] [--browser-ui]
 """
 
 from __future__ import annotations
@@ -103,6 +107,8 @@ def main() -> int:
         action="store_true",
         help="leave headless Chromium's omnibox pop-ups on (Playwright's own flags)",
     )
+    parser.add_argument("--baseline", type=Path, help="another build, measured the same way")
+    parser.add_argument("--no-cold-boot", action="store_true", help="no 'no snapshot' rows")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -112,6 +118,7 @@ def main() -> int:
         (naive_dir / "pyodide").symlink_to(args.site / "pyodide")
         site_url, site_server = serve(args.site)
         naive_url, naive_server = serve(naive_dir)
+        base_url, base_server = serve(args.baseline) if args.baseline else (None, None)
         reckon_ready = "() => window.reckon.ready().then(() => performance.now())"
         pages = {  # name: (url, ready_js, settle_js)
             "naive": (f"{naive_url}/index.html", "() => window.naiveReady", "() => null"),
@@ -122,6 +129,11 @@ def main() -> int:
                 f"{site_url}/console.html?snapshot=off", reckon_ready, "() => null"
             ),
         }  # fmt: skip
+        if args.no_cold_boot:
+            del pages["reckon, no snapshot,"]
+        if base_url:
+            settle = "() => window.reckon.sandbox.snapshotDone"
+            pages["baseline"] = (f"{base_url}/console.html", reckon_ready, settle)
         results: dict[str, list[float]] = {
             f"{name} {visit}": [] for name in pages for visit in VISITS
         }
@@ -134,13 +146,15 @@ def main() -> int:
                     times, settled = time_visits(browser, url, ready_js, settle_js)
                     for visit, seconds in zip(VISITS, times, strict=True):
                         results[f"{name} {visit}"].append(seconds)
-                    if name == "reckon":
+                    if name in ("reckon", "baseline"):
                         outcomes.append(
                             "/".join(f"{o['status']}:{o.get('source')}" for o in settled)
                         )
             browser.close()
         site_server.shutdown()
         naive_server.shutdown()
+        if base_server:
+            base_server.shutdown()
     med = {name: statistics.median(values) for name, values in results.items()}
     ui = ", browser UI on" if args.browser_ui else ""
     print(f"start to 'pandas + matplotlib imported', {args.runs} runs each, medians{ui}")
@@ -156,8 +170,12 @@ def main() -> int:
     expected = "restored:build/restored:kept/restored:kept"
     print(
         f"reckon visits that restored the build's snapshot, then the kept one twice: "
-        f"{outcomes.count(expected)}/{args.runs} {sorted(set(outcomes) - {expected}) or ''}"
+        f"{outcomes.count(expected)}/{len(outcomes)} {sorted(set(outcomes) - {expected}) or ''}"
     )
+    if base_url:
+        for visit in VISITS:
+            ratio = med[f"baseline {visit}"] / med[f"reckon {visit}"]
+            print(f"reckon {visit} vs baseline: {ratio:.2f}x faster")
     print(f"reckon warm vs reckon cold: {med['reckon cold'] / med['reckon warm']:.2f}x")
     new_tab = med["reckon warm, new tab"] / med["reckon warm"]
     print(f"reckon warm, new tab vs same tab: {new_tab:.2f}x")

@@ -17,7 +17,7 @@ import jinja2
 from reckon._exceptions import BuildError
 
 from ._context import Paths
-from ._policy import PAGE_CSP, headers, sandbox_csp
+from ._policy import AGENT_FRAME_CSP, PAGE_CSP, headers, sandbox_csp
 
 __all__ = ["FRAME_SCRIPT", "copy_web", "module_graph", "render_pages"]
 
@@ -74,6 +74,7 @@ def render_pages(out: Path, *, web: Path) -> str:
         html = env.get_template(page.name).render(
             generated=GENERATED.format(src=f"web/{page.name}"),
             page_csp=PAGE_CSP,
+            agent_csp=AGENT_FRAME_CSP,
             sandbox_csp=frame_csp,
             sandbox_script=frame_js,
         )

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-__all__ = ["AGENT_CSP", "PAGE_CSP", "headers", "sandbox_csp"]
+__all__ = ["AGENT_CSP", "AGENT_FRAME_CSP", "PAGE_CSP", "headers", "sandbox_csp"]
 
 PAGE_CSP = (
     "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self' blob:; "
@@ -14,6 +14,10 @@ PAGE_CSP = (
 AGENT_CSP = (
     "default-src 'none'; script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval'; connect-src 'self'"
 )
+# agent.html, the frame the page starts the agent worker through: a blob: worker
+# inherits its creator's policy, so the worker is held to AGENT_CSP even when no
+# header reaches it (a plain static server sends none).
+AGENT_FRAME_CSP = f"{AGENT_CSP}; worker-src blob:; base-uri 'none'; form-action 'none'"
 # The sandbox frame: its only script is the inline one (pinned by hash); the runtime
 # arrives from the page as Blobs, so the frame and its worker need no network at all.
 _SANDBOX_CSP = (
@@ -52,6 +56,7 @@ def headers(*, sandbox: str) -> list[dict[str, object]]:
             # Versioned by Pyodide's release and by the served lock's hashes.
             "Cache-Control": "public, max-age=31536000, immutable"}},
         {"pattern": "*.html", "headers": {"Content-Security-Policy": PAGE_CSP}},
+        {"pattern": "agent.html", "headers": {"Content-Security-Policy": AGENT_FRAME_CSP}},
         {"pattern": "agent/worker.js", "headers": {"Content-Security-Policy": AGENT_CSP}},
         {"pattern": "sandbox.html", "headers": {"Content-Security-Policy": sandbox}},
         # <reckon-chat> on a page of another origin loads these: its modules and

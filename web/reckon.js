@@ -189,11 +189,14 @@ export function createReckon(options = {}) {
   };
   const sandboxReady = sandbox.ready();
   sandboxReady.catch((err) => sandbox.closed || emit("error", { message: String(err.message || err) }));
-  // The agent's interpreter starts once the sandbox is up (or as soon as someone asks):
-  // booting both at once would slow the start the person is waiting for.
+  // The agent's interpreter starts when it is first needed (an ask, an export, a call
+  // of its own; the chat page also starts it when someone begins to type): booting it
+  // costs seconds of CPU that a visit without a question never needs. Its worker starts
+  // once the sandbox is up, so a page whose policy forbids it says so at once.
   if (options.agent !== false) {
-    const settle = () => agent.ready().catch((err) => agent.closed || emit("error", { message: `agent: ${err.message || err}` }));
-    sandboxReady.then(settle, settle);
+    const report = (err) => agent.closed || emit("error", { message: `agent: ${err.message || err}` });
+    const spawn = () => agent.spawn().then(() => agent.failed).catch(report);
+    sandboxReady.then(spawn, spawn);
   }
   return api;
 }

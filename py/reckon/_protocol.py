@@ -27,7 +27,7 @@ __all__ = [
     "RunValue",
 ]
 
-# The sandbox worker's methods; the page answers `interrupt` itself (PROTOCOL.md §3).
+# The sandbox worker's methods; the page answers `interrupt` and `scan` itself (PROTOCOL.md §3).
 SANDBOX_METHODS = (
     "boot",
     "run",
@@ -40,7 +40,7 @@ SANDBOX_METHODS = (
     "reset",
 )
 # What the agent may ask the page to do in the sandbox (the agent-allowed column).
-AGENT_ALLOWED = ("run", "listFiles", "inspect", "interrupt")
+AGENT_ALLOWED = ("run", "listFiles", "inspect", "interrupt", "scan")
 # The agent worker's methods and events (PROTOCOL.md §4).
 AGENT_METHODS = (
     "start",

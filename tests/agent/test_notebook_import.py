@@ -4,6 +4,7 @@ and changes nothing."""
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
 
@@ -34,6 +35,20 @@ def test_cells_come_back_from_a_notebook_and_from_a_script(
     from_script = import_cells(export_script(transcript))
     assert [c.strip("\n") for c in from_notebook] == expected
     assert [c.strip("\n") for c in from_script] == expected
+
+
+def test_a_pip_line_is_commented_out_in_a_script_and_comes_back_on_import() -> None:
+    code = (
+        "%pip install /data/tool-1.0-py3-none-any.whl\nimport tool\n!pip install /data/b.whl\n"
+        "open('/data/x.csv')"
+    )
+    transcript = {"asks": [{"question": "q", "answer": "a", "steps": [
+        {"kind": "code", "code": code, "result": {"status": "ok"}}]}]}  # fmt: skip
+    script = export_script(transcript)
+    ast.parse(script)  # a %pip line as it is would be a SyntaxError
+    assert "# %pip install /data/tool-1.0-py3-none-any.whl" in script
+    assert "open('data/x.csv')" in script  # the rest of the cell's paths are portable
+    assert import_cells(script) == [code]
 
 
 def test_a_broken_notebook_gives_a_clear_message() -> None:

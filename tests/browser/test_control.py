@@ -141,6 +141,42 @@ def test_schema_privacy_sends_no_protected_value_and_shows_what_was_sent(
     assert kinds == {"schema", "observation"}
 
 
+# A cell of the session makes the values scan find nothing, wherever it runs in the
+# session's interpreter. The scan runs in a fresh worker instead (SECURITY.md, F3).
+TAMPER = """import pandas as pd
+import reckon.kernel
+pd.Series.unique = lambda self: pd.Series([], dtype=object).values
+reckon.kernel.read_table = lambda *args, **kwargs: pd.DataFrame()
+"""
+
+
+@pytest.mark.slow
+def test_schema_privacy_holds_after_a_cell_patched_pandas(
+    a_page: Any, a_playlist: tuple[Playlist, str]
+) -> None:
+    model, _ = a_playlist
+    model.requests.clear()
+    model.usage = None
+    model.queue = [
+        ("code", "import pandas as pd\nprint(pd.read_csv('/data/people.csv').to_string())"),
+        ("text", "Done."),
+    ]
+    session(a_page, {"privacy": "schema", "allowColumns": ["city"]})
+    try:
+        tampered = a_page.evaluate("(code) => window.r.run(code)", TAMPER)
+        assert tampered["status"] == "ok", tampered
+        outcome = a_page.evaluate("() => window.r.ask('show me the people', {model: 'scripted'})")
+        assert outcome["status"] == "ok", outcome
+        sent_text = json.dumps([r["payload"] for r in model.requests], ensure_ascii=False)
+        assert [v for v in PROTECTED if v in sent_text] == []
+        assert "[hidden]" in sent_text and "Paris" in sent_text
+        # The page still got the real rows.
+        (cell,) = [s for s in outcome["steps"] if s["kind"] == "code" and not s.get("origin")]
+        assert "Alice Zimmermann" in cell["result"]["stdout"]
+    finally:
+        a_page.evaluate("() => window.r.restart()")  # the next tests get unpatched pandas
+
+
 def test_approval_through_the_js_api_edit_and_reject(
     a_page: Any, a_playlist: tuple[Playlist, str]
 ) -> None:

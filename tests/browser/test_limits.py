@@ -178,3 +178,58 @@ def test_assigned_values_a_patched_kernel_reports_are_held_to_the_limit_too(
     )
     assert outcome["length"] < 101_200 and outcome["truncated"] is True, outcome
     assert "truncated by the page" in outcome["tail"], outcome
+
+
+# Memory outside the WebAssembly heap (SECURITY.md, F4): JS buffers made through `js`,
+# in Python or in one js.eval call, and files written to memory (MEMFS), count.
+OUTSIDE_THE_HEAP = {
+    "python-loop": "import js\nkeep = []\nwhile True:\n"
+    "    keep.append(js.Uint8Array.new(32 << 20))",
+    "one-eval": 'import js\njs.eval("self.kept = []; for (let i = 0; i < 40; i++)'
+    ' self.kept.push(new ArrayBuffer(32 << 20)); 0")',
+    "copies": "import js\nb = js.ArrayBuffer.new(32 << 20)\nkeep = [b.slice(0) for _ in range(40)]",
+    "files": "import os\nchunk = b'x' * (8 << 20)\nwith open('/tmp/big.bin', 'wb') as f:\n"
+    "    while True:\n        f.write(chunk)",
+}
+
+
+def test_memory_outside_the_heap_counts_against_the_ceiling(a_console_page: Any) -> None:
+    outcome = a_console_page.evaluate(
+        """async (cells) => {
+            const { createReckon } = await import("./reckon.js");
+            const small = createReckon({ memoryLimitMB: 700, agent: false, persist: false });
+            await small.ready();
+            const out = {};
+            for (const [name, code] of Object.entries(cells)) {
+                out[name] = await small.run(code, { timeoutMs: 60000 });
+            }
+            // What stays under the ceiling still works: a 200 MB file written, read
+            // back and deleted, then buffers made and dropped in separate runs (a
+            // buffer counts until the browser collects it).
+            const fine = "with open('/tmp/ok.bin', 'wb') as f:\\n" +
+                "    for _ in range(25): f.write(b'y' * (8 << 20))\\n" +
+                "import os\\nsize = os.path.getsize('/tmp/ok.bin')\\n" +
+                "os.remove('/tmp/ok.bin')\\nsize";
+            out.fine = [];
+            for (let i = 0; i < 4; i++) out.fine.push(await small.run(fine));
+            out.drops = [];
+            for (let i = 0; i < 4; i++) {
+                // 4 x 100 MB: under the ceiling even if none is collected in between.
+                const drop = "import js\\nx = js.ArrayBuffer.new(100 << 20)\\ndel x";
+                out.drops.push(await small.run(drop));
+                await new Promise((r) => setTimeout(r, 50));
+            }
+            small.close();
+            return out;
+        }""",
+        OUTSIDE_THE_HEAP,
+    )
+    for name in OUTSIDE_THE_HEAP:
+        got = outcome[name]
+        assert got["status"] == "error" and got["error"]["type"] == "MemoryError", (name, got)
+        assert "700 MB" in got["error"]["message"], (name, got["error"]["message"])
+        assert got["restarted"] is True, (name, got)
+    for got in outcome["fine"]:
+        assert got["status"] == "ok" and got["result"]["text"] == str(200 << 20), got
+    for got in outcome["drops"]:
+        assert got["status"] == "ok", got

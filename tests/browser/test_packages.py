@@ -17,7 +17,7 @@ import pytest
 
 from support import tiny_wheel
 
-from .helpers import ok, run, upload_file_object, write_file
+from .helpers import call, ok, page_call, run, upload_file_object, write_file
 
 pytestmark = pytest.mark.browser
 
@@ -144,3 +144,43 @@ def test_the_chat_page_says_how_to_install_an_uploaded_wheel(a_chat: Any, tmp_pa
     line = f"%pip install /data/{name} in a cell installs it"
     row.locator(".file-shape").filter(has_text=line).wait_for()
     a_chat.get_by_role("status").filter(has_text=line).wait_for()
+
+
+def test_after_ready_nothing_waits_in_the_background_and_imports_still_work(
+    a_browser: Any, a_static_server: str
+) -> None:
+    """README "Fast starts": once ready, the chat page neither fetches nor installs the
+    rest of the stack nor boots the agent's interpreter; a first cell importing sklearn
+    installs it then, and someone starting to type starts the agent."""
+    context = a_browser.new_context()
+    try:
+        page = context.new_page()
+        fetched: list[str] = []
+        context.on("request", lambda request: fetched.append(request.url))
+        page.goto(f"{a_static_server}/index.html")
+        call(page, "ready", deadline_s=120)
+        at_ready = len(fetched)
+        page.wait_for_timeout(6000)  # longer than the old 1.5 s + 3 s wait before installing
+        later = [url.rsplit("/", 1)[-1] for url in fetched[at_ready:]]
+        assert not [name for name in later if name.endswith((".whl", ".zip", ".tar"))], later
+        assert page.evaluate("() => window.reckon.agent.readyPromise === null")
+        code = (
+            "from sklearn.linear_model import LinearRegression\n"
+            "fit = LinearRegression().fit([[0], [1], [2]], [1, 3, 5])\n"
+            "print(round(float(fit.coef_[0]), 3))"
+        )
+        first = ok(run(page, code, deadline_s=180))
+        assert first["stdout"] == "2.0\n", first
+        # What it installed came with its bytecode, and only what it needed.
+        check = ok(run(page, (
+            "import importlib.util, os, sklearn\n"
+            "cached = os.path.join(os.path.dirname(sklearn.__file__), '__pycache__')\n"
+            "print(len(os.listdir(cached)) > 0, importlib.util.find_spec('sym' + 'py') is None)"
+        )))  # fmt: skip
+        assert check["stdout"] == "True True\n", check
+        page.focus("#question")
+        assert page.evaluate("() => window.reckon.agent.readyPromise !== null")
+        page_call(page, "await withDeadline(window.reckon.agent.ready(), deadlineMs, 'agent');",
+                  deadline_s=120)  # fmt: skip
+    finally:
+        context.close()

@@ -118,6 +118,23 @@ def test_plain_http_off_this_machine_still_restores_the_build_snapshot(
         server.shutdown()
 
 
+def test_a_first_visit_closed_3_s_after_ready_still_makes_the_next_one_warm(
+    a_browser: Any, a_snapshot_server: str, cold: dict[str, Any]
+) -> None:
+    """The build's snapshot is kept at once after the restore, not once the page has
+    been idle a while: a short first visit still leaves it."""
+    context = a_browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"{a_snapshot_server}/snapshot-test.html")
+        call(page, "ready", deadline_s=120)
+        page.wait_for_timeout(3000)
+        page.close()
+        restores_the_kept_copy(context, a_snapshot_server, cold)
+    finally:
+        context.close()
+
+
 def test_a_second_visit_restores_the_kept_snapshot_and_answers_like_a_cold_boot(
     a_warm_context: Any, a_snapshot_server: str, cold: dict[str, Any]
 ) -> None:

@@ -29,8 +29,15 @@ export class Agent extends EventTarget {
     this.info = null;
     /** @type {Worker | null} */
     this.worker = null;
+    /** @type {HTMLIFrameElement | null} the frame whose policy the worker inherits */
+    this.frame = null;
     /** @type {Promise<import("../shared/protocol.js").Reply> | null} */
     this.readyPromise = null;
+    /** @type {Promise<any> | null} the worker, started (build-info.json as its value) */
+    this.spawnPromise = null;
+    /** Rejects if the worker cannot run at all (its script blocked, e.g. by a host page's CSP).
+     * @type {Promise<never>} */
+    this.failed = new Promise(() => {});
     this.rpc = new Rpc((msg, transfer) => this.worker && this.worker.postMessage(msg, transfer));
   }
 
@@ -57,10 +64,21 @@ export class Agent extends EventTarget {
     return (options && typeof options === "object" && options[model]) || {};
   }
 
+  /** Resolves when the agent's interpreter is up; starts it on the first call (an ask,
+   * or the page on a first sign that someone will ask): it costs seconds of CPU, which a
+   * page nobody asks anything of never spends. */
   ready() {
     if (this.closed) return Promise.reject(new Error(CLOSED));
     if (!this.readyPromise) this.readyPromise = this.start();
     return this.readyPromise;
+  }
+
+  /** Starts the worker without its interpreter (cheap), so that a page whose policy
+   * forbids it learns so at once (`failed`). ready() starts the interpreter. */
+  spawn() {
+    if (this.closed) return Promise.reject(new Error(CLOSED));
+    if (!this.spawnPromise) this.spawnPromise = this.startWorker();
+    return this.spawnPromise;
   }
 
   /** End the worker (and a model call under way); pending asks and calls end with an error. */
@@ -69,24 +87,36 @@ export class Agent extends EventTarget {
     this.closed = true;
     this.stops += 1;
     if (this.worker) this.worker.terminate();
+    if (this.frame) this.frame.remove();
     for (const [id, ask] of this.asks) this.rpc.settle(id, { status: "error", answer: "", steps: ask.steps, message: CLOSED });
     this.asks.clear();
     this.rpc.failAll({ status: "error", message: CLOSED });
   }
 
-  async start() {
+  async startWorker() {
     const build = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
     if (this.closed) throw new Error(CLOSED);
-    const worker = startWorker(new URL("agent/worker.js", this.root), "reckon-agent", this.root);
+    const worker = await this.spawnWorker(new URL("agent/worker.js", this.root), "reckon-agent");
+    if (this.closed) {
+      worker.terminate();
+      throw new Error(CLOSED);
+    }
     this.worker = worker;
     worker.onmessage = (ev) => this.onMessage(ev.data);
-    const config = { relay: this.relay, token: this.token, settings: this.settings, python: build.python, packages: build.sandbox.all_packages };
-    const reply = await new Promise((resolve, reject) => {
-      this.rpc.call("start", { config }).then((r) => (r.status === "ok" ? resolve(r) : reject(new Error(r.message))));
-      // A worker that never runs (its script blocked, e.g. by a host page's CSP) says so only here.
+    // A worker that never runs (its script blocked, e.g. by a host page's CSP) says so only here.
+    this.failed = new Promise((_, reject) => {
       worker.onerror = (ev) => reject(new Error(`the agent worker could not start${ev.message ? ` (${ev.message})` : ""}; a page embedding Reckon needs worker-src blob: and the site's origin in script-src`));
     });
-    worker.onerror = null;
+    this.failed.catch(() => {});
+    return build;
+  }
+
+  async start() {
+    const build = await this.spawn();
+    const config = { relay: this.relay, token: this.token, settings: this.settings, python: build.python, packages: build.sandbox.all_packages };
+    const started = this.rpc.call("start", { config }).then((r) => (r.status === "ok" ? r : Promise.reject(new Error(r.message))));
+    const reply = await Promise.race([started, this.failed]);
+    if (this.worker) this.worker.onerror = null;
     return reply;
   }
 
@@ -112,9 +142,9 @@ export class Agent extends EventTarget {
     const timeoutMs = Number(args.timeoutMs) || undefined;
     let reply;
     if (!AGENT_ALLOWED.includes(method)) reply = { status: "error", message: `the agent may not ${method}` };
-    else if (method === "run" && args.hidden === true) reply = await this.sandbox.run(String(args.code), { timeoutMs, record: false });
     else if (method === "run") reply = await this.sandbox.run(String(args.code), { timeoutMs, onStream: (name, text) => this.emit("stream", { name, text }) });
     else if (method === "interrupt") reply = await this.sandbox.interrupt();
+    else if (method === "scan") reply = await this.sandbox.scan(String(args.code), { timeoutMs });
     else if (method === "listFiles") reply = await this.sandbox.listFiles(String(args.dir)).then((files) => ({ status: "ok", files }), (err) => ({ status: "error", message: String(err.message || err) }));
     else reply = await this.sandbox.inspect(String(args.path));
     if (this.worker) this.worker.postMessage({ ...reply, type: "reply", id: msg.id });
@@ -182,7 +212,7 @@ export class Agent extends EventTarget {
   }
 
   reset() {
-    if (this.worker) this.rpc.call("reset");
+    if (this.readyPromise) this.rpc.call("reset"); // an agent not started yet has nothing to forget
   }
 
   /** One call to the worker, once it is up: its reply's payload. @param {string} method @param {Record<string, unknown>} [args] */
@@ -217,21 +247,47 @@ export class Agent extends EventTarget {
     if (reply.status !== "ok") throw new Error(reply.message || "the agent could not import the saved state");
     return reply;
   }
+
+  /**
+   * A worker running `url`, held to the agent's CSP wherever the site is served.
+   * A worker started from a URL gets its policy from that response's headers only,
+   * and a plain static server sends none. So the worker starts from a blob: script
+   * made through agent.html's Worker: a blob: worker inherits its creator's policy,
+   * and that frame's <meta> policy is AGENT_CSP. A page cannot start a worker from
+   * another origin's script (an embedded <reckon-chat> whose files are hosted
+   * elsewhere); then the blob: script is the page's own and inherits the page's policy
+   * (README, "Embedding"). Either way the script is told where the site's files are.
+   * @param {URL} url @param {string} name @returns {Promise<Worker>}
+   */
+  async spawnWorker(url, name) {
+    const source = `self.RECKON_BASE = ${JSON.stringify(this.root.href)};\nimportScripts(${JSON.stringify(url.href)});\n`;
+    /** @type {Window & typeof globalThis} */
+    let realm = window;
+    if (url.origin === location.origin) {
+      this.frame = await openFrame(new URL("agent.html", this.root), this.sandbox.container || document.body);
+      realm = /** @type {Window & typeof globalThis} */ (this.frame.contentWindow);
+    }
+    const blob = realm.URL.createObjectURL(new realm.Blob([source], { type: "text/javascript" }));
+    try {
+      return new realm.Worker(blob, { name });
+    } finally {
+      realm.URL.revokeObjectURL(blob);
+    }
+  }
 }
 
-/**
- * A worker running `url`. A page cannot start a worker from another origin's script
- * (an embedded <reckon-chat> whose files are hosted elsewhere), so then a same-origin
- * blob: script imports it and tells it where the site's files are (RECKON_BASE, `root`).
- * @param {URL} url @param {string} name @param {URL} root
- */
-function startWorker(url, name, root) {
-  if (url.origin === location.origin) return new Worker(url, { name });
-  const source = `self.RECKON_BASE = ${JSON.stringify(root.href)};\nimportScripts(${JSON.stringify(url.href)});\n`;
-  const blob = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
-  try {
-    return new Worker(blob, { name });
-  } finally {
-    URL.revokeObjectURL(blob);
-  }
+/** A hidden frame at `src`, once loaded. @param {URL} src @param {HTMLElement} container @returns {Promise<HTMLIFrameElement>} */
+function openFrame(src, container) {
+  return new Promise((resolve, reject) => {
+    const frame = document.createElement("iframe");
+    frame.title = "Reckon agent";
+    frame.setAttribute("aria-hidden", "true");
+    frame.style.display = "none";
+    frame.src = src.href;
+    // A missing agent.html still "loads" (a 404 page, with no policy): check it is ours.
+    const ours = () => Boolean(frame.contentDocument && frame.contentDocument.title === frame.title);
+    frame.addEventListener("load", () => (ours() ? resolve(frame) : reject(new Error(`${src.href} did not load, so the agent cannot start under its policy: rebuild the site (python build.py)`))), { once: true });
+    frame.addEventListener("error", () => reject(new Error(`the agent frame (${src.href}) did not load`)), { once: true });
+    container.appendChild(frame);
+  });
 }

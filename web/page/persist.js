@@ -57,8 +57,10 @@ export class Persistence {
     this.store = store;
     /** @type {SessionRecord} what was stored when the page opened */
     this.restored = emptySession(session);
-    /** Resolves once the agent has the stored history (ask() waits for it). */
-    this.agentRestored = Promise.resolve();
+    /** The stored history, until the agent is given it (see agentRestored). @type {object | null} */
+    this.pendingState = null;
+    /** @type {Promise<void>} */
+    this.restoring = Promise.resolve();
     /** What restore() found: {asks, cells (count), files, interrupted ({question, model, at} or null)}. */
     this.restoredInfo = { asks: [], cells: 0, files: [], interrupted: null };
     sandbox.rebuildsState = true;
@@ -72,6 +74,22 @@ export class Persistence {
       agent.addEventListener("ask", (ev) => this.setPending({ question: String(/** @type {CustomEvent} */ (ev).detail.question), model: /** @type {CustomEvent} */ (ev).detail.model || null, at: Date.now() / 1000 }));
       for (const type of ["answer", "error"]) agent.addEventListener(type, () => this.clearPending());
     }
+  }
+
+  /** Resolves once the agent has the stored history (ask() and the exports wait for it);
+   * the first wait starts the agent for it. */
+  get agentRestored() {
+    const state = this.pendingState;
+    if (state) {
+      this.pendingState = null;
+      this.restoring = this.agent
+        .ready()
+        .then(async () => {
+          await this.agent.importState(state);
+        })
+        .catch((err) => this.emit("storage-error", { message: `The saved conversation could not be given back to the agent: ${err.message || err}`, quota: false }));
+    }
+    return this.restoring;
   }
 
   /** @param {{question: string, model: string | null, at: number} | null} pending */
@@ -96,13 +114,9 @@ export class Persistence {
     }
     await this.writeBack(files, { uploads: true });
     if (this.withAgent && (this.restored.agentMessages.length || this.restored.transcript.asks.length)) {
-      const state = { messages: this.restored.agentMessages, transcript: this.restored.transcript };
-      this.agentRestored = this.agent
-        .ready()
-        .then(async () => {
-          await this.agent.importState(state);
-        })
-        .catch((err) => this.emit("storage-error", { message: `The saved conversation could not be given back to the agent: ${err.message || err}`, quota: false }));
+      // Given to the agent when it is first needed (agentRestored): its interpreter
+      // does not start for a page that only shows the conversation.
+      this.pendingState = { messages: this.restored.agentMessages, transcript: this.restored.transcript };
     }
     const pending = this.withAgent ? this.restored.pending : null;
     this.restoredInfo = {
@@ -238,6 +252,7 @@ export class Persistence {
 
   /** Forget the conversation and the cell log; files stay. */
   async newConversation() {
+    this.pendingState = null; // never given to the agent now
     await this.updateSession((s) => ({ ...s, transcript: { version: 1, asks: [] }, agentMessages: [], cells: [], pending: null }));
   }
 
@@ -257,6 +272,7 @@ export class Persistence {
    * theirs) and the sandbox's list of files to re-mount. */
   async clearAll() {
     const paths = await this.store.clear(this.sessionId);
+    this.pendingState = null;
     this.restored = emptySession(this.sessionId);
     this.sandbox.files.clear();
     return paths;

@@ -121,6 +121,14 @@ export class SandboxChannel extends SandboxRuntime {
     return this.bootPromise;
   }
 
+  /** A worker waits for a file the page holds back: the boot's package files (it could
+   * not restore the snapshot) or the rest of the stack (not idle yet). Each is sent
+   * once; the frame keeps them for restarts. */
+  handHeld() {
+    if (this.heldBack.length) this.handOver(this.heldBack.splice(0));
+    if (this.heldRest && this.heldRest.length) this.handOver(this.heldRest.splice(0));
+  }
+
   /** From the frame itself: a real worker error ("crash"), or the heartbeat's answer. */
   onFrameMessage(msg) {
     if (!msg || typeof msg !== "object") return;
@@ -178,11 +186,7 @@ export class SandboxChannel extends SandboxRuntime {
       const wanted = msg.files.filter((name) => sql.includes(name) && !(this.handed || []).includes(name));
       if (wanted.length) this.handOver(wanted);
     } else if (msg.type === "need-files") {
-      // The worker waits for a file the page holds back: the boot's package files (it
-      // could not restore the snapshot) or the rest of the stack (not idle yet). Each is
-      // sent once; the frame keeps them for restarts.
-      if (this.heldBack.length) this.handOver(this.heldBack.splice(0));
-      if (this.heldRest && this.heldRest.length) this.handOver(this.heldRest.splice(0));
+      this.handHeld();
     } else if (msg.type === "stream") {
       const entry = this.rpc.pending.get(msg.id);
       if (!entry || !entry.collected || typeof msg.text !== "string" || (msg.name !== "stdout" && msg.name !== "stderr")) return;

@@ -9,6 +9,7 @@ import { dropSnapshots, loadRuntime } from "./snapshot-store.js";
 import { CLOSED, MARKER_ROOM, toRunResult } from "./results.js";
 import { RECIPE_PARTS, WORKER_PARTS, fetchParts } from "./parts.js";
 import { SandboxSnapshots } from "./snapshot-plan.js";
+import { runFresh } from "./fresh.js";
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const GRACE_MS = 3_000; // after the deadline's KeyboardInterrupt, before the worker is ended
@@ -28,6 +29,8 @@ export class Sandbox extends SandboxSnapshots {
     // Enforced here too: the kernel's limit lives inside the sandbox, where a cell can
     // raise it (the second outside attack put 40 MB into the chat that way).
     this.outputLimit = outputLimit;
+    /** @type {{code: string, files: Array<[string, Blob]>, result: RunResult} | null} the last scan() */
+    this.lastScan = null;
     /** @type {(err: Error) => void} */
     this.rejectClosed = () => {};
     this.whenClosed = new Promise((_, reject) => (this.rejectClosed = reject));
@@ -109,6 +112,7 @@ export class Sandbox extends SandboxSnapshots {
     this.config.installSource = await installer;
     this.port = port;
     this.runtime = runtime;
+    if (plan === "build") this.keepShipped(snapshot);
     this.workerSource = workerSource;
     const bootAt = performance.now();
     const booted = this.boot("frame-start");
@@ -119,11 +123,9 @@ export class Sandbox extends SandboxSnapshots {
     });
     const repliedAt = performance.now();
     if (this.afterStart) await this.afterStart(this);
-    // The rest of the stack (scipy, scikit-learn, pyarrow, sympy…) once the sandbox has
-    // been idle a moment (the worker installs it as soon as it arrives, and a cell sent
-    // meanwhile would wait for that), or at once when a cell needs one of its files.
+    // The rest of the stack (scipy, scikit-learn, pyarrow, sympy…) only when a request
+    // needs it (the worker asks: need-files); nothing is fetched or installed meanwhile.
     this.heldRest = [...lazy];
-    this.whenIdle(1500).then((idle) => idle && this.heldRest.length && this.handOver(this.heldRest.splice(0)));
     this.startMs = performance.now() - t0;
     // Page-clock ms (fetched, boot, workerStart, replied) and worker-clock ms since its start.
     const workerStart = reply.marks.workerStart - performance.timeOrigin;
@@ -224,6 +226,29 @@ export class Sandbox extends SandboxSnapshots {
       this.currentRun = id;
       this.rpc.call("run", { code, timeoutMs }, [], id, entry).then(finish);
     });
+  }
+
+  /**
+   * Run `code` where no cell can reach it: in a fresh worker, with the person's files
+   * mounted, ended after (web/sandbox/fresh.js). Privacy's value scan runs here; its
+   * output may be long, so the fresh kernel keeps up to `outputLimit` characters.
+   * @param {string} code @param {{timeoutMs?: number, outputLimit?: number}} [options]
+   * @returns {Promise<RunResult>}
+   */
+  async scan(code, { timeoutMs = DEFAULT_TIMEOUT_MS, outputLimit = 9_000_000 } = {}) {
+    const started = performance.now();
+    const empty = { collected: { stdout: "", stderr: "" } };
+    if (this.closed) return toRunResult({ status: "error", error: { type: "SandboxClosed", message: CLOSED, traceback: "", line: null } }, empty, started);
+    await this.settled();
+    // The same code over the same files finds the same: no cell can change either.
+    const files = [...this.files];
+    const last = this.lastScan;
+    if (last && last.code === code && last.files.length === files.length && last.files.every(([path, file], i) => files[i][0] === path && files[i][1] === file)) return last.result;
+    const reply = await runFresh({ port: this.port, files: new Map(files), code, timeoutMs, kernel: { output_limit: outputLimit }, onNeedFiles: () => this.handHeld() });
+    if (typeof reply.status === "string" && reply.type !== "reply") return toRunResult({ status: "error", error: { type: "SandboxError", message: String(reply.message), traceback: "", line: null } }, empty, started);
+    const result = toRunResult(reply, empty, started);
+    this.lastScan = result.status === "ok" ? { code, files, result } : null;
+    return result;
   }
 
   /** Stop the running cell. Soft (KeyboardInterrupt, state kept) when the frame is

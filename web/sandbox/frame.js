@@ -8,6 +8,7 @@
 (() => {
   let port = null;
   let worker = null;
+  let fresh = null; // a worker for one job no cell may touch (web/sandbox/fresh.js)
   let boot = null; // {workerSource: Blob, runtime: {name: Blob}, config}
   // Only a cross-origin-isolated frame can share memory with its worker; then
   // interrupt() is a soft KeyboardInterrupt instead of a restart.
@@ -29,7 +30,7 @@
   function onPortMessage(ev) {
     const msg = ev.data;
     if (!msg || typeof msg !== "object") return;
-    if ((msg.type === "frame-start" || msg.type === "frame-restart" || msg.type === "frame-snapshot") && !(ev.ports && ev.ports[0])) return;
+    if ((msg.type === "frame-start" || msg.type === "frame-restart" || msg.type === "frame-snapshot" || msg.type === "frame-fresh") && !(ev.ports && ev.ports[0])) return;
     if (msg.type === "frame-start") {
       if (worker) worker.terminate(); // a start again, with other files (the page's fallback)
       boot = { workerSource: msg.workerSource, runtime: msg.runtime, config: msg.config };
@@ -47,10 +48,23 @@
       maker.onerror = (e) => e.preventDefault();
       const config = { ...boot.config, snapshot: null, makeSnapshot: true, interruptBuffer: null };
       maker.postMessage({ type: "call", id: 0, method: "boot", args: { runtime: boot.runtime, config } }, [ev.ports[0]]);
+    } else if (msg.type === "frame-fresh" && boot) {
+      // Booted like the sandbox's worker, with the page's port; nobody's cells ran in it.
+      if (fresh) fresh.terminate();
+      const url = URL.createObjectURL(boot.workerSource);
+      fresh = new Worker(url, { name: "reckon-fresh" });
+      URL.revokeObjectURL(url);
+      fresh.onerror = (e) => e.preventDefault();
+      const config = { ...boot.config, kernel: { ...boot.config.kernel, ...msg.kernel }, warm: false, interruptBuffer: null };
+      fresh.postMessage({ type: "call", id: 0, method: "boot", args: { runtime: boot.runtime, config } }, [ev.ports[0]]);
+    } else if (msg.type === "frame-fresh-end") {
+      if (fresh) fresh.terminate();
+      fresh = null;
     } else if (msg.type === "addRuntime") {
       // Kept for restarts, and forwarded now: the worker installs them when idle.
       Object.assign(boot.runtime, msg.files);
       if (worker) worker.postMessage(msg);
+      if (fresh) fresh.postMessage(msg);
     } else if (msg.type === "frame-interrupt") {
       if (signal) Atomics.store(signal, 0, 2);
     } else if (msg.type === "frame-ping") {

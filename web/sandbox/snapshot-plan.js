@@ -2,7 +2,7 @@
 // earlier visit kept, the build's, or none), and after the start keeping it, dropping
 // a refused one, or making one in a second, short-lived worker once the page is idle.
 
-import { canKeep, dropSnapshots, keepRuntime, loadSnapshot, markChecked, saveSnapshot, snapshotKey } from "./snapshot-store.js";
+import { canKeep, commitSnapshot, dropSnapshots, keepParts, keepRuntime, loadSnapshot, markChecked, saveSnapshot, snapshotKey } from "./snapshot-store.js";
 import { CLOSED } from "./results.js";
 import { SandboxRecovery } from "./recovery.js";
 
@@ -17,6 +17,17 @@ export class SandboxSnapshots extends SandboxRecovery {
      * @type {Promise<Record<string, unknown>> | null} */
     this.snapshotDone = null;
     this.runtimeKept = false;
+    /** The build's snapshot being written to Cache Storage while the worker restores it.
+     * @type {Promise<void> | null} */
+    this.keeping = null;
+  }
+
+  /** A first visit: keep the build's snapshot (all but its meta) while the worker
+   * restores it, so that the copy is there even if the page closes soon after ready. */
+  keepShipped(snapshot) {
+    if (!snapshot || !canKeep()) return;
+    this.keeping = keepParts(this.root, this.snapshotKey, snapshot, this.coreRuntime());
+    this.keeping.catch(() => {});
   }
 
   /** Which snapshot to start from: "kept" (Cache Storage, from an earlier visit),
@@ -53,11 +64,13 @@ export class SandboxSnapshots extends SandboxRecovery {
       return done({ status: "restored", source: "kept" });
     }
     if (outcome && outcome.restored) {
-      // Kept in Cache Storage for the next visit: the HTTP cache may not hold 185 MB.
-      // Writing it is heavy: not while the person's first cells run.
-      if (!(await this.whenIdle())) return done({ status: "restored", source: "build", message: CLOSED });
+      // Kept in Cache Storage for the next visit (the HTTP cache may not hold 185 MB):
+      // written while the worker restored it (keepShipped), and made whole here.
+      if (this.closed) return done({ status: "restored", source: "build", message: CLOSED });
       try {
-        this.config.snapshot = await saveSnapshot(this.root, this.snapshotKey, this.config.snapshot, this.coreRuntime());
+        if (!this.keeping) throw new Error("not kept: this page has no Cache Storage (it needs https or localhost)");
+        await this.keeping;
+        this.config.snapshot = await commitSnapshot(this.root, this.snapshotKey, this.config.snapshot.meta);
       } catch (err) {
         // Not kept (no Cache Storage, little quota left): the next visit downloads it again.
         return done({ status: "restored", source: "build", message: String((err && err.message) || err) });
@@ -66,6 +79,7 @@ export class SandboxSnapshots extends SandboxRecovery {
     }
     if (outcome && outcome.error) {
       this.config.snapshot = null;
+      if (this.keeping) await this.keeping.catch(() => {}); // then dropped with the rest
       await dropSnapshots().catch(() => {});
       if (plan === "kept") return done({ status: "rejected", message: String(outcome.error) }); // made again next visit
     }

@@ -77,6 +77,14 @@ export async function loadRuntime(root, key, sizes) {
  * own files, {name: Blob}) is kept beside it: a warm start then reads them from here,
  * as Blobs of the cache, instead of copying 14 MB out of the HTTP cache first. */
 export async function saveSnapshot(root, key, { meta, snap, fs }, runtime = {}) {
+  await keepParts(root, key, { snap, fs }, runtime);
+  return commitSnapshot(root, key, meta);
+}
+
+/** The first half of saveSnapshot(): everything but the meta, which says the copy is
+ * whole and good. The page writes these while the worker restores the same snapshot
+ * (a first visit closed soon after ready still leaves it), and commits once it worked. */
+export async function keepParts(root, key, { snap, fs }, runtime = {}) {
   if (!available()) throw new Error("this page has no Cache Storage (it needs a secure context)");
   await dropSnapshots();
   const size = [snap, fs, ...Object.values(runtime)].reduce((sum, part) => sum + byteSize(part), 0);
@@ -86,15 +94,23 @@ export async function saveSnapshot(root, key, { meta, snap, fs }, runtime = {}) 
   }
   try {
     const cache = await caches.open(CACHE);
-    await putRuntime(cache, root, key, runtime);
-    await cache.put(url(root, key, "snap"), new Response(snap));
-    await cache.put(url(root, key, "fs"), new Response(fs));
+    await Promise.all([putRuntime(cache, root, key, runtime), cache.put(url(root, key, "snap"), new Response(snap)), cache.put(url(root, key, "fs"), new Response(fs))]);
+  } catch (err) {
+    await dropSnapshots().catch(() => {});
+    throw err;
+  }
+}
+
+/** The second half: the meta, written last (a copy without it is never read), then the
+ * copy read back as the cache's Blobs (kept on disk by the browser), not 180 MB in the page. */
+export async function commitSnapshot(root, key, meta) {
+  try {
+    const cache = await caches.open(CACHE);
     await cache.put(url(root, key, "meta"), new Response(JSON.stringify(meta), { headers: { "Content-Type": "application/json" } }));
   } catch (err) {
     await dropSnapshots().catch(() => {});
     throw err;
   }
-  // Read back as the cache's Blobs (kept on disk by the browser), not 180 MB in the page.
   return loadSnapshot(root, key);
 }
 

@@ -31,14 +31,15 @@
 
 /** The sandbox worker's methods (PROTOCOL.md §3). */
 export const SANDBOX_METHODS = Object.freeze(["boot", "run", "writeFile", "mountFile", "readFile", "listFiles", "inspect", "deleteFile", "reset"]);
-/** The page answers `interrupt` itself (a soft frame-interrupt or a restart). */
-export const PAGE_METHODS = Object.freeze(["interrupt"]);
+/** The page answers these itself: `interrupt` (a soft frame-interrupt or a restart) and
+ * `scan` (a run in a fresh worker: web/sandbox/fresh.js). */
+export const PAGE_METHODS = Object.freeze(["interrupt", "scan"]);
 /** The sandbox methods the agent may call, through the page (the agent-allowed column). */
-export const AGENT_ALLOWED = Object.freeze(["run", "listFiles", "inspect", "interrupt"]);
+export const AGENT_ALLOWED = Object.freeze(["run", "listFiles", "inspect", "interrupt", "scan"]);
 /** Events from the sandbox worker, each about the request being handled (its id). */
 export const SANDBOX_EVENTS = Object.freeze(["stream", "started", "need-files"]);
 /** Messages between the page and the sandbox frame (over the frame's own port). */
-export const FRAME_MESSAGES = Object.freeze(["frame-connect", "frame-ready", "frame-start", "frame-restart", "frame-snapshot", "frame-interrupt", "frame-ping", "frame-pong", "addRuntime", "crash"]);
+export const FRAME_MESSAGES = Object.freeze(["frame-connect", "frame-ready", "frame-start", "frame-restart", "frame-snapshot", "frame-fresh", "frame-fresh-end", "frame-interrupt", "frame-ping", "frame-pong", "addRuntime", "crash"]);
 
 /** The agent worker's methods (PROTOCOL.md §4). */
 export const AGENT_METHODS = Object.freeze(["start", "ask", "stop", "reset", "transcript", "configure", "decide", "exportState", "importState", "exportSession", "importNotebook"]);

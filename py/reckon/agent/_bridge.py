@@ -107,9 +107,10 @@ class PageExecutor:
     async def run(self, code: str) -> JSONDict:
         return await self._call("run", code=code, timeoutMs=self.timeout_ms)
 
-    async def run_hidden(self, code: str) -> JSONDict:
-        """A run the page neither shows, streams nor logs (privacy's value scan)."""
-        return await self._call("run", code=code, timeoutMs=self.timeout_ms, hidden=True)
+    async def scan(self, code: str) -> JSONDict:
+        """A run in a fresh worker with the uploads mounted, which no cell can reach
+        (privacy's value scan; the page answers it: PROTOCOL.md §3)."""
+        return await self._call("scan", code=code, timeoutMs=self.timeout_ms)
 
     async def interrupt(self) -> None:
         await self._call("interrupt")

@@ -245,13 +245,25 @@ def export_notebook(transcript: Transcript | JSONDict, *, title: str = "Reckon s
     return json.dumps(notebook, indent=1, ensure_ascii=False)
 
 
+# A cell's `%pip install` / `!pip install` line (the kernel installs a dropped-in wheel
+# with it) is not Python: a script carries it commented out, as jupytext does, and an
+# import takes it back.
+_PIP_LINE = re.compile(r"^([ \t]*)([!%][ \t]*(?:pip3?|python3?[ \t]+-m[ \t]+pip)\b.*)$", re.M)
+_COMMENTED_PIP_LINE = re.compile(
+    r"^([ \t]*)# ([!%][ \t]*(?:pip3?|python3?[ \t]+-m[ \t]+pip)\b.*)$", re.M
+)
+
+
 def export_script(transcript: Transcript | JSONDict) -> str:
-    """The session as a ``.py`` script in the percent format (``# %%`` cells)."""
+    """The session as a ``.py`` script in the percent format (``# %%`` cells); a
+    ``%pip`` line is commented out (``# %pip install …``), so the script parses."""
     parts = ["# Reckon session, exported as a script.\n", "# %%\n" + SETUP_CODE + "\n"]
     for ask in _asks(transcript):
         parts.append(_comment(f"Question: {ask.get('question', '')}"))
         for code in _ok_cells(ask):
-            parts.append("# %%\n" + portable_paths(code).rstrip() + "\n")
+            # Commented first, so the rest of the cell parses and its paths are rewritten.
+            script = portable_paths(_PIP_LINE.sub(r"\1# \2", code))
+            parts.append("# %%\n" + script.rstrip() + "\n")
         answer = str(ask.get("answer") or "")
         if answer:
             parts.append(_comment(f"Answer: {answer}"))
@@ -296,7 +308,7 @@ def import_cells(text: str) -> list[str]:
             if code.strip():
                 cells.append(sandbox_paths(code))
         return cells
-    chunks = re.split(r"^# %%.*$\n?", text, flags=re.M)
+    chunks = re.split(r"^# %%.*$\n?", _COMMENTED_PIP_LINE.sub(r"\1\2", text), flags=re.M)
     cells = [c.strip("\n") for c in chunks if c.strip() and not _only_comments(c)]
     return [sandbox_paths(c) for c in cells if c.strip() != SETUP_CODE.strip()]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from reckon.agent._context import LEFT_OUT
 from reckon.agent._privacy import Privacy, Redactor, read_values, schema_environment, tables
+from reckon.agent._scan import read_fresh_values
 from reckon.agent._types import Executor, JSONDict
 
 __all__ = ["HiddenValues", "apply_privacy", "load_lines", "place_prompt"]
@@ -34,13 +35,18 @@ class HiddenValues:
 async def apply_privacy(
     privacy: Privacy, executor: Executor, environment: JSONDict, *, hidden: HiddenValues
 ) -> tuple[JSONDict, Redactor | None]:
-    """In schema mode: read the values to hide (a hidden cell) and drop previews.
+    """In schema mode: read the values to hide and drop previews. In the browser the
+    scan runs in a fresh worker (``scan``); elsewhere in a hidden cell of the session.
 
     Returns the environment the model may see and the redactor for cell outputs."""
     if not privacy.hides:
         return environment, None
-    run = getattr(executor, "run_hidden", None) or executor.run
-    found = await read_values(run, environment, privacy.allow_columns)
+    scan = getattr(executor, "scan", None)
+    if scan is not None:  # in the browser: a fresh worker no cell can reach
+        found = await read_fresh_values(scan, privacy.allow_columns)
+    else:
+        run = getattr(executor, "run_hidden", None) or executor.run
+        found = await read_values(run, environment, privacy.allow_columns)
     strings, numbers = hidden.add(privacy.allow_columns, *found)
     names = [name for table in tables(environment) for name in table.names]
     # Column and table names are schema, which this mode sends: a value equal to one stays.

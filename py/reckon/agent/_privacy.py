@@ -13,7 +13,9 @@ What counts as an occurrence (case, spacing, base64, rounded and scaled numbers)
 the redactor's (``_redactor``). An aggregate that happens to equal a value in the file
 is hidden too (privacy wins).
 
-The scan runs in the sandbox, where the model's code runs too. It runs in a namespace
+In the browser the scan runs in a fresh worker that no cell can reach (``_scan``).
+This module's scan is the one for an executor without ``scan``: a hidden cell in the
+sandbox, where the model's code runs too. It runs in a namespace
 of its own, so a name a cell defined (``sorted``, ``print``, ``globals``) is not the
 scan's, but a cell can still tamper with what it imports (patch pandas): the values
 found stay hidden for the rest of the session (``HiddenValues``: a later scan adds,

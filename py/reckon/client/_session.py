@@ -148,8 +148,9 @@ class Session:
         self._context: BrowserContext | None = None
         self._page: Page
         self._context, self._page = runtime.chromium.new_page(f"{runtime.url}/index.html")
-        # The agent worker boots beside the sandbox; waiting for both keeps its start-up
-        # out of the first ask's time.
+        # The page boots the agent's interpreter only when it is first needed; a session
+        # is opened to ask, so it starts it now, beside the sandbox, and waits for both:
+        # its start-up stays out of the first ask's time.
         body = """
           const agent = window.reckon.agent;
           const both = Promise.all([window.reckon.ready(), agent && agent.ready()]);

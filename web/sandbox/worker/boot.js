@@ -12,7 +12,7 @@ const signalBuffer = {
     if (interruptReason === null) {
       if (shared && Atomics.load(shared, 0) === 2) interruptReason = "interrupted";
       else if (performance.now() > deadline) interruptReason = "timeout";
-      else if (pyodide && pyodide._module.HEAP8.buffer.byteLength > memoryLimit) interruptReason = "memory";
+      else if (overCeiling()) interruptReason = "memory";
       else return 0;
       return 2; // SIGINT, once per run: a cell that swallows it is ended by the watchdog
     }
@@ -113,9 +113,9 @@ async function boot(msg) {
   host = pyodide.pyimport("reckon.kernel._host");
   host.start((name, text) => post({ type: "stream", id: currentRun, name, text }), config.kernel || {});
   if (config.warm !== false) host.warm();
+  countJsMemory();
   marks.imports = performance.now() - started;
   const versions = JSON.parse(host.versions());
-  installRest(); // after a restart every file is already here
   return { status: "ok", versions, ms: performance.now() - started, marks, snapshot };
 }
 

@@ -51,6 +51,5 @@ function addRuntime(msg) {
     waiting.delete(name);
     lazyFiles.delete(name);
   }
-  installRest();
   if (lazyFiles.size === 0) for (const resolve of restWaiters.splice(0)) resolve();
 }

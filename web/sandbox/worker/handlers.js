@@ -13,42 +13,56 @@ async function run(msg) {
   if (sql && !needed.includes("pyarrow")) needed.push("pyarrow");
   if (needed.length) await installNow(needed);
   if (sql) await loadDuckDB();
-  // Packages a cell imports that are not installed yet (no-op once they are).
-  await pyodide.loadPackagesFromImports(msg.code, { messageCallback: () => {}, checkIntegrity: false });
+  // Pyodide's own look at the imports (it parses the cell in Python: not for a cell
+  // that cannot import, nor once nothing is left to install): a package restNeeded()
+  // missed, or every one if the lock could not be read.
+  if (lazyPackages.length && msg.code.includes("import")) await pyodide.loadPackagesFromImports(msg.code, { messageCallback: () => {}, checkIntegrity: false });
   currentRun = msg.id;
   post({ type: "started", id: msg.id }); // the page's watchdog counts from here
   interruptReason = null;
   if (shared) Atomics.store(shared, 0, 0);
+  // Over the ceiling already (buffers an earlier cell keeps): the interrupt would
+  // land in the kernel's own code before the cell, so the cell does not start.
+  if (overCeiling()) return { status: "error", error: memoryError("Before this cell ran, the sandbox held more than"), restartNeeded: true };
   deadline = performance.now() + (msg.timeoutMs || 60000);
   let result;
   try {
+    cellRuns = true;
     const text = await host.run(msg.code);
     if (fatal) return null; // already answered by onFatal
     result = JSON.parse(text);
   } finally {
     deadline = Infinity;
+    cellRuns = false;
   }
-  await finishBackground(result);
+  await finishInstall(result);
   if (!duck && !duckFailure && result.error && String(result.error.message).includes(SQL_NOT_LOADED)) {
     // SQL from a cell that did not name run_sql (a function of an earlier cell): load
     // DuckDB now; the message says to run the cell again.
     await installNow(["pyarrow"]);
     await loadDuckDB();
   }
-  if (result.status === "interrupted" && interruptReason === "timeout") {
+  // A cell whose last JS call made the buffers ran no Python after it to be stopped;
+  // an interrupt that came after the cell's last line landed in the kernel's code.
+  if (interruptReason === "memory" || (interruptReason === null && overCeiling())) {
+    result.status = "error";
+    result.error = { ...memoryError("The cell went over"), traceback: result.error ? result.error.traceback : "", line: result.error ? result.error.line : null };
+    result.restartNeeded = true;
+  } else if (result.status === "interrupted" && interruptReason === "timeout") {
     result.status = "timeout";
     result.error.message = `The cell ran longer than ${Math.round((msg.timeoutMs || 60000) / 1000)} s and was interrupted; variables are kept. Make it faster, or run it with a larger timeoutMs.`;
-  } else if (result.status === "interrupted" && interruptReason === "memory") {
-    result.status = "error";
-    result.error = {
-      type: "MemoryError",
-      message: `The cell went over the sandbox memory ceiling (${Math.round(memoryLimit / 1048576)} MB). The sandbox is restarted: variables are lost, files under /data are kept. Process the data in chunks or keep fewer copies.`,
-      traceback: result.error ? result.error.traceback : "",
-      line: result.error ? result.error.line : null,
-    };
-    result.restartNeeded = true;
   }
   return result;
+}
+
+/** The MemoryError of a run over the ceiling. @param {string} what */
+function memoryError(what) {
+  return {
+    type: "MemoryError",
+    message: `${what} the sandbox memory ceiling (${Math.round(memoryLimit / 1048576)} MB; ${describeMemory()}). The sandbox is restarted: variables are lost, files under /data are kept. Process the data in chunks or keep fewer copies.`,
+    traceback: "",
+    line: null,
+  };
 }
 
 function readFile(msg) {

@@ -11,9 +11,10 @@
 // let/const/function of a classic worker script would be reachable from a cell
 // through js.eval("post(...)"); closure variables are not.
 //   state.js     all the state, and post() to the page
+//   memory.js    JS buffers a cell makes, counted against the memory ceiling
 //   fetch.js     Pyodide's fetches answered from the handed-over files
 //   boot.js      boot (snapshot or cold), interrupts, fatal errors
-//   rest.js      the rest of the stack, installed in the background
+//   rest.js      the rest of the stack, installed when a request needs it
 //   handlers.js  what each request does
 //   queue.js     requests one at a time, in order
 //   main.js      this entry: the boot call with the page's port

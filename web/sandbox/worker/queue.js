@@ -1,38 +1,26 @@
 "use strict";
-// Requests one at a time, in the order sent; background work only when quiet.
+// Requests one at a time, in the order sent.
 // A part of the sandbox worker (see main.js): the page joins the parts into
 // one closure, so nothing here is reachable from a cell.
 
 // Requests run one at a time, in the order sent: a run and a file operation never
-// interleave. Background work (installing the rest
-// of the stack, one package per task) runs only when no request waits and none came in
-// for QUIET_MS: a task that has started cannot be paused, and a cell sent meanwhile
-// would wait for it (an agent's steps come in bursts, a person types).
-const QUIET_MS = 3000;
-
-/** @param {() => Promise<unknown>} task @param {{background?: boolean, name?: string}} [options] */
-function enqueue(task, { background = false, name } = {}) {
-  queue.push({ task, background, name });
+// interleave. Nothing else runs in the worker: the rest of the stack is installed
+// inside the request that needs it (rest.js).
+/** @param {() => Promise<unknown>} task */
+function enqueue(task) {
+  queue.push(task);
   if (!pumping) pump();
 }
 
 async function pump() {
   pumping = true;
-  clearTimeout(quietTimer);
   while (queue.length) {
-    const first = queue.findIndex((t) => !t.background);
-    const quiet = lastRequest + QUIET_MS - performance.now();
-    if (first < 0 && quiet > 0) {
-      quietTimer = setTimeout(() => pumping || pump(), quiet);
-      break;
-    }
-    const [next] = queue.splice(first >= 0 ? first : 0, 1);
+    const next = /** @type {() => Promise<unknown>} */ (queue.shift());
     try {
-      await next.task();
+      await next();
     } catch {
       // a task answers for itself; the queue goes on
     }
-    if (!next.background) lastRequest = performance.now();
   }
   pumping = false;
 }

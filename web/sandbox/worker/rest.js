@@ -1,19 +1,8 @@
 "use strict";
-// The rest of the stack (scipy, scikit-learn, pyarrow, sympy…): installed in the
-// background, one package per task, or at once when a cell or inspect() needs it.
-// A part of the sandbox worker (see main.js): the page joins the parts into
-// one closure, so nothing here is reachable from a cell.
-
-function installRest() {
-  if (lazyFiles.size === 0 && lazyPackages.length) {
-    // Installed one package at a time while no request waits (see enqueue), so that
-    // `pd.read_parquet` or `import scipy` finds it without holding up anyone's cell.
-    const names = lazyPackages;
-    lazyPackages = [];
-    for (const name of names) enqueue(() => installPackage(name).then(() => null), { background: true, name });
-    enqueue(() => unpackBytecode("pycache-rest.zip").then(() => null), { background: true });
-  }
-}
+// The rest of the stack (scipy, scikit-learn, pyarrow, sympy…): installed only when a
+// request needs it, never in the background (README "Fast starts": nothing burns CPU
+// after ready). A part of the sandbox worker (see main.js): the page joins the parts
+// into one closure, so nothing here is reachable from a cell.
 
 // web/sandbox/install.js when the page handed it over (it skips loadPackage's clearing
 // of every import cache); else, or if it fails, Pyodide's loadPackage, which installs
@@ -32,13 +21,13 @@ async function installPackage(name) {
 // pandas imports pyarrow itself for these: no import line names it.
 const ARROW_USES = /\b(?:read|to)_(?:parquet|feather|orc)\b/;
 
-// The packages of the rest of the stack, still on their way, that a cell may import:
+// The packages of the rest of the stack, not installed yet, that a cell may import:
 // those whose modules it names anywhere, not only in an import line
 // (`importlib.import_module("scipy")`, `exec("import sklearn")`, DS-1000-style code),
 // and pyarrow for the pandas calls that import it. They are installed before the cell
 // runs, with what they depend on, so the import works the first time.
 function restNeeded(code) {
-  if (!lazyFiles.size && !lazyPackages.length && !queue.some((t) => t.background)) return [];
+  if (!lazyPackages.length) return [];
   const names = new Set(ARROW_USES.test(code) ? ["pyarrow"] : []);
   for (const match of code.matchAll(/[A-Za-z_]\w*/g)) {
     const name = restPackages.get(match[0]);
@@ -47,10 +36,9 @@ function restNeeded(code) {
   return [...names];
 }
 
-// Installs ``names`` and what they depend on now, inside the current request; the rest
-// stays in the background.
+// Installs ``names`` and what they depend on now, inside the current request, with the
+// bytecode the build compiled for them. True if anything was installed.
 async function installNow(names) {
-  await restFiles();
   const wanted = new Set();
   const add = (/** @type {string} */ name) => {
     if (wanted.has(name)) return;
@@ -58,22 +46,54 @@ async function installNow(names) {
     for (const dep of (lock && lock.packages[name] && lock.packages[name].depends) || []) add(dep);
   };
   names.forEach(add);
-  // In the queue's order, which is the lock's: a package after what it depends on.
-  for (let i; (i = queue.findIndex((t) => t.background && wanted.has(t.name))) >= 0; ) {
-    await queue.splice(i, 1)[0].task().catch(() => {});
+  // In lazyPackages' order, which is the lock's: a package after what it depends on.
+  const now = lazyPackages.filter((name) => wanted.has(name));
+  if (!now.length) return false;
+  await restFiles();
+  for (const name of now) {
+    await installPackage(name).catch(() => {}); // the cell's own import error says the rest
+    lazyPackages = lazyPackages.filter((n) => n !== name);
   }
+  await unpackRestBytecode().catch(() => {}); // without it, imports compile from source
+  return true;
 }
 
-// A cell that failed to import something while the rest of the stack was still being
-// installed: finish installing now, and say so (the model, or the person, runs it again).
-async function finishBackground(result) {
+// The bytecode the build compiled for the rest of the stack (sitebuild/precompile.mjs)
+// is one zip: only the files of installed sources are unpacked from it, so a package
+// not installed yet leaves no __pycache__ folder behind (that would make its name an
+// empty namespace package). Kept in the file system once read.
+const REST_BYTECODE = `
+def _reckon_unpack_rest(path):
+    import os, zipfile
+    with zipfile.ZipFile(path) as z:
+        for name in z.namelist():
+            folder, pyc = os.path.split(name)
+            source = os.path.join("/", os.path.dirname(folder), pyc.split(".")[0] + ".py")
+            if os.path.exists(source) and not os.path.exists("/" + name):
+                z.extract(name, "/")
+_reckon_unpack_rest
+`;
+const REST_ZIP = "/tmp/reckon-pycache-rest.zip";
+async function unpackRestBytecode() {
+  if (!restBytecode) {
+    const resp = await self.fetch(indexURL + "pycache-rest.zip");
+    if (!resp.ok) return;
+    pyodide.FS.writeFile(REST_ZIP, new Uint8Array(await resp.arrayBuffer()));
+    restBytecode = pyodide.runPython(REST_BYTECODE, { globals: pyodide.toPy({}) });
+  }
+  restBytecode(REST_ZIP);
+}
+
+// A cell that failed to import a module of the rest of the stack that no line of it
+// names (a library's own lazy import, a name built at run time): install it now, and
+// say so (the model, or the person, runs it again).
+async function finishInstall(result) {
   const type = result.error && result.error.type;
   if (result.status !== "error" || (type !== "ModuleNotFoundError" && type !== "ImportError")) return;
   // Only for a module the rest of the stack provides ("No module named 'scipy'",
   // pandas' "Missing optional dependency 'pyarrow'"): not for one nobody ships.
-  const named = [...String(result.error.message).matchAll(/'([A-Za-z_][\w.]*)'/g)].map((m) => m[1].split(".")[0]);
-  if (!named.some((name) => restPackages.has(name))) return;
-  if (await drainBackground()) result.error.message += " (The sandbox was still installing the rest of its packages in the background when this cell ran; they are installed now: run the cell again.)";
+  const named = [...String(result.error.message).matchAll(/'([A-Za-z_][\w.]*)'/g)].map((m) => restPackages.get(m[1].split(".")[0])).filter(Boolean);
+  if (named.length && (await installNow(named))) result.error.message += " (The sandbox had not installed that package yet, since no line of the cell names it; it is installed now: run the cell again.)";
 }
 
 async function readRestImports() {
@@ -85,16 +105,8 @@ async function readRestImports() {
   }
 }
 
-// Runs the queued background work now, inside the current request. True if there was any.
-async function drainBackground() {
-  await restFiles();
-  let any = false;
-  for (let i; (i = queue.findIndex((t) => t.background)) >= 0; any = true) await queue.splice(i, 1)[0].task().catch(() => {});
-  return any;
-}
-
-// The page holds the rest of the stack's files back until it is quiet: ask for them
-// now, and wait until they are all here (the background installs are then queued).
+// The page holds the rest of the stack's files back until a request needs them: ask
+// for them now, and wait until they are all here.
 async function restFiles() {
   if (!lazyFiles.size) return;
   post({ type: "need-files", id: currentRequest });

@@ -18,7 +18,7 @@ let interruptReason = null;
 /** @type {Int32Array | null} over a SharedArrayBuffer, when the page could make one */
 let shared = null;
 let memoryLimit = 2048 * 1024 * 1024;
-/** @type {string[]} the rest of the stack, installed once idle */
+/** @type {string[]} the rest of the stack not installed yet (installed when a request needs it) */
 let lazyPackages = [];
 /** @type {any} web/sandbox/install.js, when the page handed it over */
 let installer = null;
@@ -28,12 +28,14 @@ let lazyFiles = new Set();
 const waiting = new Map();
 /** @type {Map<string, string>} file name -> why the page could not fetch it */
 const refused = new Map();
-/** @type {Array<(value?: unknown) => void>} drainBackground() calls waiting for the rest of the files */
+/** @type {Array<(value?: unknown) => void>} restFiles() calls waiting for the rest of the files */
 const restWaiters = [];
 /** @type {Map<string, string>} top-level module name -> its package, for the rest of the stack (from the lock) */
 let restPackages = new Map();
 /** @type {any} pyodide-lock.json, parsed */
 let lock = null;
+/** @type {any} the Python function that unpacks the rest's bytecode (rest.js), once made */
+let restBytecode = null;
 let mounts = 0; // upload mount points made so far
 /** @type {Map<string, Blob>} each upload's File by its path in the mount (sql.js reads it in place) */
 const uploads = new Map();
@@ -47,12 +49,9 @@ let duckFailure = null;
 let fatal = false; // the interpreter cannot go on: the page is replacing this worker
 /** @type {number | null} the id of the request being handled (one at a time) */
 let currentRequest = null;
-/** @type {Array<{task: () => Promise<unknown>, background: boolean, name?: string}>} requests and background work (name: the package it installs), in order */
+/** @type {Array<() => Promise<unknown>>} requests, in order */
 const queue = [];
 let pumping = false;
-let lastRequest = -Infinity; // when the last request was answered
-/** @type {ReturnType<typeof setTimeout> | undefined} */
-let quietTimer = undefined;
 
 // Everything goes to the page over a MessagePort that the page created for this
 // worker and that arrives with the boot message. It lives only in this closure: a

@@ -1,0 +1,190 @@
+"use strict";
+// JS memory a cell makes outside the WebAssembly heap, counted against the memory
+// ceiling together with the heap. Through `js` a cell can make ArrayBuffers, which
+// live outside Pyodide's heap: the second outside attack held 8 GiB of them with no
+// restart (SECURITY.md, F4).
+// A part of the sandbox worker (see main.js): nothing here is reachable from a cell.
+//
+// Every buffer made by a constructor (ArrayBuffer, SharedArrayBuffer, the typed
+// arrays, WebAssembly.Memory) while a cell runs is counted while it lives. Copies go
+// through the same constructors (slice, map and friends make theirs through
+// `constructor[Symbol.species]`, which is a wrapped constructor too), so they count;
+// a view over a buffer that exists (the heap's) makes nothing and counts nothing.
+// Buffers are held by WeakRefs, which is exact but keeps a buffer a cell drops alive
+// until its run returns to the event loop (a WeakRef's target lives through the job
+// that made it): a cell that makes and drops big buffers in one run is held to all
+// of them at once. Buffers the runtime makes for itself between runs (a file read for
+// the page) are not counted. Files a cell writes outside /data are memory too:
+// countFileSystem. Not seen: buffers a browser API makes by other means (Blob or
+// Response arrayBuffer(), structuredClone, TextEncoder), and plain arrays and
+// strings, which V8's own heap limit ends by ending the renderer (the page then
+// replaces the frame: SECURITY.md, "A dead sandbox").
+
+let bufferBytes = 0; // the buffers below, as last counted
+let fileBytes = 0; // what files a cell wrote hold
+let cellRuns = false; // counting is on: a cell runs (handlers.js, run)
+let runtimeCalls = 0; // > 0 inside the file system's own calls, which count nothing
+/** @type {Array<{ref: WeakRef<object>, bytes: number}>} */
+let buffers = [];
+const counted = new WeakSet();
+
+/** Count a buffer once, while it lives. @param {any} buffer @param {number} [bytes] */
+function countBuffer(buffer, bytes = buffer.maxByteLength || buffer.byteLength) {
+  if (!cellRuns || runtimeCalls > 0 || !buffer || counted.has(buffer) || !bytes) return null;
+  counted.add(buffer);
+  const entry = { ref: new WeakRef(buffer), bytes };
+  buffers.push(entry);
+  bufferBytes += bytes;
+  return entry;
+}
+
+/** Drop the buffers collected since, and sum the rest. */
+function recount() {
+  buffers = buffers.filter((entry) => entry.ref.deref() !== undefined);
+  bufferBytes = buffers.reduce((sum, entry) => sum + entry.bytes, 0);
+}
+
+/** @param {unknown} value */
+function isBuffer(value) {
+  const tag = Object.prototype.toString.call(value);
+  return tag === "[object ArrayBuffer]" || tag === "[object SharedArrayBuffer]";
+}
+
+/**
+ * Put a counting constructor in place of self[name], for good: not writable, not
+ * configurable, and the prototype's `constructor` too, so neither a cell nor
+ * `x.constructor` gets the uncounted one back.
+ * @param {any} owner @param {string} name @param {(made: any, args: any[]) => void} onMade
+ */
+function wrapConstructor(owner, name, onMade) {
+  const original = owner[name];
+  if (typeof original !== "function") return;
+  const counting = new Proxy(original, {
+    construct(target, args, newTarget) {
+      const made = Reflect.construct(target, args, newTarget === counting ? target : newTarget);
+      onMade(made, args);
+      return made;
+    },
+  });
+  Object.defineProperty(original.prototype, "constructor", { value: counting, writable: false, configurable: false });
+  Object.defineProperty(owner, name, { value: counting, writable: false, configurable: false });
+}
+
+/** Count from now on: called once the interpreter is up, before any cell runs. */
+function countJsMemory() {
+  countFileSystem();
+  for (const name of ["ArrayBuffer", "SharedArrayBuffer"]) wrapConstructor(self, name, (made) => countBuffer(made));
+  const typed = ["Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array", "Uint32Array", "Float16Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array"];
+  for (const name of typed) {
+    // new Uint8Array(heap.buffer, offset, length) is a view: nothing made.
+    wrapConstructor(self, name, (made, args) => {
+      if (!isBuffer(args[0])) countBuffer(made.buffer);
+    });
+  }
+  // Pyodide's own memory was made before this; memories made from here on count,
+  // and so does their growth.
+  /** @type {WeakMap<object, {bytes: number}>} memories made by cells, and their growth */
+  const memories = new WeakMap();
+  wrapConstructor(WebAssembly, "Memory", (made) => {
+    const entry = countBuffer(made, made.buffer.byteLength);
+    if (entry) memories.set(made, entry);
+  });
+  // transfer() moves a buffer's memory into a new buffer that no constructor made.
+  for (const name of ["transfer", "transferToFixedLength"]) {
+    const move = ArrayBuffer.prototype[name];
+    if (typeof move !== "function") continue;
+    Object.defineProperty(ArrayBuffer.prototype, name, {
+      value(/** @type {number | undefined} */ length) {
+        const moved = move.call(this, length);
+        countBuffer(moved);
+        return moved;
+      },
+      writable: false,
+      configurable: false,
+    });
+  }
+  const grow = WebAssembly.Memory.prototype.grow;
+  Object.defineProperty(WebAssembly.Memory.prototype, "grow", {
+    value(/** @type {number} */ pages) {
+      const before = this.buffer.byteLength;
+      const result = grow.call(this, pages);
+      const entry = memories.get(this);
+      if (entry) {
+        entry.bytes += this.buffer.byteLength - before;
+        bufferBytes += this.buffer.byteLength - before;
+      }
+      return result;
+    },
+    writable: false,
+    configurable: false,
+  });
+}
+
+/**
+ * Files a cell writes outside /data live in memory (MEMFS), outside the heap too:
+ * counted by what each write, resize or unlink changes of a file's storage, not by
+ * the buffers MEMFS makes on the way (it grows a file by copying it into a larger
+ * array, so those copies would count several times over).
+ */
+function countFileSystem() {
+  const memfs = pyodide.FS.filesystems.MEMFS;
+  /** @type {WeakMap<object, number>} a file's storage as counted */
+  const files = new WeakMap();
+  /** @param {any} node */
+  const settle = (node) => {
+    const now = node && node.contents && typeof node.contents.length === "number" ? node.contents.length : 0;
+    if (!files.has(node) && !cellRuns) return; // the runtime's own files, made between runs
+    fileBytes += now - (files.get(node) || 0);
+    files.set(node, now);
+  };
+  /** @param {any} owner @param {string} name @param {(args: any[]) => any} nodeOf */
+  const watch = (owner, name, nodeOf) => {
+    const original = owner && owner[name];
+    if (typeof original !== "function") return;
+    owner[name] = function (/** @type {any[]} */ ...args) {
+      const node = nodeOf(args);
+      runtimeCalls += 1;
+      try {
+        return original.apply(this, args);
+      } finally {
+        runtimeCalls -= 1;
+        if (runtimeCalls === 0 && node) settle(node);
+      }
+    };
+  };
+  watch(memfs, "expandFileStorage", (args) => args[0]);
+  watch(memfs, "resizeFileStorage", (args) => args[0]);
+  // Nodes call the copies in ops_table (made when the first node was), not these.
+  const table = memfs.ops_table;
+  watch(table.file.stream, "write", (args) => args[0] && args[0].node);
+  const unlink = table.dir.node.unlink;
+  table.dir.node.unlink = function (/** @type {any} */ parent, /** @type {string} */ name) {
+    const node = parent && parent.contents ? parent.contents[name] : null;
+    const result = unlink.call(this, parent, name);
+    if (node && files.has(node)) {
+      fileBytes -= files.get(node) || 0;
+      files.delete(node);
+    }
+    return result;
+  };
+}
+
+/** The bytes the ceiling counts: Pyodide's heap, the buffers and the files a cell made. */
+function memoryInUse() {
+  return (pyodide ? pyodide._module.HEAP8.buffer.byteLength : 0) + bufferBytes + fileBytes;
+}
+
+/** Over the ceiling, counting only the buffers still alive (the slow count runs only
+ * when the quick one is over: this is asked every few bytecodes). */
+function overCeiling() {
+  if (memoryInUse() <= memoryLimit) return false;
+  recount();
+  return memoryInUse() > memoryLimit;
+}
+
+/** What is in use, for the MemoryError message. */
+function describeMemory() {
+  const mb = (/** @type {number} */ bytes) => `${Math.round(bytes / 1048576).toLocaleString("en")} MB`;
+  const heap = pyodide ? pyodide._module.HEAP8.buffer.byteLength : 0;
+  return `${mb(heap + bufferBytes + fileBytes)} in use: Python's heap ${mb(heap)}, JS buffers ${mb(bufferBytes)}, files in memory ${mb(fileBytes)}`;
+}
