@@ -26,10 +26,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
+sys.path.insert(0, str(ROOT / "tests"))
 
-from conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from startup import serve  # noqa: E402
+from support import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 WHOLE = """import pandas as pd
 df = pd.read_csv({path!r})

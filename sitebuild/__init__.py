@@ -12,6 +12,7 @@ from ._assemble import assemble
 from ._check import check, check_site
 from ._cli import main
 from ._context import ROOT, Context, Fetched, Paths
+from ._duckdb import duckdb_tarball
 from ._fetch import (
     artifact_key,
     close_over,
@@ -25,7 +26,7 @@ from ._fetch import (
 from ._pages import copy_web, module_graph
 from ._pins import PURE_PACKAGES
 from ._stages import ALL, STAGES, Stage, describe, plan
-from ._verify import official_lock, verify, verify_packages, verify_pure
+from ._verify import official_lock, verify, verify_duckdb, verify_packages, verify_pure
 from ._wheel import build_reckon_wheel, reckon_sources, reckon_wheel_key, wheels
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "close_over",
     "copy_web",
     "describe",
+    "duckdb_tarball",
     "extract_from_mirror",
     "fetch",
     "fetch_core",
@@ -60,6 +62,7 @@ __all__ = [
     "reckon_sources",
     "reckon_wheel_key",
     "verify",
+    "verify_duckdb",
     "verify_packages",
     "verify_pure",
     "wheels",

@@ -15,6 +15,7 @@ from reckon._exceptions import BuildError
 from . import _pins as pins
 from ._commands import link_or_copy
 from ._context import Context, Fetched
+from ._duckdb import ship_duckdb
 from ._fetch import close_over
 from ._node import precompile, snapshot
 from ._pages import copy_web
@@ -54,6 +55,7 @@ def assemble(ctx: Context) -> None:
     pycache = precompile(ctx, pyodide_dir, core=core, eager=eager, rest=rest)
     shipped = snapshot(ctx, pyodide_dir, web=ctx.paths.web, core=core, eager=eager)
     copy_web(out, web=ctx.paths.web)
+    sql_files = ship_duckdb(fetched.duckdb, pyodide_dir) if fetched.duckdb else []
     info = {
         "reckon": _project_version(ctx.paths.root),
         "pyodide": pins.PYODIDE_VERSION,
@@ -66,6 +68,9 @@ def assemble(ctx: Context) -> None:
             "eager_files": _files_of(full, eager) + pycache[:1],
             "rest_files": pycache[1:],
             "snapshot": shipped,
+            # DuckDB-wasm: handed to the worker only when a cell first runs SQL.
+            "sql_files": sql_files,
+            "duckdb": pins.DUCKDB_VERSION if sql_files else None,
         },
         "agent": {"packages": agent, "files": _files_of(full, agent)},
         # Wheels this build made from a pinned sdist (how: RECKON-BUILD.txt inside each).

@@ -47,6 +47,7 @@ class Fetched:
     packages: Path  # the official package files, each checked against that lock
     scientific: list[str]  # SANDBOX_PACKAGES closed over the lock, dependencies first
     pure: dict[str, Path]  # pure-Python wheel by package name
+    duckdb: Path | None = None  # the extracted @duckdb/duckdb-wasm npm package
 
 
 @dataclass

@@ -18,6 +18,7 @@ from reckon._exceptions import BuildError, ChecksumError
 from . import _pins as pins
 from ._commands import run, sha256_of
 from ._context import Context, Fetched
+from ._duckdb import fetch_duckdb
 from ._source_wheel import build_source_wheel
 
 __all__ = [
@@ -41,7 +42,8 @@ def fetch(ctx: Context) -> None:
     lock = json.loads((core / "pyodide-lock.json").read_text())["packages"]
     scientific = close_over(lock, pins.SANDBOX_PACKAGES)
     packages = fetch_packages(ctx, lock, scientific)
-    ctx.fetched = Fetched(core=core, packages=packages, scientific=scientific, pure=fetch_pure(ctx))
+    ctx.fetched = Fetched(core=core, packages=packages, scientific=scientific,
+                          pure=fetch_pure(ctx), duckdb=fetch_duckdb(ctx))  # fmt: skip
 
 
 def close_over(lock: dict[str, dict[str, object]], roots: Iterable[str]) -> list[str]:

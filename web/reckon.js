@@ -10,7 +10,7 @@ import { Persistence } from "./page/persist.js";
  * and the conversation are kept in this browser (IndexedDB) until deleted; see
  * persist.js. `session` names the saved conversation (tabs on the same name share it).
  * @param {{root?: URL, container?: HTMLElement, relay?: string, token?: string, agent?: boolean,
- *          persist?: boolean, session?: string, store?: import("./shared/store.js").Store, memoryLimitMB?: number, snapshot?: boolean,
+ *          persist?: boolean, session?: string, store?: import("./shared/store.js").Store, memoryLimitMB?: number, sqlMemoryLimitMB?: number, snapshot?: boolean,
  *          settings?: {timeoutMs?: number, maxSteps?: number, maxFailures?: number, tokenBudget?: number,
  *                      privacy?: "full" | "schema", allowColumns?: string[], approval?: "auto" | "ask",
  *                      verify?: boolean}}} [options]

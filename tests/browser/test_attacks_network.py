@@ -27,6 +27,26 @@ from .test_attacks_limits import LIMIT_ATTACKS
 
 pytestmark = pytest.mark.browser
 
+# run_sql loads DuckDB (and it must be DuckDB that answers, not the SQLite fallback);
+# each statement must fail without reaching the canary.
+DUCKDB = """
+from reckon.kernel._sql import sql_engine
+assert sql_engine() == "DuckDB", "DuckDB did not load"
+def sql(query):
+    try:
+        frame = run_sql(query)
+    except Exception as exc:
+        print("BLOCKED", type(exc).__name__, str(exc)[:200])
+    else:
+        print("REACHED", frame.to_string()[:200])
+
+def quiet(query):  # INSTALL only records the wish in DuckDB-wasm: LOAD fetches
+    try:
+        run_sql(query)
+    except Exception:
+        pass
+"""
+
 NETWORK_ATTACKS: dict[str, Attack] = {
     # --- fetch ------------------------------------------------------------------------
     "fetch-canary": Attack('print(await settle(js.fetch("CANARY/fetch")))'),
@@ -244,6 +264,24 @@ NETWORK_ATTACKS: dict[str, Attack] = {
         "seen = [pyodide_js._api.config.indexURL, str(pyodide_js._module.HEAP8.length),\n"
         "        json.dumps(sorted(pyodide_js.FS.readdir('/')))]\n"
         'print("REACHED" if any("SENTINEL" in s for s in seen) else "BLOCKED", seen[:2])'
+    ),
+    # --- DuckDB (run_sql): its HTTP reads and extension installs ------------------------------
+    "duckdb-read_csv-url": Attack(DUCKDB + "sql(\"SELECT * FROM read_csv('CANARY/duck.csv')\")"),
+    "duckdb-from-url": Attack(DUCKDB + "sql(\"SELECT * FROM 'CANARY/duck.parquet'\")"),
+    "duckdb-install-httpfs": Attack(DUCKDB + 'quiet("INSTALL httpfs")\nsql("LOAD httpfs")'),
+    "duckdb-install-from-canary": Attack(
+        DUCKDB + 'quiet("INSTALL httpfs FROM \'CANARY\'")\nsql("LOAD httpfs")'
+    ),
+    "duckdb-extension-repository": Attack(
+        DUCKDB + "sql(\"SET custom_extension_repository = 'CANARY'\")\n"
+        'sql("SET autoinstall_known_extensions = true")\n'
+        "sql(\"SELECT * FROM read_csv('CANARY/auto.csv')\")"
+    ),
+    "duckdb-bridge-register-url": Attack(
+        # The worker's own bridge only knows files of the sandbox's file system.
+        DUCKDB + "import _reckon_duckdb\n"
+        "attempt(lambda: _reckon_duckdb.register('CANARY/bridge.csv'))\n"
+        "sql(\"SELECT * FROM 'CANARY/bridge.csv'\")"
     ),
 }
 

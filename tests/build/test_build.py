@@ -162,6 +162,32 @@ def test_every_pin_matches_the_cached_file() -> None:
         assert hashlib.sha256(artifact.read_bytes()).hexdigest() == pin
 
 
+def test_the_site_ships_duckdb_for_the_first_sql_only() -> None:
+    if not (SITE / "build-info.json").exists():
+        pytest.fail("run `python build.py` first")
+    info = json.loads((SITE / "build-info.json").read_text())
+    names = info["sandbox"]["sql_files"]
+    assert sorted(names) == ["duckdb-1.32.0-blocking.js", "duckdb-1.32.0-eh.wasm"]
+    assert info["sandbox"]["duckdb"] == "1.32.0"
+    # Never among what a start fetches (Pyodide's, the eager packages, the rest).
+    started = {*info["core"], *info["sandbox"]["files"], *info["sandbox"]["eager_files"]}
+    assert not started & set(names)
+    wasm = (SITE / "pyodide" / "duckdb-1.32.0-eh.wasm").read_bytes()
+    assert wasm[:4] == b"\0asm" and info["sizes"]["duckdb-1.32.0-eh.wasm"] == len(wasm)
+    script = (SITE / "pyodide" / "duckdb-1.32.0-blocking.js").read_text()
+    assert script.startswith("// @duckdb/duckdb-wasm 1.32.0 (MIT)")
+    assert "self.__reckonDuckDB = " in script and "sourceMappingURL" not in script
+
+
+def test_a_duckdb_tarball_with_the_wrong_hash_is_refused(a_cache: Context) -> None:
+    tgz = sitebuild.duckdb_tarball(a_cache)
+    tgz.parent.mkdir(parents=True, exist_ok=True)
+    tgz.write_bytes(b"not the package")
+    with pytest.raises(ChecksumError, match="sha256 differs"):
+        sitebuild.verify_duckdb(a_cache)
+    assert not tgz.exists()
+
+
 def test_a_cached_build_downloads_nothing(tmp_path: Path) -> None:
     def build_once() -> str:
         proc = subprocess.run(

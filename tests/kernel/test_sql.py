@@ -1,4 +1,6 @@
-"""run_sql: the uploaded tables as SQLite tables, created on demand."""
+"""run_sql: the uploaded tables as DuckDB views over the files (tables for what DuckDB
+cannot read in place), created on demand; read_table's columns=/where= pushdown; and
+SQLite where DuckDB is missing."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import pandas as pd
 import pytest
 
 from reckon.kernel import Kernel as Session
-from reckon.kernel import run_sql, sql_tables, table_name
+from reckon.kernel import _sql, read_table, run_sql, sql_tables, table_name
 
 
 @pytest.fixture
@@ -65,8 +67,10 @@ def test_a_changed_file_is_loaded_again(a_data_dir: Path) -> None:
 @pytest.mark.parametrize(
     ("query", "message"),
     [
-        pytest.param("SELECT nope FROM sales_2024", "no such column: nope", id="column"),
-        pytest.param("SELECT * FROM salez", "no such table: salez", id="table"),
+        pytest.param(
+            "SELECT nope FROM sales_2024", 'Referenced column "nope" not found', id="column"
+        ),
+        pytest.param("SELECT * FROM salez", "Table with name salez does not exist", id="table"),
         pytest.param("SELEC 1", "syntax error", id="syntax"),
     ],
 )
@@ -86,7 +90,7 @@ def test_the_session_has_run_sql_and_shows_a_table(a_data_dir: Path, tmp_path: P
     assert "<table" in result["result"]["html"]
     failed = asyncio.run(session.run("run_sql('SELECT x FROM sales_2024')"))
     assert failed["status"] == "error"
-    assert "no such column: x" in failed["error"]["message"]
+    assert 'Referenced column "x" not found' in failed["error"]["message"]
     assert "Tables you can query" in failed["error"]["message"]
 
 
@@ -111,11 +115,105 @@ def test_a_column_with_spaces_written_with_underscores_gets_its_quoted_name(
     assert fixed["m"][0] == 15
 
 
-def test_a_function_sqlite_lacks_points_to_pandas(a_data_dir: Path) -> None:
+def test_duckdb_has_the_functions_sqlite_lacked(a_data_dir: Path) -> None:
+    frame = run_sql(
+        "SELECT median(qty) AS m, stddev_samp(price) AS s FROM sales_2024",
+        data_dir=str(a_data_dir),
+    )
+    assert frame["m"][0] == 2.5
+    assert frame["s"][0] == pytest.approx(pd.Series([10.5, 20, 30, 5]).std())
+
+
+@pytest.fixture
+def on_sqlite(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine where DuckDB is missing (a sandbox whose DuckDB did not load)."""
+    monkeypatch.setattr(_sql, "_db", _sql._Database(_sql._SQLite(), "no DuckDB here"))
+
+
+def test_without_duckdb_sqlite_answers(a_data_dir: Path, on_sqlite: None) -> None:
+    assert _sql.sql_engine() == "SQLite"
+    frame = run_sql("SELECT COUNT(*) AS n FROM sales_2024", data_dir=str(a_data_dir))
+    assert frame["n"][0] == 4
     with pytest.raises(ValueError) as caught:
         run_sql("SELECT median(qty) FROM sales_2024", data_dir=str(a_data_dir))
     assert 'SQLite has no median(); compute it in Python with pandas instead (df["column"]' \
         ".median())" in str(caught.value)  # fmt: skip
+    assert "no DuckDB here" in str(caught.value)
     with pytest.raises(ValueError) as caught:
         run_sql("SELECT nope FROM sales_2024", data_dir=str(a_data_dir))
     assert "Did you mean" not in str(caught.value)  # nothing close: no guess
+
+
+# DuckDB reads clean files in place; messy ones go through read_table -----------------
+
+
+def test_a_clean_csv_is_a_view_over_the_file_and_a_messy_one_a_table(a_data_dir: Path) -> None:
+    run_sql("SELECT * FROM sales_2024, prices", data_dir=str(a_data_dir))
+    loaded = _sql._database().loaded
+    assert loaded["sales_2024"][3] == "VIEW"  # scanned as queries run, never loaded whole
+    assert loaded["prices"][3] == "TABLE"  # cp1252 and decimal commas: read_table read it
+
+
+def test_a_query_may_name_a_file_by_its_path(a_data_dir: Path) -> None:
+    path = a_data_dir / "sales 2024.csv"
+    frame = run_sql(f"SELECT COUNT(*) AS n FROM read_csv('{path}')", data_dir=str(a_data_dir))
+    assert frame["n"][0] == 4
+
+
+def test_junk_lines_and_decimal_commas_read_in_place(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "report.csv").write_text(
+        "Exported by ShopTool\n\nwhen;region;amount\n2024-01-01;East;1,5\n2024-01-02;West;2,25\n"
+    )
+    frame = run_sql("SELECT SUM(amount) AS s, COUNT(*) AS n FROM report", data_dir=str(data))
+    assert frame["s"][0] == pytest.approx(3.75)
+    assert frame["n"][0] == 2
+    assert _sql._database().loaded["report"][3] == "VIEW"
+
+
+def test_a_row_duckdb_cannot_parse_gets_a_message_that_says_what_to_do(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    rows = "".join(f"{i},{i * 2}\n" for i in range(30_000))  # past DuckDB's type sample
+    (data / "late.csv").write_text("id,value\n" + rows + "30000,not a number\n")
+    with pytest.raises(ValueError) as caught:
+        run_sql("SELECT SUM(value) FROM late", data_dir=str(data))
+    text = str(caught.value)
+    assert "all_varchar = true" in text and "ignore_errors = true" in text
+    assert "late (late.csv): id, value" in text
+    fixed = run_sql(
+        f"SELECT COUNT(*) AS n FROM read_csv('{data / 'late.csv'}', all_varchar = true)",
+        data_dir=str(data),
+    )
+    assert fixed["n"][0] == 30_001
+
+
+def test_a_file_that_is_no_table_gets_read_tables_message(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "broken.xlsx").write_bytes(b"PK\x03\x04 not really a workbook")
+    with pytest.raises(ValueError) as caught:
+        run_sql("SELECT * FROM broken", data_dir=str(data))
+    assert "broken.xlsx" in str(caught.value)
+
+
+# read_table(columns=, where=): the engine scans the file, the frame holds the answer --
+
+
+def test_read_table_pushes_columns_and_a_filter_down(a_data_dir: Path) -> None:
+    path = str(a_data_dir / "sales 2024.csv")
+    frame = read_table(path, columns=["region", "price"], where="price > 20 AND region = 'East'")
+    assert list(frame.columns) == ["region", "price"]
+    assert frame.to_dict("records") == [{"region": "East", "price": 30.0}]
+    # Messy files too (read_table loads them, the filter runs in DuckDB).
+    messy = read_table(str(a_data_dir / "prices.csv"), columns=["preis"], where="preis > 2")
+    assert messy["preis"].tolist() == [2.25]
+
+
+def test_read_table_pushdown_errors_name_the_columns(a_data_dir: Path) -> None:
+    with pytest.raises(ValueError) as caught:
+        read_table(str(a_data_dir / "sales 2024.csv"), columns=["prize"])
+    assert "sales 2024.csv has the columns: region, product, price, qty" in str(caught.value)
+    with pytest.raises(ValueError, match="cannot be combined"):
+        read_table(str(a_data_dir / "sales 2024.csv"), where="qty > 1", sep=";")

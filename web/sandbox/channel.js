@@ -115,7 +115,7 @@ export class SandboxChannel extends SandboxRuntime {
     };
     this.workerPort = workerPort;
     const lazyPackages = this.info.sandbox.all_packages.filter((name) => !this.info.sandbox.packages.includes(name));
-    const config = { ...this.config, indexURL: new URL("pyodide/", this.root).href, packages: this.info.sandbox.packages, lazyFiles: this.lazy, heldBack: this.heldBack, lazyPackages };
+    const config = { ...this.config, indexURL: new URL("pyodide/", this.root).href, packages: this.info.sandbox.packages, lazyFiles: this.lazy, heldBack: this.heldBack, lazyPackages, sqlFiles: this.info.sandbox.sql_files || [] };
     if (kind === "frame-start") this.port.postMessage({ type: kind, workerSource: this.workerSource, runtime: this.runtime, config }, [channel.port2]);
     else this.port.postMessage({ type: kind, snapshot: this.config.snapshot || null }, [channel.port2]);
     return this.bootPromise;
@@ -180,7 +180,12 @@ export class SandboxChannel extends SandboxRuntime {
     // The worker handles one request at a time, in order: anything about a request
     // that is not the one being handled is not the worker's own doing. Ignore it.
     if (msg.id !== this.rpc.head) return;
-    if (msg.type === "need-files") {
+    if (msg.type === "need-files" && Array.isArray(msg.files)) {
+      // DuckDB's files (sql.js), asked for by name on the first SQL: sent once.
+      const sql = (this.info && this.info.sandbox.sql_files) || [];
+      const wanted = msg.files.filter((name) => sql.includes(name) && !(this.handed || []).includes(name));
+      if (wanted.length) this.handOver(wanted);
+    } else if (msg.type === "need-files") {
       this.handHeld();
     } else if (msg.type === "stream") {
       const entry = this.rpc.pending.get(msg.id);

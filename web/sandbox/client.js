@@ -20,11 +20,12 @@ const BACKSTOP_MS = 15_000; // beyond the queue's own limits, for a cell that ne
 export class Sandbox extends SandboxSnapshots {
   /**
    * `snapshot: false` turns snapshot starts off (README "Fast starts").
-   * @param {{root?: URL, container?: HTMLElement, memoryLimitMB?: number, outputLimit?: number, snapshot?: boolean}} [options]
+   * `sqlMemoryLimitMB`: DuckDB's memory limit for run_sql (default: half of `memoryLimitMB`).
+   * @param {{root?: URL, container?: HTMLElement, memoryLimitMB?: number, sqlMemoryLimitMB?: number, outputLimit?: number, snapshot?: boolean}} [options]
    */
-  constructor({ root = new URL("../", import.meta.url), container = document.body, memoryLimitMB = 2048, outputLimit = 100_000, snapshot = true } = {}) {
+  constructor({ root = new URL("../", import.meta.url), container = document.body, memoryLimitMB = 2048, sqlMemoryLimitMB = 0, outputLimit = 100_000, snapshot = true } = {}) {
     super({ root, container, snapshot });
-    this.config = { memoryLimitMB, kernel: { output_limit: outputLimit } };
+    this.config = { memoryLimitMB, sqlMemoryLimitMB, kernel: { output_limit: outputLimit } };
     // Enforced here too: the kernel's limit lives inside the sandbox, where a cell can
     // raise it (the second outside attack put 40 MB into the chat that way).
     this.outputLimit = outputLimit;

@@ -148,7 +148,7 @@ def _sql_arguments(arguments: str) -> ToolArguments:
     if isinstance(value, dict):
         value = value.get("query", value.get("sql"))
     if not isinstance(value, str) or not value.strip():
-        return ToolArguments(None, 'run_sql expects {"query": "<one SQLite query>"}')
+        return ToolArguments(None, 'run_sql expects {"query": "<one DuckDB SQL query>"}')
     return ToolArguments(sql_cell(value))
 
 

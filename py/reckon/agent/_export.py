@@ -67,15 +67,31 @@ except ImportError:  # plain pandas: simpler stand-ins (no sniffing of odd files
             return pd.read_csv(path, **{"encoding": "cp1252", **options})
 
     def run_sql(query, data_dir="data", limit=None):
-        \"\"\"SQLite over the table files in data_dir, each named after its file.\"\"\"
-        db = sqlite3.connect(":memory:")
+        \"\"\"DuckDB (pip install duckdb), else SQLite, over the table files in data_dir.\"\"\"
+        try:
+            import duckdb
+        except ImportError:
+            duckdb = None
+        db = duckdb.connect() if duckdb else sqlite3.connect(":memory:")
         words = set(re.findall(r"\\w+", query.lower()))
         for name in sorted(os.listdir(data_dir)):
             table = re.sub(r"[^0-9a-zA-Z_]+", "_", os.path.splitext(name)[0]).strip("_").lower()
             table = f"t_{table}" if table[:1].isdigit() else table
             if table in words:
-                read_table(os.path.join(data_dir, name)).to_sql(table, db, index=False)
-        frame = pd.read_sql_query(query, db)
+                frame = read_table(os.path.join(data_dir, name))
+                if duckdb:
+                    db.register(table, frame)
+                else:
+                    frame.to_sql(table, db, index=False)
+        if duckdb:
+            result = db.sql(query)
+            kinds = [str(kind) for kind in result.types]
+            frame = result.df()
+            for i, kind in enumerate(kinds):  # SUM of integers: a whole number, not 4.0
+                if kind == "HUGEINT" and frame.iloc[:, i].notna().all():
+                    frame.isetitem(i, frame.iloc[:, i].astype("int64"))
+        else:
+            frame = pd.read_sql_query(query, db)
         db.close()
         return frame if limit is None else frame.head(limit)"""
 

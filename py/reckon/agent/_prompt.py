@@ -38,10 +38,13 @@ _LOADED = """\
 pd (pandas), np (numpy) and plt (matplotlib.pyplot) are imported, and the files are
   loaded as shown above. Variables persist between cells."""
 
-_RUN_TOOLS = "Run Python with the run_python tool (run_sql runs one SQLite query over the tables)."
+_RUN_TOOLS = (
+    "Run Python with the run_python tool (run_sql runs one query in DuckDB's SQL dialect "
+    "over the tables)."
+)
 _RUN_BLOCKS = (
     "To run Python, reply with one ```python code block and nothing else runnable; its "
-    'output comes back in the next message. run_sql("SELECT …") works in code too.'
+    'output comes back in the next message. run_sql("SELECT …") (DuckDB SQL) works in code too.'
 )
 
 

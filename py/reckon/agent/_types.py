@@ -52,12 +52,13 @@ RUN_SQL_TOOL: JSONDict = {
     "function": {
         "name": "run_sql",
         "description": (
-            "Run one SQLite query over the uploaded tables (each table file is a table, "
-            "named as in the file list) and get the result table back."
+            "Run one query in DuckDB's SQL dialect over the uploaded tables (each table file "
+            "is a table, named as in the file list; files are scanned in place, so large "
+            "ones work) and get the result table back."
         ),
         "parameters": {
             "type": "object",
-            "properties": {"query": {"type": "string", "description": "One SQLite query."}},
+            "properties": {"query": {"type": "string", "description": "One DuckDB SQL query."}},
             "required": ["query"],
             "additionalProperties": False,
         },

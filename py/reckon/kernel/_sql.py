@@ -1,41 +1,223 @@
-"""SQL over the uploaded tables: each file under /data becomes a SQLite table on demand.
+"""SQL over the uploaded tables with DuckDB: each table file under /data is a view.
 
-``run_sql("SELECT region, AVG(price) FROM sales GROUP BY region")`` loads
-``/data/sales.csv`` (with ``read_table``, so messy files work too) into an
-in-memory SQLite database the first time a query names it, and again only when
-the file changes. The result is a DataFrame, so it shows as a table like any
-trailing value.
+``run_sql("SELECT region, AVG(price) FROM sales GROUP BY region")`` queries
+``/data/sales.csv`` in place: the first time a query names a table, its file becomes
+a DuckDB view over ``read_csv``/``read_parquet``/``read_json`` (scanned as the query
+runs, never loaded whole), and again only when the file changes. A file DuckDB
+cannot read itself (a spreadsheet, a zip, text that is not UTF-8, ragged rows) is
+read with ``read_table`` and handed over as a table. The result is a pandas
+DataFrame, so it shows as a table like any trailing value.
+
+Engines: in the browser, DuckDB-wasm in the sandbox worker (the module
+``_reckon_duckdb`` that web/sandbox/worker/sql.js registers; results arrive as
+Arrow IPC bytes); on CPython, the ``duckdb`` package when it is installed, else
+SQLite with every table loaded whole (the engine before DuckDB).
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
-from typing import TYPE_CHECKING, Any
+import sys
+from typing import Any
 
-from reckon.kernel.tables import read_table
+from reckon.kernel.tables import read_head, read_table
+from reckon.kernel.tables._encoding import TextScan
+from reckon.kernel.tables._sniff import WHITESPACE, sniff_layout
 
-if TYPE_CHECKING:
-    import sqlite3
-
-__all__ = ["run_sql", "sql_tables", "table_name"]
+__all__ = ["SQL_NOT_LOADED", "query_file", "run_sql", "sql_engine", "sql_tables", "table_name"]
 
 _TABLE_SUFFIXES = {
     ".csv", ".tsv", ".psv", ".ssv", ".txt", ".xlsx", ".xlsm", ".xls", ".ods", ".json",
-    ".jsonl", ".parquet", ".zip", ".gz",
+    ".jsonl", ".ndjson", ".parquet", ".zip", ".gz",
 }  # fmt: skip
+_TEXT = {".csv", ".tsv", ".psv", ".ssv", ".txt", ".tab", ".dat"}
+# A file DuckDB cannot read in place is loaded whole with read_table: only up to this.
+_FRAME_LIMIT = 512 * 1024 * 1024
+# The worker looks for this sentence to load DuckDB after such a cell (sql.js).
+SQL_NOT_LOADED = "DuckDB loads on the first cell that calls run_sql"
+_SQL_STOPPED = "the query was stopped"  # the bridge's word for a cancelled query (sql.js)
+
+
+class SqlError(Exception):
+    """A query the engine refused, with the engine's message."""
+
+
+class _Engine:
+    """What run_sql needs of a database: run a query, make a file a table."""
+
+    name = "DuckDB"
+
+    def query(self, sql: str) -> Any:  # -> pandas.DataFrame; raises SqlError
+        raise NotImplementedError
+
+    def execute(self, sql: str) -> None:
+        self.query(sql)
+
+    def register(self, path: str) -> None:
+        """Make the file at ``path`` readable under that name (the browser's DuckDB)."""
+
+    def source(self, path: str) -> str | None:
+        """The SQL that scans ``path`` in place, or ``None`` when it cannot."""
+        return _duckdb_source(path)
+
+    def load_frame(self, name: str, frame: Any) -> None:
+        raise NotImplementedError
+
+    def drop(self, name: str, kind: str) -> None:
+        self.execute(f"DROP {kind} IF EXISTS {_ident(name)}")
+
+    def columns(self, name: str) -> list[str]:
+        return [str(c) for c in self.query(f"SELECT * FROM {_ident(name)} LIMIT 0").columns]
+
+
+class _NativeDuckDB(_Engine):
+    """The ``duckdb`` package on CPython (tests, benchmarks, exported notebooks)."""
+
+    def __init__(self) -> None:
+        import duckdb
+
+        self._errors = (duckdb.Error,)
+        self.connection = duckdb.connect(":memory:")
+        for statement in _SETTINGS:
+            self.connection.execute(statement)
+
+    def query(self, sql: str) -> Any:
+        try:
+            relation = self.connection.sql(sql)
+            if relation is None:  # a statement with no result (CREATE, SET)
+                import pandas as pd
+
+                return pd.DataFrame()
+            kinds = [str(kind) for kind in relation.types]
+            frame = relation.df()
+        except self._errors as exc:
+            raise SqlError(str(exc)) from None
+        for i, kind in enumerate(kinds):
+            # SUM and friends of integers are HUGEINT, which pandas gets as floats.
+            if kind == "HUGEINT" and frame.iloc[:, i].notna().all():
+                frame.isetitem(i, frame.iloc[:, i].astype("int64"))
+        return frame
+
+    def load_frame(self, name: str, frame: Any) -> None:
+        self.connection.register("__reckon_frame", frame)
+        try:
+            self.execute(f"CREATE TABLE {_ident(name)} AS SELECT * FROM __reckon_frame")
+        finally:
+            self.connection.unregister("__reckon_frame")
+
+
+class _BrowserDuckDB(_Engine):
+    """DuckDB-wasm in the sandbox worker, called synchronously through ``bridge``."""
+
+    def __init__(self, bridge: Any) -> None:
+        self.bridge = bridge
+
+    def query(self, sql: str) -> Any:
+        import pyarrow as pa
+
+        try:
+            data = self.bridge.query(sql)
+        except Exception as exc:  # pyodide.ffi.JsException: DuckDB's message
+            message = _js_message(exc)
+            if message == _SQL_STOPPED:  # the cell's deadline, or interrupt()
+                raise KeyboardInterrupt from None
+            raise SqlError(message) from None
+        buffer = pa.py_buffer(data.to_py())
+        # DuckDB-wasm answers with the Arrow IPC file format ("ARROW1" first).
+        is_file = buffer.size >= 6 and buffer.slice(0, 6).to_pybytes() == b"ARROW1"
+        reader = pa.ipc.open_file(buffer) if is_file else pa.ipc.open_stream(buffer)
+        table = reader.read_all()
+        frame = table.to_pandas()
+        for i, field in enumerate(table.schema):
+            # SUM and friends of integers are HUGEINT: Arrow decimals of scale 0.
+            if pa.types.is_decimal(field.type) and field.type.scale == 0:
+                column = frame.iloc[:, i]
+                if column.notna().all():
+                    frame.isetitem(i, column.map(int).astype("int64"))
+        return frame
+
+    def register(self, path: str) -> None:
+        self.bridge.register(path)
+
+    def source(self, path: str) -> str | None:
+        # DuckDB-wasm's npm package has no Parquet (nor JSON) extension built in, and
+        # the sandbox downloads none: read_table reads those files (with pyarrow).
+        if os.path.splitext(path)[1].lower() == ".parquet":
+            return None
+        return _duckdb_source(path)
+
+    def load_frame(self, name: str, frame: Any) -> None:
+        import pyarrow as pa
+        from pyodide.ffi import to_js
+
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        try:
+            self.bridge.insertArrow(name, to_js(memoryview(sink.getvalue())))
+        except Exception as exc:
+            raise SqlError(_js_message(exc)) from None
+
+
+class _SQLite(_Engine):
+    """SQLite, every table loaded whole: only where DuckDB is missing."""
+
+    name = "SQLite"
+
+    def __init__(self) -> None:
+        # Imported here: in Pyodide sqlite3 is a package of its own.
+        import sqlite3
+
+        self.connection = sqlite3.connect(":memory:")
+        self._errors = (sqlite3.Error,)
+
+    def query(self, sql: str) -> Any:
+        import pandas as pd
+
+        try:
+            return pd.read_sql_query(sql, self.connection)
+        except (*self._errors, pd.errors.DatabaseError) as exc:
+            text = str(exc)
+            # pandas wraps sqlite's message in "Execution failed on sql '...': <message>".
+            match = re.search(r"Execution failed on sql .*?: (.*)$", text, re.S)
+            raise SqlError(match.group(1) if match else text) from None
+
+    def execute(self, sql: str) -> None:
+        try:
+            self.connection.execute(sql)
+        except self._errors as exc:
+            raise SqlError(str(exc)) from None
+
+    def source(self, path: str) -> str | None:
+        return None
+
+    def load_frame(self, name: str, frame: Any) -> None:
+        frame.to_sql(name, self.connection, if_exists="replace", index=False)
+
+    def columns(self, name: str) -> list[str]:
+        return [row[1] for row in self.connection.execute(f"PRAGMA table_info({_ident(name)})")]
+
+
+# No network and no extension beyond those built in (the sandbox's DuckDB sets the
+# same, then locks them: web/sandbox/worker/sql.js).
+_SETTINGS = (
+    "SET autoinstall_known_extensions = false",
+    "SET autoload_known_extensions = false",
+)
 
 
 class _Database:
-    """One connection per process; remembers which file version each table holds."""
+    """One engine per process; remembers which file version each table holds."""
 
-    def __init__(self) -> None:
-        # Imported here: in Pyodide sqlite3 is a package of its own, and the kernel
-        # must import even before it is installed.
-        import sqlite3
-
-        self.connection: sqlite3.Connection = sqlite3.connect(":memory:")
-        self.loaded: dict[str, tuple[str, int, int]] = {}  # table -> (path, mtime_ns, size)
+    def __init__(self, engine: _Engine, note: str = "") -> None:
+        self.engine = engine
+        self.note = note  # why this is not DuckDB, when it is not
+        self.loaded: dict[str, tuple[str, int, int, str]] = {}  # name -> (path, mtime, size, kind)
+        self.registered: dict[str, tuple[int, int]] = {}  # path -> (mtime, size)
+        self.unread: dict[str, str] = {}  # table -> why DuckDB could not read its file in place
 
 
 _db: _Database | None = None
@@ -44,8 +226,30 @@ _db: _Database | None = None
 def _database() -> _Database:
     global _db
     if _db is None:
-        _db = _Database()
+        _db = _make_database()
     return _db
+
+
+def _make_database() -> _Database:
+    if sys.platform == "emscripten":
+        try:
+            import _reckon_duckdb as bridge
+        except ImportError:
+            raise RuntimeError(f"{SQL_NOT_LOADED}; it is loaded now: run the cell again.") from None
+        failure = getattr(bridge, "failure", None)
+        if failure:
+            note = f"DuckDB could not be loaded ({failure}); SQLite answers instead."
+            return _Database(_SQLite(), note)
+        return _Database(_BrowserDuckDB(bridge))
+    try:
+        return _Database(_NativeDuckDB())
+    except ImportError:
+        return _Database(_SQLite(), "The duckdb package is not installed; SQLite answers instead.")
+
+
+def sql_engine() -> str:
+    """The engine run_sql uses here: ``"DuckDB"`` or ``"SQLite"``."""
+    return _database().engine.name
 
 
 def table_name(path: str) -> str:
@@ -74,18 +278,92 @@ def sql_tables(data_dir: str = "/data") -> dict[str, str]:
     return _table_files(data_dir)
 
 
-def _ensure_loaded(db: _Database, name: str, path: str) -> None:
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _duckdb_source(path: str) -> str | None:
+    """DuckDB's scan of ``path`` with what read_table would detect, or ``None`` when
+    DuckDB cannot read it as read_table does (read_table reads it then). JSON goes
+    through read_table: the sandbox's DuckDB has no JSON extension (it loads none),
+    and JSON lines are the same table either way."""
+    extension = os.path.splitext(path)[1].lower()
+    if extension == ".parquet":
+        return f"read_parquet({_string(path)})"
+    if extension in _TEXT:
+        return _csv_source(path, extension)
+    return None
+
+
+def _csv_source(path: str, extension: str) -> str | None:
+    head = read_head(path)
+    if not head or head.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in head[:8192]:
+        return None
+    try:
+        # The head may end inside a character: only a wrong byte before that counts.
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        return None  # read_table finds the encoding
+    scan = TextScan(encoding="utf-8", lines=0, size=os.path.getsize(path))
+    layout = sniff_layout(path, scan, extension=extension)
+    if layout.ragged or layout.sep == WHITESPACE or layout.thousands or layout.skipinitialspace:
+        return None
+    options = [f"delim = {_string(layout.sep)}", f"header = {layout.header is not None}"]
+    if layout.skiprows:
+        options.append(f"skip = {layout.skiprows}")
+    if layout.decimal != ".":
+        options.append(f"decimal_separator = {_string(layout.decimal)}")
+    return f"read_csv({_string(path)}, {', '.join(options)})"
+
+
+def _version(path: str) -> tuple[int, int]:
     stat = os.stat(path)
-    version = (path, stat.st_mtime_ns, stat.st_size)
-    if db.loaded.get(name) == version:
+    return stat.st_mtime_ns, stat.st_size
+
+
+def _register(db: _Database, path: str) -> None:
+    version = _version(path)
+    if db.registered.get(path) != version:
+        db.engine.register(path)
+        db.registered[path] = version
+
+
+def _ensure_loaded(db: _Database, name: str, path: str) -> None:
+    mtime, size = _version(path)
+    old = db.loaded.get(name)
+    if old is not None and old[:3] == (path, mtime, size):
         return
+    if old is not None:
+        db.engine.drop(name, old[3])
+        del db.loaded[name]
+    source = db.engine.source(path)
+    failure = ""
+    if source is not None:
+        _register(db, path)
+        try:
+            db.engine.execute(f"CREATE VIEW {_ident(name)} AS SELECT * FROM {source}")
+            db.loaded[name] = (path, mtime, size, "VIEW")
+            return
+        except SqlError as exc:
+            failure = db.unread[name] = str(exc)
+    if size > _FRAME_LIMIT and failure:
+        raise ValueError(
+            f"{os.path.basename(path)} could not be read in place by DuckDB ({_short(failure)}), "
+            f"and at {size / 1e6:.0f} MB it is too big to load whole. Query it with explicit "
+            f"options, e.g. run_sql(\"SELECT * FROM read_csv({_string(path)}, delim = ';', "
+            'header = true, all_varchar = true)"), or fix the file.'
+        )
     frame = read_table(path)
     # Column names that SQL can use without quoting surprises.
     frame.columns = [
         str(c) if str(c).strip() else f"column_{i}" for i, c in enumerate(frame.columns)
     ]
-    frame.to_sql(name, db.connection, if_exists="replace", index=False)
-    db.loaded[name] = version
+    db.engine.load_frame(name, frame)
+    db.loaded[name] = (path, mtime, size, "TABLE")
 
 
 def _mentioned(query: str, names: dict[str, str]) -> list[str]:
@@ -94,35 +372,84 @@ def _mentioned(query: str, names: dict[str, str]) -> list[str]:
     return [name for name in names if name in words]
 
 
-def run_sql(query: str, *, data_dir: str = "/data", limit: int | None = None) -> Any:
-    """Run a SQL query over the files in ``data_dir``; returns a pandas DataFrame.
+def _paths_in(query: str) -> list[str]:
+    """Files a query names by path (``FROM '/data/x.parquet'``, ``read_csv('...')``)."""
+    found = []
+    for literal in re.findall(r"'((?:[^']|'')+)'", query):
+        path = literal.replace("''", "'")
+        if path.startswith("/") and os.path.isfile(path):
+            found.append(path)
+    return found
 
-    Tables are named after their files (``sales 2024.csv`` -> ``sales_2024``).
+
+def run_sql(query: str, *, data_dir: str = "/data", limit: int | None = None) -> Any:
+    """Run a SQL query (DuckDB's dialect) over the files in ``data_dir``; returns a
+    pandas DataFrame.
+
+    Tables are named after their files (``sales 2024.csv`` -> ``sales_2024``); a
+    query may also read a file by its path (``SELECT * FROM '/data/x.parquet'``).
     Raises ``ValueError`` naming the tables and their columns when the query does
     not fit them, so a model (or a person) can fix it from the message.
     """
-    import sqlite3
-
-    import pandas as pd
-
     db = _database()
     files = _table_files(data_dir)
     for name in _mentioned(query, files):
         _ensure_loaded(db, name, files[name])
+    if db.engine.name == "DuckDB":
+        for path in _paths_in(query):
+            _register(db, path)
     try:
-        frame = pd.read_sql_query(query, db.connection)
-    except (sqlite3.Error, pd.errors.DatabaseError) as exc:
-        message, tables = _clean(exc), _describe_tables(db, files)
-        hint = _hint(message, _columns(db, files))
-        raise ValueError(f"{message}{hint}\n{tables}") from None
+        frame = db.engine.query(query)
+    except SqlError as exc:
+        raise _query_error(db, str(exc), files) from None
     return frame.head(limit) if limit is not None else frame
 
 
-def _clean(exc: BaseException) -> str:
-    text = str(exc)
-    # pandas wraps sqlite's message in "Execution failed on sql '...': <message>".
-    match = re.search(r"Execution failed on sql .*?: (.*)$", text, re.S)
-    return f"SQL error: {match.group(1) if match else text}"
+def query_file(path: str, *, columns: list[str] | None = None, where: str | None = None) -> Any:
+    """The rows of the table file ``path`` that match the SQL condition ``where``, with
+    only ``columns``: the engine scans the file and returns only those (read_table's
+    ``columns=``/``where=``)."""
+    if not os.path.isfile(path):
+        raise ValueError(f"{path} does not exist; list the files to see what is there.")
+    db = _database()
+    name = "__file_" + table_name(path)
+    _ensure_loaded(db, name, path)
+    chosen = ", ".join(_ident(str(c)) for c in columns) if columns else "*"
+    sql = f"SELECT {chosen} FROM {_ident(name)}" + (f" WHERE {where}" if where else "")
+    try:
+        return db.engine.query(sql)
+    except SqlError as exc:
+        shown = ", ".join(_quoted(c) for c in db.engine.columns(name))
+        raise ValueError(
+            f"{_label(db)}: {_short(str(exc))}\n{os.path.basename(path)} has the columns: {shown}"
+        ) from None
+
+
+def _label(db: _Database) -> str:
+    return f"SQL error ({db.engine.name})"
+
+
+def _short(message: str) -> str:
+    return message if len(message) <= 1500 else message[:1500] + " …"
+
+
+def _query_error(db: _Database, message: str, files: dict[str, str]) -> ValueError:
+    tables = _describe_tables(db, files)
+    hint = _hint(db, message, _columns(db, files))
+    note = f"\n{db.note}" if db.note else ""
+    bad_file = _file_hint(message)
+    return ValueError(f"{_label(db)}: {_short(message)}{hint}{bad_file}{note}\n{tables}")
+
+
+def _file_hint(message: str) -> str:
+    """For a row DuckDB cannot parse, deep in a file it read in place: what to do."""
+    if not re.search(r"CSV Error|Conversion Error|Invalid Input Error|Invalid unicode", message):
+        return ""
+    return (
+        "\nA row of the file does not fit what DuckDB detected from its first rows. "
+        "Read every column as text with read_csv('/data/<file>', all_varchar = true) "
+        "and cast what you need, skip bad rows with ignore_errors = true, or fix the file."
+    )
 
 
 # What SQLite lacks that a question often needs, and the pandas method that does it.
@@ -138,18 +465,18 @@ def _quoted(column: str) -> str:
     return column if _PLAIN_NAME.fullmatch(column) else '"' + column.replace('"', '""') + '"'
 
 
-def _hint(message: str, columns: list[str]) -> str:
-    """What to write instead, for the two slips models make most: a column with spaces
-    written with underscores (or no quotes), and a function SQLite does not have."""
-    missing = re.search(r"no such column: (\S+)", message)
+def _hint(db: _Database, message: str, columns: list[str]) -> str:
+    """What to write instead, for the slips models make most: a column with spaces
+    written with underscores (or no quotes), and (SQLite) a function it lacks."""
+    missing = re.search(r'no such column: (\S+)|Referenced column "([^"]+)" not found', message)
     if missing:
-        wanted = _folded(missing.group(1).split(".")[-1])
+        wanted = _folded((missing.group(1) or missing.group(2)).split(".")[-1])
         close = [c for c in columns if _folded(c) == wanted]
         if close:
             return f"\nDid you mean {_quoted(close[0])}? Names with spaces go in double quotes."
         return ""
     function = re.search(r"no such function: (\w+)", message)
-    if function:
+    if function and db.engine.name == "SQLite":
         name = function.group(1)
         method = _PANDAS_FOR.get(name.lower())
         example = f' (df["column"].{method}())' if method else ""
@@ -163,29 +490,32 @@ def _folded(name: str) -> str:
 
 def _columns(db: _Database, files: dict[str, str]) -> list[str]:
     """The columns of the tables loaded so far (the listing below loads the rest)."""
-    import sqlite3
-
     found: list[str] = []
     for name in files:
+        if name not in db.loaded:
+            continue
         try:
-            found += [row[1] for row in db.connection.execute(f'PRAGMA table_info("{name}")')]
-        except sqlite3.Error:
+            found += db.engine.columns(name)
+        except SqlError:
             continue
     return found
 
 
 def _describe_tables(db: _Database, files: dict[str, str]) -> str:
-    import sqlite3
-
     if not files:
         return "There are no table files under /data: upload a CSV or spreadsheet first."
     lines = ["Tables you can query:"]
     for name, path in files.items():
         try:
             _ensure_loaded(db, name, path)
-            columns = [row[1] for row in db.connection.execute(f'PRAGMA table_info("{name}")')]
-            shown = ", ".join(_quoted(str(c)) for c in columns)
+            shown = ", ".join(_quoted(str(c)) for c in db.engine.columns(name))
             lines.append(f"  {name} ({os.path.basename(path)}): {shown}")
-        except (ValueError, OSError, sqlite3.Error) as exc:
+        except (ValueError, OSError, SqlError) as exc:
             lines.append(f"  {name} ({os.path.basename(path)}): cannot be read: {exc}")
     return "\n".join(lines)
+
+
+def _js_message(exc: BaseException) -> str:
+    text = str(exc)
+    # A JsException reads "Error: <DuckDB's message>".
+    return text.removeprefix("Error: ")

@@ -49,6 +49,8 @@ async function boot(msg) {
   lazyPackages = config.lazyPackages || [];
   await readRestImports();
   memoryLimit = (config.memoryLimitMB || 2048) * 1024 * 1024;
+  sqlFiles = config.sqlFiles || [];
+  sqlMemoryLimitMB = config.sqlMemoryLimitMB || 0;
   if (config.interruptBuffer) shared = new Int32Array(config.interruptBuffer);
   // Without JSPI (stack switching), as in Node.js, Firefox and Safari: with it Pyodide
   // boots with another function-table layout, and the build's snapshot (made under

@@ -7,8 +7,12 @@
 const ARROW_FILES = /\.(parquet|pq|feather|arrow)$/i;
 
 async function run(msg) {
+  const sql = sqlNeeded(msg.code);
   const needed = restNeeded(msg.code);
+  // run_sql reads DuckDB's Arrow results with pyarrow, from the rest of the stack.
+  if (sql && !needed.includes("pyarrow")) needed.push("pyarrow");
   if (needed.length) await installNow(needed);
+  if (sql) await loadDuckDB();
   // Pyodide's own look at the imports (it parses the cell in Python: not for a cell
   // that cannot import, nor once nothing is left to install): a package restNeeded()
   // missed, or every one if the lock could not be read.
@@ -32,6 +36,12 @@ async function run(msg) {
     cellRuns = false;
   }
   await finishInstall(result);
+  if (!duck && !duckFailure && result.error && String(result.error.message).includes(SQL_NOT_LOADED)) {
+    // SQL from a cell that did not name run_sql (a function of an earlier cell): load
+    // DuckDB now; the message says to run the cell again.
+    await installNow(["pyarrow"]);
+    await loadDuckDB();
+  }
   // A cell whose last JS call made the buffers ran no Python after it to be stopped;
   // an interrupt that came after the cell's last line landed in the kernel's code.
   if (interruptReason === "memory" || (interruptReason === null && overCeiling())) {
@@ -80,6 +90,7 @@ function mountFile(msg) {
   ensureDir(msg.path);
   if (pyodide.FS.analyzePath(msg.path).exists) pyodide.FS.unlink(msg.path);
   pyodide.FS.symlink(`${mountPoint}/${name}`, msg.path);
+  uploads.set(`${mountPoint}/${name}`, msg.file);
   return { status: "ok", path: msg.path, size: msg.file.size };
 }
 

@@ -37,6 +37,15 @@ let lock = null;
 /** @type {any} the Python function that unpacks the rest's bytecode (rest.js), once made */
 let restBytecode = null;
 let mounts = 0; // upload mount points made so far
+/** @type {Map<string, Blob>} each upload's File by its path in the mount (sql.js reads it in place) */
+const uploads = new Map();
+/** @type {string[]} DuckDB's files (sql.js), handed over by the page only when asked for */
+let sqlFiles = [];
+let sqlMemoryLimitMB = 0; // DuckDB's memory_limit; 0: half the sandbox's ceiling
+/** @type {any} DuckDB, once a cell first ran SQL: {db, conn, version, limitMB} */
+let duck = null;
+/** @type {string | null} why DuckDB could not be loaded */
+let duckFailure = null;
 let fatal = false; // the interpreter cannot go on: the page is replacing this worker
 /** @type {number | null} the id of the request being handled (one at a time) */
 let currentRequest = null;

@@ -1,5 +1,5 @@
 """Text-to-SQL in the demo model: rankings, group-bys, counts and filters as one
-SQLite query through the ``run_sql`` tool, when the person asks in SQL words.
+SQL query through the ``run_sql`` tool, when the person asks in SQL words.
 
 A question takes this path when it says "sql" or "query", or uses SQL phrasing
 ("select … from", "group by", "order by", "limit 5"). The query's column names
@@ -124,7 +124,7 @@ def _groupby(intent: Intent, table: str) -> str | None:
     elif agg in _SQL_AGG:
         measure = f"ROUND({_SQL_AGG[agg]}({_col(values[0])}), 4)"
     else:
-        return None  # SQLite has no median: the Python cell computes it
+        return None  # a median: the Python cell computes it (as before DuckDB)
     key = _label(group)
     return (
         f'SELECT {key} AS {_ident(group.name)}, {measure} AS "value"\n'

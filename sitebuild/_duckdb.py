@@ -1,0 +1,90 @@
+"""DuckDB-wasm for the sandbox: the pinned npm package fetched into the cache, and the
+two files the site ships from it (PROTOCOL.md §3, "SQL"): the synchronous browser
+bindings, wrapped into a classic script the worker imports, and the wasm build with
+WebAssembly exceptions. Both go under ``pyodide/`` with the version in their names
+(that folder is served as immutable), and are handed to the worker only when its
+first query needs them."""
+
+from __future__ import annotations
+
+import shutil
+import tarfile
+from pathlib import Path
+
+from reckon._exceptions import ChecksumError
+
+from . import _pins as pins
+from ._commands import run, sha256_of
+from ._context import Context
+
+__all__ = ["SQL_FILES", "duckdb_tarball", "fetch_duckdb", "ship_duckdb"]
+
+# name in the site's pyodide/ folder -> file of the npm package
+SQL_FILES = {
+    f"duckdb-{pins.DUCKDB_VERSION}-blocking.js": "dist/duckdb-browser-blocking.cjs",
+    f"duckdb-{pins.DUCKDB_VERSION}-eh.wasm": "dist/duckdb-eh.wasm",
+}
+
+# The bindings are a CommonJS module. Their imports: apache-arrow, used only by the
+# high-level query API, which the sandbox does not call (it takes Arrow IPC bytes from
+# runQuery and Python reads them), and Node.js modules on Node-only paths.
+_WRAPPER_HEAD = """\
+// @duckdb/duckdb-wasm {version} (MIT), dist/duckdb-browser-blocking.cjs, wrapped by
+// sitebuild/_duckdb.py into a classic script that leaves self.__reckonDuckDB.
+self.__reckonDuckDB = (() => {{
+  const module = {{ exports: {{}} }};
+  const require = (name) => {{
+    if (name === "apache-arrow") return {{}};
+    throw new Error(`${{name}} is not available in the sandbox`);
+  }};
+  (function (module, exports, require) {{
+"""
+_WRAPPER_TAIL = """
+  })(module, module.exports, require);
+  return module.exports;
+})();
+"""
+
+
+def duckdb_tarball(ctx: Context) -> Path:
+    return ctx.paths.cache / "npm" / f"duckdb-duckdb-wasm-{pins.DUCKDB_VERSION}.tgz"
+
+
+def fetch_duckdb(ctx: Context) -> Path:
+    """The npm package, checked against its pin; returns the extracted folder."""
+    tgz = duckdb_tarball(ctx)
+    folder = tgz.parent / "duckdb-wasm"
+    if not tgz.exists():
+        ctx.log(
+            f"fetch: @duckdb/duckdb-wasm@{pins.DUCKDB_VERSION} from npm (31 MB, once): "
+            "DuckDB for run_sql in the sandbox"
+        )
+        ctx.made.append("duckdb-wasm download")
+        tgz.parent.mkdir(parents=True, exist_ok=True)
+        run(["npm", "pack", f"@duckdb/duckdb-wasm@{pins.DUCKDB_VERSION}", "--silent"],
+            cwd=tgz.parent)  # fmt: skip
+    if sha256_of(tgz) != pins.DUCKDB_NPM_SHA256:
+        tgz.unlink()
+        raise ChecksumError(f"{tgz.name}: sha256 differs from the pinned one; run the build again")
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    with tarfile.open(tgz) as tar:
+        members = [m for m in tar.getmembers() if m.name.removeprefix("package/") in
+                   (*SQL_FILES.values(), "package.json")]  # fmt: skip
+        tar.extractall(folder, members=members, filter="data")
+    return folder / "package"
+
+
+def ship_duckdb(package: Path, pyodide_dir: Path) -> list[str]:
+    """The site's copies of the two files; returns their names."""
+    for name, source in SQL_FILES.items():
+        if name.endswith(".js"):
+            text = (package / source).read_text(encoding="utf-8")
+            # No source map is shipped: drop its pointer.
+            lines = [ln for ln in text.splitlines() if not ln.startswith("//# sourceMappingURL")]
+            head = _WRAPPER_HEAD.format(version=pins.DUCKDB_VERSION)
+            (pyodide_dir / name).write_text(head + "\n".join(lines) + _WRAPPER_TAIL)
+        else:
+            shutil.copy2(package / source, pyodide_dir / name)
+    return list(SQL_FILES)
