@@ -47,6 +47,28 @@ def test_an_uploaded_csv_is_queried_in_place_by_duckdb(reckon: Any) -> None:
     assert out[:2] == ["DuckDB", "VIEW"] and out[2].startswith("v1.")
 
 
+def test_a_spreadsheet_column_of_numbers_and_text_is_queried_as_text(reckon: Any) -> None:
+    # The table reaches DuckDB through Arrow, which takes one type per column: a real
+    # spreadsheet's column of numbers and codes was refused whole, and with it every
+    # query that so much as named the file's table.
+    import io
+
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    for row in [("item", "code"), ("a", 12), ("b", "X-7"), ("c", None)]:
+        sheet.append(row)
+    data = io.BytesIO()
+    book.save(data)
+    reply = upload_file_object(reckon, "mixed codes.xlsx", data.getvalue())
+    assert reply["status"] == "ok", reply
+    result = ok(run_sql(reckon, "SELECT item, code FROM mixed_codes ORDER BY item"))
+    rows = [line.split()[1:] for line in result["result"]["text"].splitlines()[1:]]
+    assert rows[:2] == [["a", "12"], ["b", "X-7"]], result["result"]["text"]
+
+
 def test_read_table_pushes_columns_and_filters_down(reckon: Any) -> None:
     rows = "".join(
         f"{i},{'East' if i % 3 else 'West'},{i * 0.5},{'x' * 20}\n" for i in range(50_000)

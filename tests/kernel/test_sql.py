@@ -217,3 +217,29 @@ def test_read_table_pushdown_errors_name_the_columns(a_data_dir: Path) -> None:
     assert "sales 2024.csv has the columns: region, product, price, qty" in str(caught.value)
     with pytest.raises(ValueError, match="cannot be combined"):
         read_table(str(a_data_dir / "sales 2024.csv"), where="qty > 1", sep=";")
+
+
+def test_a_spreadsheet_column_of_numbers_and_text_is_queried_as_text(a_data_dir: Path) -> None:
+    # Real spreadsheets mix types in a column; one type per column is all Arrow and
+    # DuckDB take, and the table used to be refused whole ("Expected bytes, got a 'int'").
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    for row in [("item", "code", "n"), ("a", 12, 1), ("b", "X-7", 2), ("c", None, 3)]:
+        sheet.append(row)
+    book.save(a_data_dir / "mixed.xlsx")
+    frame = run_sql("SELECT item, code FROM mixed ORDER BY item", data_dir=str(a_data_dir))
+    assert frame["code"].tolist()[:2] == ["12", "X-7"] and pd.isna(frame["code"].iloc[2])
+
+
+def test_a_word_that_names_an_unreadable_file_does_not_fail_a_query_that_needs_none(
+    a_data_dir: Path,
+) -> None:
+    # `s` is an alias here, and also the name of a file that cannot be read.
+    (a_data_dir / "s.xlsx").write_bytes(b"not a spreadsheet")
+    query = "SELECT SUM(price) AS s FROM sales_2024"
+    assert run_sql(query, data_dir=str(a_data_dir))["s"].tolist() == [65.5]
+    with pytest.raises(ValueError, match=r"s \(.*s\.xlsx\) could not be loaded"):
+        run_sql("SELECT * FROM s", data_dir=str(a_data_dir))

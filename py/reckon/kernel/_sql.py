@@ -362,8 +362,23 @@ def _ensure_loaded(db: _Database, name: str, path: str) -> None:
     frame.columns = [
         str(c) if str(c).strip() else f"column_{i}" for i, c in enumerate(frame.columns)
     ]
-    db.engine.load_frame(name, frame)
+    db.engine.load_frame(name, _one_type_a_column(frame))
     db.loaded[name] = (path, mtime, size, "TABLE")
+
+
+def _one_type_a_column(frame: Any) -> Any:
+    """``frame`` with every column of mixed Python types (numbers and text in one
+    spreadsheet column, common in real files) as text, missing values kept: Arrow and
+    DuckDB take one type per column, and would refuse the whole table."""
+    import pandas as pd
+
+    frame = frame.copy(deep=False)
+    for i in range(frame.shape[1]):
+        column = frame.iloc[:, i]
+        if column.dtype != object or column.dropna().map(type).nunique() <= 1:
+            continue
+        frame.isetitem(i, column.map(lambda v: v if pd.isna(v) else str(v)))
+    return frame
 
 
 def _mentioned(query: str, names: dict[str, str]) -> list[str]:
@@ -393,14 +408,24 @@ def run_sql(query: str, *, data_dir: str = "/data", limit: int | None = None) ->
     """
     db = _database()
     files = _table_files(data_dir)
+    # A word of the query that names a file may be a column or an alias: a file that
+    # cannot be loaded fails the query only if the query then needs it.
+    unloaded: dict[str, str] = {}
     for name in _mentioned(query, files):
-        _ensure_loaded(db, name, files[name])
+        try:
+            _ensure_loaded(db, name, files[name])
+        except Exception as exc:  # whatever reading the file raised: said below if needed
+            plain = isinstance(exc, ValueError)
+            unloaded[name] = str(exc) if plain else f"{type(exc).__name__}: {exc}"
     if db.engine.name == "DuckDB":
         for path in _paths_in(query):
             _register(db, path)
     try:
         frame = db.engine.query(query)
     except SqlError as exc:
+        for name, why in unloaded.items():
+            if re.search(rf"\b{re.escape(name)}\b", str(exc), flags=re.I):
+                raise ValueError(f"{name} ({files[name]}) could not be loaded: {why}") from None
         raise _query_error(db, str(exc), files) from None
     return frame.head(limit) if limit is not None else frame
 
