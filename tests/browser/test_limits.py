@@ -4,6 +4,7 @@ that ends the interpreter itself (os._exit) or runs a million frames deep."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 
@@ -79,47 +80,67 @@ def test_an_exited_interpreter_says_so_and_the_session_is_rebuilt(a_console_page
 
 # A frame whose renderer died (out of memory from JS arrays, or ended by the system)
 # answers nothing. Navigating the sandbox frame away does the same to the page: the
-# frame's document, its worker and their ports are gone, with no error to see. The
-# navigation is not instant, so wait for it: a run sent before it lands may still be
-# answered, and the death would then be found by the run after it.
-KILL_THE_FRAME = """
+# frame's document, its worker and their ports are gone, with no error to see. Neither
+# the navigation nor the end of the frame's worker is instant (a loaded machine ends
+# the worker well after the frame has loaded about:blank, and it answers meanwhile),
+# so each kill waits until Playwright has seen that worker end.
+KILL_THE_FRAME = """async () => {
+    const small = window.small;
     await new Promise((gone) => {
         small.sandbox.frame.addEventListener("load", gone, { once: true });
         small.sandbox.frame.src = "about:blank";
     });
-"""
+}"""
+
+
+def kill_the_frame(page: Any) -> None:
+    before = len(page.workers)
+    page.evaluate(KILL_THE_FRAME)
+    deadline = time.monotonic() + 30
+    while len(page.workers) >= before and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert len(page.workers) < before, "the frame's worker did not end"
 
 
 def test_a_dead_frame_is_replaced_and_no_request_waits_forever(a_console_page: Any) -> None:
-    outcome = a_console_page.evaluate(
+    page = a_console_page
+    page.evaluate(
         """async () => {
             const { createReckon } = await import("./reckon.js");
-            const small = createReckon({ agent: false, persist: false });
-            await small.ready();
-            await small.writeFile("kept.txt", "still here");
-            await small.run("x = 1");
-            const deadline = (p, what) => Promise.race([p, new Promise((_, reject) =>
+            window.small = createReckon({ agent: false, persist: false });
+            await window.small.ready();
+            await window.small.writeFile("kept.txt", "still here");
+            await window.small.run("x = 1");
+            window.deadline = (p, what) => Promise.race([p, new Promise((_, reject) =>
                 setTimeout(() => reject(new Error(what + " waited over 90 s")), 90000))]);
-            """
-        + KILL_THE_FRAME
-        + """
+        }"""
+    )
+    kill_the_frame(page)
+    found = page.evaluate(
+        """async () => {
+            const small = window.small;
             // The run that finds the frame dead, then what comes after it.
             const first = await deadline(small.run("print(2)"), "the first run");
             const read = "print(open('/data/kept.txt').read())";
             const kept = await deadline(small.run(read), "a later run");
             const files = await deadline(small.listFiles("/data"), "listFiles");
-            // The reported case: a cell times out while the frame is dead, and the
-            // restart is posted to it.
-            """
-        + KILL_THE_FRAME
-        + """
+            return { first, kept, files: files.map((f) => f.name) };
+        }"""
+    )
+    # The reported case: a cell times out while the frame is dead, and the restart is
+    # posted to it.
+    kill_the_frame(page)
+    timed = page.evaluate(
+        """async () => {
+            const small = window.small;
             const loop = small.run("while True: pass", { timeoutMs: 2000 });
             const late = await deadline(loop, "a timed-out run");
             const after = await deadline(small.run("print(3)"), "the run after the timeout");
             small.close();
-            return { first, kept, files: files.map((f) => f.name), late, after };
+            return { late, after };
         }"""
     )
+    outcome = {**found, **timed}
     first = outcome["first"]
     assert first["status"] == "error" and "stopped responding" in first["error"]["message"], first
     kept = outcome["kept"]
