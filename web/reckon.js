@@ -11,7 +11,7 @@ import { Persistence } from "./page/persist.js";
  * persist.js. `session` names the saved conversation (tabs on the same name share it).
  * @param {{root?: URL, container?: HTMLElement, relay?: string, token?: string, agent?: boolean,
  *          persist?: boolean, session?: string, store?: import("./shared/store.js").Store, memoryLimitMB?: number, sqlMemoryLimitMB?: number, snapshot?: boolean,
- *          settings?: {timeoutMs?: number, maxSteps?: number, maxFailures?: number, tokenBudget?: number,
+ *          settings?: {timeoutMs?: number, timeoutPerGbMs?: number, maxSteps?: number, maxFailures?: number, tokenBudget?: number,
  *                      privacy?: "full" | "schema", allowColumns?: string[], approval?: "auto" | "ask",
  *                      verify?: boolean}}} [options]
  */

@@ -373,3 +373,48 @@ def test_the_chat_page_asks_first_then_shows_cost_and_what_was_sent(
         assert "what is 6*7" in (sent.text_content() or "")
     finally:
         context.close()
+
+
+BUSY = (
+    "import time\nstart = time.monotonic()\n"
+    "while time.monotonic() - start < {s}:\n    pass\nprint('done')"
+)
+
+
+def test_a_run_may_take_longer_when_the_files_are_big(
+    a_page: Any, a_playlist: tuple[Playlist, str], tmp_path: Any
+) -> None:
+    """`timeoutMs` is the limit of a run over small files; each GB under /data adds
+    `timeoutPerGbMs` (a query over a 5 GB upload takes a minute), and the limit holds."""
+    model, _ = a_playlist
+    big = tmp_path / "big.bin"
+    with big.open("wb") as out:  # 400 MB, sparse: nothing is written
+        out.truncate(400_000_000)
+    model.requests.clear()
+    model.queue = [("code", BUSY.format(s=3)), ("code", BUSY.format(s=9)), ("text", "Done.")]
+    a_page.evaluate(
+        """async () => {
+            const { createReckon } = await import("./reckon.js");
+            const settings = { timeoutMs: 1500, timeoutPerGbMs: 10000 };
+            window.big = createReckon({ persist: false, settings });
+            await window.big.ready();
+            const input = document.createElement("input");
+            input.type = "file";
+            input.id = "big-file";
+            document.body.appendChild(input);
+        }"""
+    )
+    try:
+        a_page.set_input_files("#big-file", str(big))
+        uploaded = a_page.evaluate(
+            "() => window.big.upload(document.getElementById('big-file').files[0])"
+        )
+        assert uploaded["status"] == "ok", uploaded
+        outcome = a_page.evaluate("() => window.big.ask('is it done', {model: 'scripted'})")
+        assert outcome["status"] == "ok", outcome
+        cells = [s for s in outcome["steps"] if s["kind"] == "code" and not s.get("origin")]
+        # 1.5 s + 0.4 GB x 10 s = 5.5 s: three seconds fit, nine do not.
+        assert [c["result"]["status"] for c in cells] == ["ok", "timeout"], cells
+        assert cells[0]["result"]["stdout"] == "done\n"
+    finally:
+        a_page.evaluate("() => window.big && window.big.close()")

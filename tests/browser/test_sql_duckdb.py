@@ -98,6 +98,12 @@ def test_parquet_and_json_lines_are_tables_read_by_read_table(reckon: Any) -> No
     out = ok(run(reckon, code))["stdout"].strip()
     # The sandbox's DuckDB has no Parquet or JSON extension and loads none.
     assert out == "[{'k': 'a', 's': 4.5}, {'k': 'b', 's': 2.0}] 2 ['TABLE', 'TABLE']"
+    # DuckDB's own advice (INSTALL parquet; SET autoinstall_known_extensions=1) cannot
+    # work here: the error says what does.
+    failed = run_sql(reckon, "SELECT * FROM read_parquet('/data/duck_parts.parquet')")
+    message = failed["error"]["message"]
+    assert failed["status"] == "error" and "INSTALL" not in message, message
+    assert "parquet extension cannot be loaded here" in message and "duck_parts" in message
 
 
 def test_a_file_duckdb_cannot_parse_says_what_to_do(reckon: Any) -> None:

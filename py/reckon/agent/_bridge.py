@@ -91,11 +91,21 @@ class PageExecutor:
 
     Each request is ``{"type": <method>, ...args}`` as JSON text; the worker's
     JavaScript sends it to the page as a ``call`` (PROTOCOL.md §4) and hands back the
-    reply's payload as JSON text."""
+    reply's payload as JSON text.
 
-    def __init__(self, bridge: Any, *, timeout_ms: int) -> None:
+    A run may take ``timeout_ms``, plus ``per_gb_ms`` for each GB of the files under
+    /data as last listed: a query over a 5 GB upload is a minute of DuckDB here, which
+    a limit made for small files would stop every time."""
+
+    def __init__(self, bridge: Any, *, timeout_ms: int, per_gb_ms: int = 0) -> None:
         self.bridge = bridge
-        self.timeout_ms = timeout_ms
+        self.base_timeout_ms = timeout_ms
+        self.per_gb_ms = per_gb_ms
+        self.data_bytes = 0
+
+    @property
+    def timeout_ms(self) -> int:
+        return self.base_timeout_ms + round(self.per_gb_ms * self.data_bytes / 1e9)
 
     async def _call(self, method: str, **args: Any) -> JSONDict:
         assert method in AGENT_ALLOWED, method  # the page refuses any other
@@ -117,6 +127,7 @@ class PageExecutor:
 
     async def environment(self, *, python: str, packages: list[str]) -> JSONDict:
         listing = await self._call("listFiles", dir="/data")
+        self.data_bytes = sum(int(e.get("size") or 0) for e in listing.get("files", []))
         files = []
         for entry in listing.get("files", []):
             if entry.get("is_dir"):

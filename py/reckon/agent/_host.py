@@ -49,7 +49,11 @@ class _State:
         self.bridge = bridge
         self.config = config
         settings = config.get("settings", {})
-        self.executor = PageExecutor(bridge, timeout_ms=int(settings.get("timeoutMs", 60_000)))
+        self.executor = PageExecutor(
+            bridge,
+            timeout_ms=int(settings.get("timeoutMs", 60_000)),
+            per_gb_ms=int(settings.get("timeoutPerGbMs", 60_000)),
+        )
         self.agent = Agent(
             DemoModel(),
             self.executor,

@@ -460,10 +460,26 @@ def _short(message: str) -> str:
 
 def _query_error(db: _Database, message: str, files: dict[str, str]) -> ValueError:
     tables = _describe_tables(db, files)
-    hint = _hint(db, message, _columns(db, files))
+    message, hint = _extension_hint(message)
+    hint += _hint(db, message, _columns(db, files))
     note = f"\n{db.note}" if db.note else ""
     bad_file = _file_hint(message)
     return ValueError(f"{_label(db)}: {_short(message)}{hint}{bad_file}{note}\n{tables}")
+
+
+def _extension_hint(message: str) -> tuple[str, str]:
+    """DuckDB's advice to INSTALL and LOAD an extension (read_parquet, read_json in the
+    browser) cannot work in the sandbox, which loads none: a model that follows it
+    fails again. It is replaced by what works."""
+    found = re.search(r"exists in the (\w+) extension", message)
+    if not found:
+        return message, ""
+    message = re.sub(r"\s*Please try installing.*", "", message, flags=re.S)
+    return message, (
+        f"\nThe {found.group(1)} extension cannot be loaded here (no network). Every "
+        "uploaded table file is already a table under its own name (listed below): query "
+        "it by that name, or read the file with read_table() in Python."
+    )
 
 
 def _file_hint(message: str) -> str:
