@@ -243,3 +243,52 @@ def test_a_word_that_names_an_unreadable_file_does_not_fail_a_query_that_needs_n
     assert run_sql(query, data_dir=str(a_data_dir))["s"].tolist() == [65.5]
     with pytest.raises(ValueError, match=r"s \(.*s\.xlsx\) could not be loaded"):
         run_sql("SELECT * FROM s", data_dir=str(a_data_dir))
+
+
+# Parquet where the engine cannot scan it (DuckDB-wasm, SQLite): only needed columns ---
+
+
+@pytest.mark.parametrize(
+    ("text", "needed"),
+    [
+        pytest.param(
+            "SELECT region, SUM(qty) FROM t GROUP BY region", ["region", "qty"], id="named"
+        ),
+        pytest.param('SELECT "Unit Price" * qty FROM t', ["qty", "Unit Price"], id="quoted"),
+        pytest.param("SELECT COUNT(*) FROM t", ["region"], id="rows-only"),
+        pytest.param("SELECT * FROM t WHERE qty > 1", ["region", "qty", "Unit Price"], id="star"),
+        pytest.param("SELECT t.* FROM t", ["region", "qty", "Unit Price"], id="t-star"),
+        pytest.param("SELECT REGION FROM t", ["region"], id="case"),
+        pytest.param(None, ["region", "qty", "Unit Price"], id="everything"),
+    ],
+)
+def test_a_query_needs_the_columns_it_names(text: str | None, needed: list[str]) -> None:
+    from reckon.kernel._sql_columns import needed_columns
+
+    assert needed_columns(text, ["region", "qty", "Unit Price"]) == needed
+
+
+def test_parquet_is_loaded_a_few_columns_at_a_time(tmp_path: Path, on_sqlite: None) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    pd.DataFrame({"region": ["E", "W", "E"], "qty": [1, 2, 3], "note": ["x", "y", "z"]}).to_parquet(
+        data / "orders.parquet"
+    )
+    db = _sql._database()
+    frame = run_sql("SELECT region, SUM(qty) AS n FROM orders GROUP BY region ORDER BY region",
+                    data_dir=str(data))  # fmt: skip
+    assert frame.to_dict("records") == [{"region": "E", "n": 4}, {"region": "W", "n": 2}]
+    assert db.engine.columns("orders") == ["region", "qty"]
+    # A later query that needs more loads them; the table still answers the first.
+    assert run_sql("SELECT note FROM orders WHERE qty = 2", data_dir=str(data))["note"][0] == "y"
+    assert db.engine.columns("orders") == ["region", "qty", "note"]
+    # A wrong column lists every column of the file, loaded or not.
+    (data / "orders.parquet").unlink()
+    pd.DataFrame({"region": ["E"], "qty": [5], "note": ["w"]}).to_parquet(data / "orders.parquet")
+    with pytest.raises(ValueError) as caught:
+        run_sql("SELECT nope FROM orders", data_dir=str(data))
+    assert "orders (orders.parquet): region, qty, note" in str(caught.value)
+    assert db.engine.columns("orders") == ["region"]  # the new file: what that query named
+    assert read_table(str(data / "orders.parquet"), columns=["note"], where="qty > 1")[
+        "note"
+    ].tolist() == ["w"]

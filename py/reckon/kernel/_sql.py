@@ -5,7 +5,8 @@
 a DuckDB view over ``read_csv``/``read_parquet``/``read_json`` (scanned as the query
 runs, never loaded whole), and again only when the file changes. A file DuckDB
 cannot read itself (a spreadsheet, a zip, text that is not UTF-8, ragged rows) is
-read with ``read_table`` and handed over as a table. The result is a pandas
+read with ``read_table`` and handed over as a table; a Parquet file the engine cannot
+scan (the browser's), only the columns queries name (``_sql_columns``). The result is a pandas
 DataFrame, so it shows as a table like any trailing value.
 
 Engines: in the browser, DuckDB-wasm in the sandbox worker (the module
@@ -22,6 +23,7 @@ import re
 import sys
 from typing import Any
 
+from reckon.kernel._sql_columns import needed_columns, parquet_columns, read_parquet_columns
 from reckon.kernel.tables import read_head, read_table
 from reckon.kernel.tables._encoding import TextScan
 from reckon.kernel.tables._sniff import WHITESPACE, sniff_layout
@@ -218,6 +220,9 @@ class _Database:
         self.loaded: dict[str, tuple[str, int, int, str]] = {}  # name -> (path, mtime, size, kind)
         self.registered: dict[str, tuple[int, int]] = {}  # path -> (mtime, size)
         self.unread: dict[str, str] = {}  # table -> why DuckDB could not read its file in place
+        # table -> (the columns it holds, every column of its file): Parquet files
+        # the engine cannot scan are loaded a few columns at a time (_sql_columns)
+        self.partial: dict[str, tuple[list[str], list[str]]] = {}
 
 
 _db: _Database | None = None
@@ -332,7 +337,17 @@ def _register(db: _Database, path: str) -> None:
         db.registered[path] = version
 
 
-def _ensure_loaded(db: _Database, name: str, path: str) -> None:
+def _by_columns(db: _Database, path: str) -> bool:
+    """A Parquet file the engine cannot scan in place (DuckDB-wasm, SQLite)."""
+    return path.lower().endswith(".parquet") and db.engine.source(path) is None
+
+
+def _ensure_loaded(db: _Database, name: str, path: str, *, query: str | None = None) -> None:
+    """Make ``name`` the table or view of the file ``path`` as it is now; ``query``
+    says which columns are needed, where only those are loaded."""
+    if _by_columns(db, path):
+        _load_columns(db, name, path, query)
+        return
     mtime, size = _version(path)
     old = db.loaded.get(name)
     if old is not None and old[:3] == (path, mtime, size):
@@ -340,6 +355,7 @@ def _ensure_loaded(db: _Database, name: str, path: str) -> None:
     if old is not None:
         db.engine.drop(name, old[3])
         del db.loaded[name]
+    db.partial.pop(name, None)
     source = db.engine.source(path)
     failure = ""
     if source is not None:
@@ -364,6 +380,32 @@ def _ensure_loaded(db: _Database, name: str, path: str) -> None:
     ]
     db.engine.load_frame(name, _one_type_a_column(frame))
     db.loaded[name] = (path, mtime, size, "TABLE")
+
+
+def _load_columns(db: _Database, name: str, path: str, query: str | None) -> None:
+    mtime, size = _version(path)
+    old = db.loaded.get(name)
+    current = old is not None and old[:3] == (path, mtime, size) and name in db.partial
+    held, every = db.partial[name] if current else ([], parquet_columns(path))
+    needed = needed_columns(query, every)
+    if current and set(needed) <= set(held):
+        return
+    chosen = [c for c in every if c in held or c in needed]  # the file's order
+    frame = read_parquet_columns(path, chosen)
+    if old is not None:
+        db.engine.drop(name, old[3])
+        del db.loaded[name]
+    db.engine.load_frame(name, frame)
+    db.loaded[name] = (path, mtime, size, "TABLE")
+    db.partial[name] = (chosen, every)
+
+
+def _table_columns(db: _Database, name: str, path: str) -> list[str]:
+    """Every column of the table's file, loaded or not."""
+    if _by_columns(db, path):
+        return parquet_columns(path)
+    _ensure_loaded(db, name, path)
+    return db.engine.columns(name)
 
 
 def _one_type_a_column(frame: Any) -> Any:
@@ -413,7 +455,7 @@ def run_sql(query: str, *, data_dir: str = "/data", limit: int | None = None) ->
     unloaded: dict[str, str] = {}
     for name in _mentioned(query, files):
         try:
-            _ensure_loaded(db, name, files[name])
+            _ensure_loaded(db, name, files[name], query=query)
         except Exception as exc:  # whatever reading the file raised: said below if needed
             plain = isinstance(exc, ValueError)
             unloaded[name] = str(exc) if plain else f"{type(exc).__name__}: {exc}"
@@ -438,13 +480,14 @@ def query_file(path: str, *, columns: list[str] | None = None, where: str | None
         raise ValueError(f"{path} does not exist; list the files to see what is there.")
     db = _database()
     name = "__file_" + table_name(path)
-    _ensure_loaded(db, name, path)
+    wanted = None if not columns else " ".join(_ident(str(c)) for c in columns) + f" {where or ''}"
+    _ensure_loaded(db, name, path, query=wanted)
     chosen = ", ".join(_ident(str(c)) for c in columns) if columns else "*"
     sql = f"SELECT {chosen} FROM {_ident(name)}" + (f" WHERE {where}" if where else "")
     try:
         return db.engine.query(sql)
     except SqlError as exc:
-        shown = ", ".join(_quoted(c) for c in db.engine.columns(name))
+        shown = ", ".join(_quoted(c) for c in _table_columns(db, name, path))
         raise ValueError(
             f"{_label(db)}: {_short(str(exc))}\n{os.path.basename(path)} has the columns: {shown}"
         ) from None
@@ -536,7 +579,7 @@ def _columns(db: _Database, files: dict[str, str]) -> list[str]:
         if name not in db.loaded:
             continue
         try:
-            found += db.engine.columns(name)
+            found += _table_columns(db, name, files[name])
         except SqlError:
             continue
     return found
@@ -548,8 +591,7 @@ def _describe_tables(db: _Database, files: dict[str, str]) -> str:
     lines = ["Tables you can query:"]
     for name, path in files.items():
         try:
-            _ensure_loaded(db, name, path)
-            shown = ", ".join(_quoted(str(c)) for c in db.engine.columns(name))
+            shown = ", ".join(_quoted(str(c)) for c in _table_columns(db, name, path))
             lines.append(f"  {name} ({os.path.basename(path)}): {shown}")
         except (ValueError, OSError, SqlError) as exc:
             lines.append(f"  {name} ({os.path.basename(path)}): cannot be read: {exc}")
