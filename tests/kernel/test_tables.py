@@ -192,6 +192,23 @@ def test_large_csv_is_sampled_and_rows_counted(
     assert [c["dtype"] for c in info["columns"]] == ["int64", "int64"]
 
 
+def test_large_parquet_is_described_from_its_footer_and_first_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reckon.kernel import _inspect
+
+    monkeypatch.setattr(_inspect, "FULL_PARSE_BYTES", 1000)
+    path = tmp_path / "big.parquet"
+    frame = pd.DataFrame({"n": range(20_000), "name": [f"r{i}" for i in range(20_000)]})
+    frame.to_parquet(path, row_group_size=1000)
+    info = inspect(str(path))
+    assert info["status"] == "ok" and info["kind"] == "table" and info["rows"] == 20_000
+    assert [c["name"] for c in info["columns"]] == ["n", "name"]
+    assert info["columns"][0]["dtype"] == "int64"
+    assert "dtypes from the first 5,000 rows" in info["notes"]
+    assert info["sql_table"] == "big" and info["read_with"] == f"pd.read_parquet({str(path)!r})"
+
+
 @pytest.mark.parametrize(
     ("name", "data", "kind"),
     [

@@ -72,10 +72,25 @@ def _inspect(path: str) -> dict[str, Any]:
             return {**base, "kind": "binary"}
         table = _maybe_table(path, extension) if fmt == "text" else None
         return table or {**base, "kind": "text", "preview": _preview(path)}
+    if fmt == "parquet" and size > FULL_PARSE_BYTES:
+        return _describe(base, _sample_parquet(path))
     loaded = (
         _read_text_table(path, extension, size) if fmt == "text" else load_table(path, sizes=True)
     )
     return _describe(base, loaded)
+
+
+def _sample_parquet(path: str) -> Loaded:
+    """A big Parquet file: its row count from the footer and its dtypes from the first
+    rows, without reading the rest (a file larger than memory is inspected too)."""
+    import pyarrow.parquet as pq
+
+    parquet = pq.ParquetFile(path)
+    first = next(parquet.iter_batches(batch_size=_SAMPLE_ROWS), None)
+    frame = (first if first is not None else parquet.schema_arrow.empty_table()).to_pandas()
+    notes = [f"dtypes from the first {len(frame):,} rows"]
+    read_with = f"pd.read_parquet({path!r})"
+    return Loaded(frame, "parquet", notes, read_with, rows=parquet.metadata.num_rows)
 
 
 def _maybe_table(path: str, extension: str) -> dict[str, Any] | None:
