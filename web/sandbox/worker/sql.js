@@ -75,7 +75,7 @@ async function loadDuckDB() {
   }
 }
 
-// What Python sees as the module _reckon_duckdb (py/reckon/kernel/_sql.py).
+// What Python sees as the module _reckon_duckdb (py/reckon/kernel/_sql_engines.py).
 const sqlBridge = {
   failure: null,
   version: () => duck.version,
