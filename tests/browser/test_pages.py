@@ -75,6 +75,7 @@ def test_errors_and_html_in_data_show_as_text(a_console: Any) -> None:
     cell = run_cell(page, "def f():\n    return 1/0\nf()")
     error = cell.locator("pre.error").inner_text()
     assert "ZeroDivisionError" in error and "Cell line 3" in error
+    assert error.count("division by zero") == 1 and error.startswith("ZeroDivisionError")
 
 
 def test_a_hostile_file_name_is_listed_as_text(a_console: Any, tmp_path: Path) -> None:
@@ -123,6 +124,8 @@ def test_a_person_queries_the_uploaded_table_in_sql(a_chat: Any, tmp_path: Path)
     error = page.locator(".turn.sql").nth(1).locator("pre.error")
     error.wait_for(timeout=60_000)
     assert "nope" in error.inner_text() and "region" in error.inner_text()
+    # Said once: the traceback's last line, the same message, is not shown again.
+    assert error.inner_text().count("Tables you can query") == 1
 
 
 def test_a_person_imports_a_script_and_exports_the_session(a_chat: Any, tmp_path: Path) -> None:

@@ -83,7 +83,12 @@ export function renderResult(result, onDownload) {
   }
   if (result.error) {
     const head = result.status === "timeout" ? "Timed out" : result.status === "interrupted" ? "Interrupted" : result.error.type;
-    box.appendChild(el("pre", "error", `${head}: ${result.error.message}\n${result.error.traceback || ""}`.trim()));
+    // Python's traceback ends with the line shown first: shown once (a SQL error's
+    // list of tables is long).
+    const tail = `${result.error.type}: ${result.error.message}`;
+    let traceback = String(result.error.traceback || "").trimEnd();
+    if (traceback.endsWith(tail)) traceback = traceback.slice(0, -tail.length).trimEnd();
+    box.appendChild(el("pre", "error", `${head}: ${result.error.message}\n${traceback}`.trim()));
   }
   if (result.files && result.files.length) {
     const list = el("ul", "out-files");
