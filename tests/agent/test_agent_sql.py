@@ -146,6 +146,26 @@ def test_without_sql_words_the_demo_writes_python(sales: KernelExecutor) -> None
     assert "groupby" in step["code"] and "run_sql" not in step["code"]
 
 
+def test_a_file_too_big_to_load_is_queried_not_loaded(sales: KernelExecutor) -> None:
+    """Over TOO_BIG_TO_LOAD (a CSV takes several times its size in pandas): the prompt
+    says to query the file or read only some columns, and the demo goes through
+    run_sql without being asked in SQL words. (The file here is small; its size in the
+    environment is what a 1 GB upload reports.)"""
+    environment = sales.environment()
+    (entry,) = environment["files"]
+    entry["size"] = 1_001_721_990
+    prompt = build_system_prompt(environment)
+    assert "too big to load whole (1,002 MB): query it with run_sql" in prompt
+    assert f"df = read_table({entry['path']!r}, columns=['order_id', 'date'])" in prompt
+    assert "load it:" not in prompt
+    agent = Agent(DemoModel(), sales)
+    outcome = run(agent.ask("average price by region", environment=environment))
+    (step,) = [s for s in outcome["steps"] if s["kind"] == "code"]
+    assert step["code"].startswith("run_sql(") and step["result"]["status"] == "ok"
+    for number in (25.5, 25.1, 23.875, 21.6):
+        assert mentions(outcome["answer"], number), (number, outcome["answer"])
+
+
 def test_a_query_typed_in_the_question_runs_as_it_is(sales: KernelExecutor) -> None:
     agent = Agent(DemoModel(), sales)
     query = "SELECT product, COUNT(*) AS n FROM sales WHERE price > 20 GROUP BY product ORDER BY n"

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -190,6 +191,15 @@ def test_large_csv_is_sampled_and_rows_counted(
     info = inspect(str(path))
     assert info["rows"] == 20_000
     assert [c["dtype"] for c in info["columns"]] == ["int64", "int64"]
+    # A big file is described once per version (mtime and size): the agent asks for
+    # every upload on every question. Same version, other bytes: the kept description.
+    stat = path.stat()
+    path.write_text(path.read_text().replace("n,sq", "x,yy", 1))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert [c["name"] for c in inspect(str(path))["columns"]] == ["n", "sq"]
+    path.write_text("x,yy\n" + "".join(f"{i},{i * i}\n" for i in range(20_001)))
+    again = inspect(str(path))
+    assert again["rows"] == 20_001 and [c["name"] for c in again["columns"]] == ["x", "yy"]
 
 
 def test_large_parquet_is_described_from_its_footer_and_first_rows(

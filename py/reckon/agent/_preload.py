@@ -18,11 +18,15 @@ from pathlib import PurePosixPath
 
 from reckon.agent._types import JSONDict
 
-__all__ = ["Load", "TableLoads"]
+__all__ = ["MAX_PRELOAD_BYTES", "TOO_BIG_TO_LOAD", "Load", "TableLoads"]
 
 # Larger tables are left for the model to load (or query with SQL) when it needs them:
 # reading one it never uses would cost the person seconds and memory on every upload.
 MAX_PRELOAD_BYTES = 100 * 1024 * 1024
+# Above this a table is not loaded whole at all: in pandas a CSV takes several times its
+# size, and the sandbox's memory ceiling is 2 GB. Models are told to query it instead
+# (run_sql, or read_table with columns= and where=), which scans the file in place.
+TOO_BIG_TO_LOAD = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)

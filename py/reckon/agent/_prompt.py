@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reckon.agent._preload import TOO_BIG_TO_LOAD
 from reckon.agent._privacy import Privacy
 from reckon.agent._types import JSONDict
 
@@ -122,9 +123,19 @@ def describe_file(entry: JSONDict, *, loaded_as: str | None = None) -> str:
         if len(sheets) > 1:
             names = [repr(str(s.get("name") if isinstance(s, dict) else s)) for s in sheets]
             lines.append(f"  sheets: {', '.join(names)}")
+        size = entry.get("size")
         if entry.get("read_with") and loaded_as:
             run = f"{loaded_as} = {entry['read_with']}"
             lines.append(f"  loaded as {loaded_as} (already run: {run})")
+        elif isinstance(size, int) and size > TOO_BIG_TO_LOAD:
+            # A runnable example: small models copy what they are shown.
+            raw = [c.get("name") if isinstance(c, dict) else c for c in entry.get("columns") or []]
+            example = ", ".join(_quoted(c) for c in raw[:2])
+            lines.append(
+                f"  too big to load whole ({size / 1e6:,.0f} MB): query it with run_sql, or "
+                f"read only the columns you need: df = read_table({path!r}, "
+                f'columns=[{example}]) (where="<SQL condition>" keeps only matching rows)'
+            )
         elif entry.get("read_with"):
             lines.append(f"  load it: df = {entry['read_with']}")
         if entry.get("sql_table"):

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 
 from reckon.agent._observe import OBSERVATION_HEADER, parse_observation
+from reckon.agent._preload import TOO_BIG_TO_LOAD
 from reckon.agent._types import ChatReply, ChatRequest, JSONDict
 from reckon.agent.demo._answer import (
     HELP,
@@ -57,7 +58,9 @@ class DemoModel:
         files = [f for f in request.context.get("files") or [] if isinstance(f, dict)]
         intent = parse_intent(question, files)
         literal = literal_query(question, files)
-        query = literal or (plan_sql(intent) if wants_sql(question) else None)
+        # A file too big to load whole is queried in place whenever a query can answer.
+        big = int((intent.file or {}).get("size") or 0) > TOO_BIG_TO_LOAD
+        query = literal or (plan_sql(intent) if wants_sql(question) or big else None)
         if observations:
             sections = parse_observation(observations[-1])
             if sections.get("status", "").startswith("ok"):
