@@ -2,7 +2,7 @@
 // README.md ("JS API"); message shapes in PROTOCOL.md.
 import { Sandbox } from "./sandbox/client.js";
 import { Agent } from "./agent/client.js";
-import { Persistence } from "./page/persist.js";
+import { Persistence } from "./shared/persist.js";
 
 /**
  * Create the API object. The sandbox starts loading immediately, before anyone asks.

@@ -12,7 +12,7 @@
 // Storage failures never fail the operation: the file or answer is still there for
 // this session, and a `storage-error` event says what was not saved and why.
 
-import { DEFAULT_SESSION, Store, StoreError, emptySession } from "../shared/store.js";
+import { DEFAULT_SESSION, Store, StoreError, emptySession } from "./store.js";
 
 /** Replacements after which the variables are rebuilt by replaying the cell log. */
 const REPLAY_AFTER = new Set(["timeout", "memory", "crash"]);
