@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from reckon.kernel._files import list_files
 from reckon.kernel._inspect import inspect
+from reckon.kernel._read import read_table
 from reckon.kernel._session import Kernel
 from reckon.kernel._sql import run_sql, sql_tables, table_name
-from reckon.kernel.tables import read_table
 
 __all__ = ["Kernel", "inspect", "list_files", "read_table", "run_sql", "sql_tables", "table_name"]

@@ -21,9 +21,9 @@ from reckon.kernel._packages import (
     pip_install,
     rewrite_pip_lines,
 )
+from reckon.kernel._read import read_table
 from reckon.kernel._sql import run_sql
 from reckon.kernel._traceback import cell_filename, format_error, format_syntax_error
-from reckon.kernel.tables import read_table
 
 __all__ = ["Kernel"]
 

@@ -20,14 +20,7 @@ _TEXT_TABLES = {"csv", "tsv", "psv", "ssv", "tab", "txt", "dat"}
 _SKIPPED_MEMBERS = ("__MACOSX/", ".")
 
 
-def read_table(
-    path: str,
-    *,
-    sheet: str | int | None = 0,
-    columns: list[str] | None = None,
-    where: str | None = None,
-    **kwargs: Any,
-) -> Any:
+def read_table(path: str, *, sheet: str | int | None = 0, **kwargs: Any) -> Any:
     """Read a table file into a ``pandas.DataFrame``, whatever its format or encoding.
 
     Sniffs the encoding (BOM, UTF-16, UTF-8; else a detector: Big5, Shift-JIS,
@@ -38,21 +31,7 @@ def read_table(
     sheet into one table with a ``sheet`` column. Extra keyword arguments go to
     the pandas reader. Raises ``ValueError`` with what to do when the file
     cannot be read.
-
-    ``columns=[...]`` and ``where="<SQL condition>"`` read through DuckDB (run_sql's
-    engine), which scans the file and keeps only those columns and the rows that
-    match: a file larger than memory gives a small frame
-    (``read_table("/data/big.csv", columns=["region", "price"], where="price > 100")``).
     """
-    if columns is not None or where is not None:
-        if kwargs or sheet != 0:
-            raise ValueError(
-                "columns= and where= read the file through DuckDB; they cannot be combined "
-                "with sheet= or pandas options. Read it whole with those options instead."
-            )
-        from reckon.kernel._sql import query_file
-
-        return query_file(path, columns=None if columns is None else list(columns), where=where)
     return load_table(path, sheet=sheet, **kwargs).frame
 
 
