@@ -418,3 +418,41 @@ def test_a_run_may_take_longer_when_the_files_are_big(
         assert cells[0]["result"]["stdout"] == "done\n"
     finally:
         a_page.evaluate("() => window.big && window.big.close()")
+
+
+def test_schema_privacy_over_a_file_too_big_to_scan_says_what_to_do(
+    a_page: Any, a_playlist: tuple[Playlist, str], tmp_path: Any
+) -> None:
+    """The value scan reads every table whole: a file that does not fit the memory
+    ceiling fails the ask closed (nothing is sent), saying what the person can do."""
+    model, _ = a_playlist
+    big = tmp_path / "wide.csv"
+    with big.open("w") as out:  # 80 MB: 1 M rows of 40 small ints, 320 MB in pandas
+        out.write(",".join(f"c{i}" for i in range(40)) + "\n")
+        rows = "".join(",".join(str((r + c) % 10) for c in range(40)) + "\n" for r in range(1000))
+        out.write(rows * 1000)
+    model.requests.clear()
+    model.queue = [("text", "Done.")]
+    a_page.evaluate(
+        """async () => {
+            const { createReckon } = await import("./reckon.js");
+            const options = { persist: false, memoryLimitMB: 450, settings: { privacy: "schema" } };
+            window.tight = createReckon(options);
+            await window.tight.ready();
+            const input = document.createElement("input");
+            input.type = "file";
+            input.id = "wide-file";
+            document.body.appendChild(input);
+        }"""
+    )
+    try:
+        a_page.set_input_files("#wide-file", str(big))
+        a_page.evaluate("() => window.tight.upload(document.getElementById('wide-file').files[0])")
+        outcome = a_page.evaluate("() => window.tight.ask('who is there', {model: 'scripted'})")
+        assert outcome["status"] == "error", outcome
+        assert "Nothing was sent" in outcome["message"]
+        assert "too big for the scan" in outcome["message"]
+        assert "privacy 'full'" in outcome["message"]
+        assert model.requests == []
+    finally:
+        a_page.evaluate("() => window.tight && window.tight.close()")

@@ -78,6 +78,14 @@ async def read_fresh_values(
         error = result.get("error") or {}
         detail = error.get("message") if isinstance(error, dict) else None
         problem = detail or result.get("message") or result.get("status")
+        if isinstance(error, dict) and error.get("type") == "MemoryError":
+            # The scan reads every table whole: a file of a GB does not fit. Say what the
+            # person can do, not what a cell's author could.
+            raise ProtocolError(
+                "the files are too big for the scan that finds the values to hide, which "
+                "reads every table whole in the browser's memory; use privacy 'full' or "
+                f"upload a smaller extract ({str(problem).split('. ', 1)[0]})"
+            )
         raise ProtocolError(f"the files' values could not be read: {problem}")
     lines = str(result.get("stdout") or "").splitlines()
     printed = [line[len(_VALUES_MARKER) :] for line in lines if line.startswith(_VALUES_MARKER)]
