@@ -137,8 +137,8 @@ def test_the_export_runs_on_plain_cpython_without_reckon(
         f"book = read_table('{data}/book.xlsx', sheet=None)\n"
         "print('sheets:', book.groupby('sheet').size().to_dict())\n"
         "# %%\n"
-        "print('qty:', run_sql('SELECT region, SUM(qty) AS n FROM sales GROUP BY region')"
-        ".set_index('region')['n'].to_dict())\n"
+        "print('qty:', run_sql('SELECT region, SUM(qty) AS n FROM sales GROUP BY region "
+        "ORDER BY region').set_index('region')['n'].to_dict())\n"
         f"print('rows:', len(read_table('{data}/sales.csv')))\n"
     )
     reply = run(import_into(agent, cells, name="cells.py"))
