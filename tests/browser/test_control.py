@@ -375,6 +375,29 @@ def test_the_chat_page_asks_first_then_shows_cost_and_what_was_sent(
         context.close()
 
 
+def another_reckon(page: Any, options: dict[str, Any], path: Any) -> dict[str, Any]:
+    """`window.other`: a createReckon(options) of its own beside `window.r`, with the
+    file at `path` uploaded as the file picker hands it over (a disk-backed File, so
+    a big one costs the page nothing). Returns the upload's reply; close it after."""
+    page.evaluate(
+        """async (options) => {
+            const { createReckon } = await import("./reckon.js");
+            window.other = createReckon(options);
+            await window.other.ready();
+            const input = document.createElement("input");
+            input.type = "file";
+            input.id = "other-file";
+            document.body.appendChild(input);
+        }""",
+        options,
+    )
+    page.set_input_files("#other-file", str(path))
+    reply: dict[str, Any] = page.evaluate(
+        "() => window.other.upload(document.getElementById('other-file').files[0])"
+    )
+    return reply
+
+
 BUSY = (
     "import time\nstart = time.monotonic()\n"
     "while time.monotonic() - start < {s}:\n    pass\nprint('done')"
@@ -392,32 +415,18 @@ def test_a_run_may_take_longer_when_the_files_are_big(
         out.truncate(400_000_000)
     model.requests.clear()
     model.queue = [("code", BUSY.format(s=3)), ("code", BUSY.format(s=9)), ("text", "Done.")]
-    a_page.evaluate(
-        """async () => {
-            const { createReckon } = await import("./reckon.js");
-            const settings = { timeoutMs: 1500, timeoutPerGbMs: 10000 };
-            window.big = createReckon({ persist: false, settings });
-            await window.big.ready();
-            const input = document.createElement("input");
-            input.type = "file";
-            input.id = "big-file";
-            document.body.appendChild(input);
-        }"""
-    )
+    settings = {"timeoutMs": 1500, "timeoutPerGbMs": 10000}
     try:
-        a_page.set_input_files("#big-file", str(big))
-        uploaded = a_page.evaluate(
-            "() => window.big.upload(document.getElementById('big-file').files[0])"
-        )
+        uploaded = another_reckon(a_page, {"persist": False, "settings": settings}, big)
         assert uploaded["status"] == "ok", uploaded
-        outcome = a_page.evaluate("() => window.big.ask('is it done', {model: 'scripted'})")
+        outcome = a_page.evaluate("() => window.other.ask('is it done', {model: 'scripted'})")
         assert outcome["status"] == "ok", outcome
         cells = [s for s in outcome["steps"] if s["kind"] == "code" and not s.get("origin")]
         # 1.5 s + 0.4 GB x 10 s = 5.5 s: three seconds fit, nine do not.
         assert [c["result"]["status"] for c in cells] == ["ok", "timeout"], cells
         assert cells[0]["result"]["stdout"] == "done\n"
     finally:
-        a_page.evaluate("() => window.big && window.big.close()")
+        a_page.evaluate("() => window.other && window.other.close()")
 
 
 def test_schema_privacy_over_a_file_too_big_to_scan_says_what_to_do(
@@ -433,26 +442,14 @@ def test_schema_privacy_over_a_file_too_big_to_scan_says_what_to_do(
         out.write(rows * 1000)
     model.requests.clear()
     model.queue = [("text", "Done.")]
-    a_page.evaluate(
-        """async () => {
-            const { createReckon } = await import("./reckon.js");
-            const options = { persist: false, memoryLimitMB: 450, settings: { privacy: "schema" } };
-            window.tight = createReckon(options);
-            await window.tight.ready();
-            const input = document.createElement("input");
-            input.type = "file";
-            input.id = "wide-file";
-            document.body.appendChild(input);
-        }"""
-    )
+    options = {"persist": False, "memoryLimitMB": 450, "settings": {"privacy": "schema"}}
     try:
-        a_page.set_input_files("#wide-file", str(big))
-        a_page.evaluate("() => window.tight.upload(document.getElementById('wide-file').files[0])")
-        outcome = a_page.evaluate("() => window.tight.ask('who is there', {model: 'scripted'})")
+        another_reckon(a_page, options, big)
+        outcome = a_page.evaluate("() => window.other.ask('who is there', {model: 'scripted'})")
         assert outcome["status"] == "error", outcome
         assert "Nothing was sent" in outcome["message"]
         assert "too big for the scan" in outcome["message"]
         assert "privacy 'full'" in outcome["message"]
         assert model.requests == []
     finally:
-        a_page.evaluate("() => window.tight && window.tight.close()")
+        a_page.evaluate("() => window.other && window.other.close()")

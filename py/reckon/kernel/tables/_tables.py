@@ -21,17 +21,9 @@ _SKIPPED_MEMBERS = ("__MACOSX/", ".")
 
 
 def read_table(path: str, *, sheet: str | int | None = 0, **kwargs: Any) -> Any:
-    """Read a table file into a ``pandas.DataFrame``, whatever its format or encoding.
-
-    Sniffs the encoding (BOM, UTF-16, UTF-8; else a detector: Big5, Shift-JIS,
-    GB18030, cp1251, cp1252, ...), the delimiter, junk lines above the header and
-    rows longer than the header; reads spreadsheets, JSON, Parquet and a zip
-    holding one table. For a workbook, ``sheet`` picks the sheet by name or
-    position (the first by default); ``sheet=None`` (or ``"*"``) reads every
-    sheet into one table with a ``sheet`` column. Extra keyword arguments go to
-    the pandas reader. Raises ``ValueError`` with what to do when the file
-    cannot be read.
-    """
+    """The whole table of ``path`` as a ``pandas.DataFrame``: ``load_table``'s frame.
+    Cells call ``reckon.kernel.read_table`` (``_read``), whose docstring says what it
+    detects and adds ``columns=``/``where=``."""
     return load_table(path, sheet=sheet, **kwargs).frame
 
 
