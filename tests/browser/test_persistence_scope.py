@@ -186,3 +186,66 @@ def test_sessions_do_not_see_or_mount_each_others_files(
     assert read_file(page, "/output/a.txt") == b"made by a"
     b_again = page_call(page, SESSION_B, deadline_s=180)
     assert b_again["saved"]["files"] == [] and b_again["data"] == [], b_again
+
+
+# A version-2 store, as pages before the cell log had a store of its own left it: the
+# log inside the session record.
+V2_STORE = """
+  const cells = arg;
+  const db = await new Promise((resolve, reject) => {
+    const req = indexedDB.open("reckon", 2);
+    req.onupgradeneeded = () => {
+      req.result.createObjectStore("session-files", { keyPath: ["session", "path"] });
+      req.result.createObjectStore("sessions", { keyPath: "id" });
+    };
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+  const record = { id: "default", transcript: { version: 1, asks: [] }, agentMessages: [],
+                   cells, updated: 1 };
+  await new Promise((resolve, reject) => {
+    const tx = db.transaction(["sessions"], "readwrite");
+    tx.objectStore("sessions").put(record);
+    tx.objectStore("sessions").put({ ...record, id: "other", cells: ["elsewhere = 1"] });
+    tx.oncomplete = resolve;
+    tx.onerror = () => reject(tx.error);
+  });
+  db.close();
+  return true;
+"""
+
+
+def test_a_cell_log_from_before_moves_to_its_own_store(
+    a_context: Any, a_static_server: str
+) -> None:
+    first = a_context.new_page()
+    first.goto(f"{a_static_server}/build-info.json")
+    assert page_call(first, V2_STORE, ["x = 41", "y = x + 1"]) is True
+    first.close()
+
+    page = open_page(a_context, f"{a_static_server}/console.html")
+    assert call(page, "saved")["cells"] == ["x = 41", "y = x + 1"]
+    ok(run(page, "z = 3"))
+    assert run(page, "1 / 0")["status"] == "error"
+    assert call(page, "saved")["cells"] == ["x = 41", "y = x + 1", "z = 3"]
+    replayed = call(page, "replay")
+    assert (replayed["replayed"], replayed["failed"]) == (3, 0), replayed
+    assert ok(run(page, "y + z"))["result"]["text"] == "45"
+    # Another session's log moved too, and stays its own.
+    other = page_call(
+        page,
+        """
+        const { createReckon } = await import("./reckon.js");
+        const other = createReckon({ session: "other", agent: false, snapshot: false });
+        const saved = await other.saved();
+        other.close();
+        return saved.cells;
+        """,
+    )
+    assert other == ["elsewhere = 1"]
+    # A restart forgets the log; the record itself keeps no copy of it.
+    call(page, "restart")
+    assert call(page, "saved")["cells"] == []
+    reload_page(page)
+    assert call(page, "saved")["cells"] == []
+    assert run(page, "'x' in globals()")["result"]["text"] == "False"

@@ -23,4 +23,6 @@ class Runner:
         )
 
     def __call__(self, code: str) -> dict[str, Any]:
-        return asyncio.run(self.session.run(code))
+        # As the sandbox worker does: at once when the cell awaits nothing, else on a loop.
+        now = self.session.run_now(code)
+        return now if now is not None else asyncio.run(self.session.run(code))

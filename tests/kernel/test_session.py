@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import base64
 from collections.abc import Callable
 
@@ -207,6 +208,33 @@ def test_top_level_await_works(a_session: Runner) -> None:
     result = a_session("import asyncio\nawait asyncio.sleep(0)\nawait asyncio.sleep(0, 'done')")
     assert result["status"] == "ok"
     assert result["result"]["text"] == "'done'"
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "import asyncio\nawait asyncio.sleep(0)",
+        "async def f():\n    return 1\nawait f()",
+        "%pip install nothing-here",
+    ],
+)
+def test_a_cell_that_may_await_is_left_to_the_event_loop(a_session: Runner, cell: str) -> None:
+    assert a_session.session.run_now(cell) is None
+    assert a_session.session.namespace.get("f") is None  # and nothing of it ran
+
+
+def test_a_cell_run_at_once_gives_what_the_loop_gives(a_session: Runner) -> None:
+    cell = "import os\nx = [1, 2]\nprint('hi')\nlen(x)"
+    now = a_session.session.run_now(cell)
+    looped = asyncio.run(a_session.session.run(cell))
+    assert now is not None
+    for result in (now, looped):
+        assert (result["status"], result["stdout"], result["result"]) == (
+            "ok",
+            "hi\n",
+            {"type": "int", "text": "2"},
+        )
+    assert set(now) == set(looped)
 
 
 def test_keyboard_interrupt_is_interrupted_and_state_survives(a_session: Runner) -> None:

@@ -164,7 +164,7 @@ export class Persistence {
     await this.writeBack(files, { uploads: false });
     if (reason === "restart") {
       // A fresh interpreter on request: the old cells no longer describe its state.
-      await this.updateSession((s) => ({ ...s, cells: [] }));
+      await this.forgetCells();
       return;
     }
     if (!REPLAY_AFTER.has(reason) || nested) return;
@@ -213,7 +213,12 @@ export class Persistence {
       }
     }
     if (result.status === "ok" && code.trim()) {
-      await this.updateSession((s) => ({ ...s, cells: [...s.cells, code] }), "the cell was not logged, so it cannot be replayed after a restart");
+      const what = "the cell was not logged, so it cannot be replayed after a restart";
+      try {
+        await this.store.appendCell(this.sessionId, code, what);
+      } catch (err) {
+        this.report(err, what);
+      }
     }
   }
 
@@ -253,11 +258,11 @@ export class Persistence {
   /** Forget the conversation and the cell log; files stay. */
   async newConversation() {
     this.pendingState = null; // never given to the agent now
-    await this.updateSession((s) => ({ ...s, transcript: { version: 1, asks: [] }, agentMessages: [], cells: [], pending: null }));
+    await this.updateSession((s) => ({ ...s, transcript: { version: 1, asks: [] }, agentMessages: [], pending: null }), undefined, { clearCells: true });
   }
 
   async forgetCells() {
-    await this.updateSession((s) => ({ ...s, cells: [] }));
+    await this.updateSession((s) => s, undefined, { clearCells: true });
   }
 
   async deleteFile(path) {
@@ -290,9 +295,10 @@ export class Persistence {
     };
   }
 
-  async updateSession(change, what = "the conversation was not saved") {
+  /** @param {(record: SessionRecord) => SessionRecord} change @param {{clearCells?: boolean}} [options] */
+  async updateSession(change, what = "the conversation was not saved", options = {}) {
     try {
-      await this.store.updateSession(this.sessionId, change, what);
+      await this.store.updateSession(this.sessionId, change, what, options);
       return true;
     } catch (err) {
       this.report(err, what);

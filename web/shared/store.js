@@ -12,10 +12,12 @@
 //
 // Files belong to one session (key: [session, path]): a session never sees, lists or
 // mounts another session's files. Version 1 kept files without a session; opening
-// the database upgrades them into the default session.
+// the database upgrades them into the default session. The cell log is a store of its
+// own (version 3): logging a cell adds one small record, instead of rewriting a session
+// record that grows with the conversation (6 ms per cell at 1 MB of history, on every run).
 
 const DB_NAME = "reckon";
-const DB_VERSION = 2;
+const DB_VERSION = 3;
 const CHANNEL = "reckon-store";
 export const DEFAULT_SESSION = "default";
 
@@ -59,22 +61,9 @@ export class Store {
         request.onupgradeneeded = () => {
           const db = request.result;
           const upgrade = /** @type {IDBTransaction} */ (request.transaction);
-          const files = db.createObjectStore("session-files", { keyPath: ["session", "path"] });
-          if (db.objectStoreNames.contains("files")) {
-            // Version 1: files without a session belong to the default session. Copied
-            // in the upgrade transaction, so the move is whole or not at all.
-            const old = upgrade.objectStore("files");
-            old.openCursor().onsuccess = (ev) => {
-              const cursor = /** @type {IDBCursorWithValue | null} */ (/** @type {IDBRequest} */ (ev.target).result);
-              if (!cursor) {
-                db.deleteObjectStore("files");
-                return;
-              }
-              files.put({ ...cursor.value, session: DEFAULT_SESSION });
-              cursor.continue();
-            };
-          }
+          if (!db.objectStoreNames.contains("session-files")) upgradeFiles(db, upgrade);
           if (!db.objectStoreNames.contains("sessions")) db.createObjectStore("sessions", { keyPath: "id" });
+          if (!db.objectStoreNames.contains("session-cells")) moveCells(db, upgrade);
         };
         request.onsuccess = () => {
           const db = request.result;
@@ -164,44 +153,61 @@ export class Store {
     this.announce({ type: "file", session, action: "delete", path });
   }
 
-  /** @param {string} id @returns {Promise<SessionRecord>} */
+  /** The session's record with its cell log. @param {string} id @returns {Promise<SessionRecord>} */
   async getSession(id) {
-    const record = await this.transaction(["sessions"], "readonly", (tx) => {
+    const [record, cells] = await this.transaction(["sessions", "session-cells"], "readonly", (tx) => {
       const req = tx.objectStore("sessions").get(id);
-      return () => req.result;
+      const logged = tx.objectStore("session-cells").index("session").getAll(id);
+      return () => [req.result, logged.result];
     }, "could not read the saved conversation");
-    return normalize(id, record);
+    return { ...normalize(id, record), cells: cells.map((/** @type {{code: string}} */ c) => c.code) };
   }
 
   /**
-   * Read-modify-write a session in one readwrite transaction: atomic across tabs.
-   * `change` must be synchronous (an IndexedDB transaction ends at the first await).
+   * Read-modify-write a session's record in one readwrite transaction: atomic across
+   * tabs. `change` must be synchronous (an IndexedDB transaction ends at the first
+   * await). The cell log is not in the record (appendCell); `clearCells` empties it in
+   * the same transaction. Resolves to the record as stored.
    * @param {string} id @param {(record: SessionRecord) => SessionRecord} change
+   * @param {string} [what] @param {{clearCells?: boolean}} [options]
    * @returns {Promise<SessionRecord>}
    */
-  async updateSession(id, change, what = "could not save the conversation") {
-    const saved = await this.transaction(["sessions"], "readwrite", (tx) => {
+  async updateSession(id, change, what = "could not save the conversation", { clearCells = false } = {}) {
+    const saved = await this.transaction(clearCells ? ["sessions", "session-cells"] : ["sessions"], "readwrite", (tx) => {
       const sessions = tx.objectStore("sessions");
       let next;
       const req = sessions.get(id);
       req.onsuccess = () => {
-        next = { ...change(normalize(id, req.result)), id, updated: Date.now() / 1000 };
+        const { cells: _cells, ...changed } = change(normalize(id, req.result));
+        next = { ...changed, id, updated: Date.now() / 1000 };
         sessions.put(next);
       };
-      return () => next;
+      if (clearCells) deleteCells(tx, id);
+      return () => ({ ...next, cells: [] });
     }, what);
     this.announce({ type: "session", id });
     return saved;
   }
 
+  /** Add one cell to the end of a session's log: one small record, whatever the
+   * conversation's size. @param {string} id @param {string} code */
+  async appendCell(id, code, what = "could not log the cell") {
+    await this.transaction(["session-cells"], "readwrite", (tx) => {
+      tx.objectStore("session-cells").add({ session: id, code });
+      return () => undefined;
+    }, what);
+    this.announce({ type: "session", id });
+  }
+
   /** Delete one session's files and record (other sessions keep theirs); returns the
    * paths that were stored. @param {string} session */
   async clear(session) {
-    const paths = await this.transaction(["session-files", "sessions"], "readwrite", (tx) => {
+    const paths = await this.transaction(["session-files", "sessions", "session-cells"], "readwrite", (tx) => {
       const range = sessionRange(session);
       const keys = tx.objectStore("session-files").getAllKeys(range);
       tx.objectStore("session-files").delete(range);
       tx.objectStore("sessions").delete(session);
+      deleteCells(tx, session);
       return () => /** @type {[string, string][]} */ (/** @type {unknown} */ (keys.result)).map((key) => key[1]);
     }, "could not delete the stored data");
     this.announce({ type: "cleared", session, paths });
@@ -226,6 +232,52 @@ export class Store {
   onChange(fn) {
     if (this.channel) this.channel.onmessage = (ev) => ev.data && typeof ev.data === "object" && fn(ev.data);
   }
+}
+
+/** Version 2's store of files, with version 1's (files without a session, which belong
+ * to the default session) copied in the upgrade transaction: whole or not at all.
+ * @param {IDBDatabase} db @param {IDBTransaction} upgrade */
+function upgradeFiles(db, upgrade) {
+  const files = db.createObjectStore("session-files", { keyPath: ["session", "path"] });
+  if (!db.objectStoreNames.contains("files")) return;
+  const old = upgrade.objectStore("files");
+  old.openCursor().onsuccess = (ev) => {
+    const cursor = /** @type {IDBCursorWithValue | null} */ (/** @type {IDBRequest} */ (ev.target).result);
+    if (!cursor) {
+      db.deleteObjectStore("files");
+      return;
+    }
+    files.put({ ...cursor.value, session: DEFAULT_SESSION });
+    cursor.continue();
+  };
+}
+
+/** Version 3's cell log: one record per cell, its key in the order cells were logged
+ * (across tabs too), the session an index. Version 2's logs move out of their session
+ * records in the upgrade transaction. @param {IDBDatabase} db @param {IDBTransaction} upgrade */
+function moveCells(db, upgrade) {
+  const cells = db.createObjectStore("session-cells", { autoIncrement: true });
+  cells.createIndex("session", "session");
+  const sessions = upgrade.objectStore("sessions");
+  sessions.openCursor().onsuccess = (ev) => {
+    const cursor = /** @type {IDBCursorWithValue | null} */ (/** @type {IDBRequest} */ (ev.target).result);
+    if (!cursor) return;
+    const { cells: logged, ...record } = cursor.value || {};
+    if (Array.isArray(logged)) {
+      for (const code of logged) if (typeof code === "string") cells.add({ session: record.id, code });
+      cursor.update(record);
+    }
+    cursor.continue();
+  };
+}
+
+/** Queue the deletion of a session's logged cells in `tx`. @param {IDBTransaction} tx @param {string} session */
+function deleteCells(tx, session) {
+  const cells = tx.objectStore("session-cells");
+  const keys = cells.index("session").getAllKeys(session);
+  keys.onsuccess = () => {
+    for (const key of keys.result) cells.delete(key);
+  };
 }
 
 /** Every [session, path] key of one session (arrays sort after every string path). */

@@ -54,8 +54,11 @@ class FigureCollector:
         pyplot = sys.modules.get("matplotlib.pyplot")
         if pyplot is None:
             return
+        numbers = pyplot.get_fignums()
+        if not numbers:
+            return  # close("all") would still run a garbage collection: most cells draw nothing
         try:
-            for number in pyplot.get_fignums():
+            for number in numbers:
                 if len(self.figures) >= MAX_FIGURES:
                     self.skipped += 1
                     continue

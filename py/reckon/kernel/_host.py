@@ -17,7 +17,7 @@ from typing import Any
 from reckon._protocol import ListReply
 from reckon.kernel._session import Kernel as Session
 
-__all__ = ["inspect", "list_files", "reset", "run", "start", "versions", "warm"]
+__all__ = ["inspect", "list_files", "reset", "run", "run_now", "start", "versions", "warm"]
 
 _session: Session | None = None
 
@@ -54,6 +54,12 @@ def _current() -> Session:
 
 async def run(code: str) -> str:
     return json.dumps(await _current().run(code))
+
+
+def run_now(code: str) -> str | None:
+    """``run`` without a turn of the event loop (most cells); None: use ``run``."""
+    result = _current().run_now(code)
+    return None if result is None else json.dumps(result)
 
 
 def list_files(directory: str) -> str:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import builtins
 import os
+import re
 import time
 import warnings
 from collections.abc import Callable
 from typing import Any
 
+from reckon._exceptions import ReckonError
 from reckon.kernel._capture import STREAM_LIMIT, OutputCapture
 from reckon.kernel._cells import CompiledCell, compile_cell, execute
 from reckon.kernel._display import describe_value
@@ -29,6 +31,10 @@ __all__ = ["Kernel"]
 
 
 _ASSIGNED_SHOWN = 4
+# What a cell that may wait on the event loop contains: a top-level ``await``, ``async
+# for``/``async with``, or a ``%pip``/``!pip`` line (rewritten into an awaited install).
+# A false match only costs the way through the loop.
+_MAY_AWAIT = re.compile(r"await|async|pip")
 
 
 class Kernel:
@@ -162,6 +168,21 @@ class Kernel:
             "restarted": False,
             **shown,
         }
+
+    def run_now(self, code: str) -> dict[str, Any] | None:
+        """``run`` done without the event loop, for a cell that awaits nothing (nearly
+        every cell): the worker then answers without a turn of Pyodide's loop. None for
+        a cell that may await: run it with ``run``."""
+        if _MAY_AWAIT.search(code):
+            return None
+        running = self.run(code)
+        try:
+            running.send(None)
+        except StopIteration as done:
+            result: dict[str, Any] = done.value
+            return result
+        running.close()
+        raise ReckonError("a cell without await waited on the event loop")
 
     def _compile(self, code: str, filename: str) -> CompiledCell:
         """The cell compiled; a `%pip`/`!pip` line (not Python) becomes a call that
