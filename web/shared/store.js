@@ -16,10 +16,11 @@
 // own (version 3): logging a cell adds one small record, instead of rewriting a session
 // record that grows with the conversation (6 ms per cell at 1 MB of history, on every run).
 
+import { DB_VERSION, DEFAULT_SESSION, upgradeSchema } from "./store-schema.js";
+
 const DB_NAME = "reckon";
-const DB_VERSION = 3;
 const CHANNEL = "reckon-store";
-export const DEFAULT_SESSION = "default";
+export { DEFAULT_SESSION };
 
 /**
  * @typedef {{session: string, path: string, blob: Blob, size: number, mtime: number, kind: "upload" | "output"}} FileRecord
@@ -61,9 +62,7 @@ export class Store {
         request.onupgradeneeded = () => {
           const db = request.result;
           const upgrade = /** @type {IDBTransaction} */ (request.transaction);
-          if (!db.objectStoreNames.contains("session-files")) upgradeFiles(db, upgrade);
-          if (!db.objectStoreNames.contains("sessions")) db.createObjectStore("sessions", { keyPath: "id" });
-          if (!db.objectStoreNames.contains("session-cells")) moveCells(db, upgrade);
+          upgradeSchema(db, upgrade);
         };
         request.onsuccess = () => {
           const db = request.result;
@@ -232,43 +231,6 @@ export class Store {
   onChange(fn) {
     if (this.channel) this.channel.onmessage = (ev) => ev.data && typeof ev.data === "object" && fn(ev.data);
   }
-}
-
-/** Version 2's store of files, with version 1's (files without a session, which belong
- * to the default session) copied in the upgrade transaction: whole or not at all.
- * @param {IDBDatabase} db @param {IDBTransaction} upgrade */
-function upgradeFiles(db, upgrade) {
-  const files = db.createObjectStore("session-files", { keyPath: ["session", "path"] });
-  if (!db.objectStoreNames.contains("files")) return;
-  const old = upgrade.objectStore("files");
-  old.openCursor().onsuccess = (ev) => {
-    const cursor = /** @type {IDBCursorWithValue | null} */ (/** @type {IDBRequest} */ (ev.target).result);
-    if (!cursor) {
-      db.deleteObjectStore("files");
-      return;
-    }
-    files.put({ ...cursor.value, session: DEFAULT_SESSION });
-    cursor.continue();
-  };
-}
-
-/** Version 3's cell log: one record per cell, its key in the order cells were logged
- * (across tabs too), the session an index. Version 2's logs move out of their session
- * records in the upgrade transaction. @param {IDBDatabase} db @param {IDBTransaction} upgrade */
-function moveCells(db, upgrade) {
-  const cells = db.createObjectStore("session-cells", { autoIncrement: true });
-  cells.createIndex("session", "session");
-  const sessions = upgrade.objectStore("sessions");
-  sessions.openCursor().onsuccess = (ev) => {
-    const cursor = /** @type {IDBCursorWithValue | null} */ (/** @type {IDBRequest} */ (ev.target).result);
-    if (!cursor) return;
-    const { cells: logged, ...record } = cursor.value || {};
-    if (Array.isArray(logged)) {
-      for (const code of logged) if (typeof code === "string") cells.add({ session: record.id, code });
-      cursor.update(record);
-    }
-    cursor.continue();
-  };
 }
 
 /** Queue the deletion of a session's logged cells in `tx`. @param {IDBTransaction} tx @param {string} session */
