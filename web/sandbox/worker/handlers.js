@@ -60,7 +60,7 @@ async function run(msg) {
 function memoryError(what) {
   return {
     type: "MemoryError",
-    message: `${what} the sandbox memory ceiling (${Math.round(memoryLimit / 1048576)} MB; ${describeMemory()}). The sandbox is restarted: variables are lost, files under /data are kept. Process the data in chunks or keep fewer copies.`,
+    message: `${what} the sandbox memory ceiling (${Math.round(memoryLimit / 1048576)} MB; ${describeMemory()}). The sandbox is restarted: variables are lost, files under /data are kept. For a big file, compute in SQL with run_sql(), which scans the file without loading it (every file under /data is a table by its name), or read only the columns you need with read_table(path, columns=[...]); otherwise keep fewer copies.`,
     traceback: "",
     line: null,
   };
