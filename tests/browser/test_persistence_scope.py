@@ -100,6 +100,15 @@ def test_new_conversation_forgets_the_conversation_but_keeps_files(
     assert read_file(page, "/data/sales.csv") == SALES_BYTES
 
 
+def plant_store(a_context: Any, server: str, script: str, arg: Any) -> None:
+    """Leave a database as an older version of the page did (`script` writes it), from
+    a document of the site with no Reckon of its own, before any Reckon page opens."""
+    first = a_context.new_page()
+    first.goto(f"{server}/build-info.json")
+    assert page_call(first, script, arg) is True
+    first.close()
+
+
 # A version-1 store, as pages before per-session files left it: files keyed by path alone.
 OLD_STORE = """
   const [path, text] = arg;
@@ -141,10 +150,7 @@ def test_sessions_do_not_see_or_mount_each_others_files(
     a_context: Any, a_static_server: str
 ) -> None:
     # Data saved before files had a session belongs to the default session.
-    first = a_context.new_page()
-    first.goto(f"{a_static_server}/build-info.json")
-    assert page_call(first, OLD_STORE, ["/data/old.csv", "from before"]) is True
-    first.close()
+    plant_store(a_context, a_static_server, OLD_STORE, ["/data/old.csv", "from before"])
 
     page = open_page(a_context, f"{a_static_server}/console.html")
     assert read_file(page, "/data/old.csv") == b"from before"
@@ -218,10 +224,7 @@ V2_STORE = """
 def test_a_cell_log_from_before_moves_to_its_own_store(
     a_context: Any, a_static_server: str
 ) -> None:
-    first = a_context.new_page()
-    first.goto(f"{a_static_server}/build-info.json")
-    assert page_call(first, V2_STORE, ["x = 41", "y = x + 1"]) is True
-    first.close()
+    plant_store(a_context, a_static_server, V2_STORE, ["x = 41", "y = x + 1"])
 
     page = open_page(a_context, f"{a_static_server}/console.html")
     assert call(page, "saved")["cells"] == ["x = 41", "y = x + 1"]
