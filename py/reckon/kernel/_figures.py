@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import base64
-import io
 import os
 import struct
 import sys
 from typing import Any
+
+from ._png import figure_png
 
 __all__ = ["BACKEND", "FigureCollector", "prepare_matplotlib", "show_figures"]
 
@@ -76,9 +77,7 @@ class FigureCollector:
 
 
 def render_figure(figure: Any, *, index: int) -> dict[str, Any]:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-    png = buffer.getvalue()
+    png = figure_png(figure)
     width, height = struct.unpack(">II", png[16:24])
     return {
         "png": base64.b64encode(png).decode("ascii"),
