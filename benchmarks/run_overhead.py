@@ -13,7 +13,7 @@ from the same static server in the same browser:
 - first chart: a simple matplotlib line plot to PNG bytes in hand, in a fresh session,
   run as soon as it is ready (median of --sessions sessions, one page at a time; each
   --site in turn), then in the same session a pandas bar chart whose labels reach
-  past the figure's edge (reckon.kernel._png draws such a figure twice);
+  past the figure's edge (reckon.kernel._png paints them on a grown canvas);
 - 100k lines: a cell printing 100,000 short lines (1,088,890 characters), delivered as
   live stream events up to the page's live-view cap of 1,000,000 characters; alongside,
   the longest the page's main thread was blocked meanwhile (a 10 ms interval timer
@@ -44,7 +44,7 @@ ax.plot([1, 2, 3, 4], [3, 1, 4, 1])
 ax.set_title("first chart")
 """
 # Month names under the bars, turned upright, and an axis label under them: the
-# picture reaches past the figure's canvas, so it is measured and drawn twice.
+# picture reaches past the figure's canvas.
 BARS = """import pandas as pd
 sales = pd.DataFrame({"month": ["January", "February", "March", "April"], "units": [3, 1, 4, 1]})
 ax = sales.plot(x="month", y="units", kind="bar", title="Units by month")
@@ -183,7 +183,7 @@ def main() -> int:
                     page.context.close()
             # First chart: in fresh sessions, run as soon as each says it is ready (one
             # page at a time, so no start competes with another's chart), then a bar
-            # chart whose labels pass the canvas's edge (the slower way to a PNG).
+            # chart whose labels pass the canvas's edge.
             plot_naive: list[float] = []
             plots: dict[str, list[tuple[float, float]]] = {str(site): [] for site in sites}
             for _ in range(args.sessions):

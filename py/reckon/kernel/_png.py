@@ -42,9 +42,7 @@ def figure_png(figure: Any) -> bytes:
     return buffer.getvalue()
 
 
-def tight_pixel_box(
-    tight: Any, *, width: int, height: int, dpi: float = DPI
-) -> tuple[int, int, int, int] | None:
+def tight_pixel_box(tight: Any, *, width: int, height: int) -> tuple[int, int, int, int] | None:
     """A tight box (``figure.get_tightbbox``, inches) plus savefig's padding, in whole
     pixels of a ``width`` x ``height`` canvas (x0, y0, x1, y1; y up, as in matplotlib),
     or None when it reaches past that canvas."""
@@ -54,8 +52,8 @@ def tight_pixel_box(
     if not isinstance(pad, int | float):
         return None  # "layout": a layout engine's padding (those take savefig's way)
     box = tight.padded(pad)
-    x0, y0 = math.floor(box.x0 * dpi), math.floor(box.y0 * dpi)
-    x1, y1 = math.ceil(box.x1 * dpi), math.ceil(box.y1 * dpi)
+    x0, y0 = math.floor(box.x0 * DPI), math.floor(box.y0 * DPI)
+    x1, y1 = math.ceil(box.x1 * DPI), math.ceil(box.y1 * DPI)
     if x0 < 0 or y0 < 0 or x1 > width or y1 > height or x1 <= x0 or y1 <= y0:
         return None
     return x0, y0, x1, y1
