@@ -80,7 +80,8 @@ def test_the_prompt_is_reckons_own(upstream: FakeUpstream) -> None:
     with codeact_baseline.workspace(files, python="3.12.7", packages=PACKAGES) as space:
         assert space.system_prompt == build_system_prompt(space.environment, tools=False)
         assert space.environment["files"][0]["path"] == "/data/mixedGLB.csv"
-        assert "skiprows=3" in space.system_prompt  # the sandbox's inspect, as Reckon shows it
+        # The sandbox's inspect, as Reckon shows it: the tidied read (its '****' are NaN).
+        assert "read_table('/data/mixedGLB.csv')" in space.system_prompt
         result = codeact_baseline.run_cell(space, "x = read_table('/data/mixedGLB.csv')")
         assert result == {"status": "ok", "stdout": ""}
         later = codeact_baseline.run_cell(space, "print(len(x), run_sql('SELECT 1 AS one'))")

@@ -18,6 +18,7 @@ from reckon.kernel.tables import (
     read_head,
     scan_text,
     table_format,
+    tidy_loaded,
 )
 
 __all__ = ["inspect"]
@@ -127,8 +128,11 @@ def _maybe_table(path: str, extension: str) -> dict[str, Any] | None:
 def _read_text_table(path: str, extension: str, size: int) -> Loaded:
     scan = scan_text(path)
     if size <= FULL_PARSE_BYTES:
-        return read_delimited(path, extension="." + extension, scan=scan)
+        loaded = read_delimited(path, extension="." + extension, scan=scan)
+        tidy_loaded(loaded, path)
+        return loaded
     loaded = read_delimited(path, extension="." + extension, scan=scan, nrows=_SAMPLE_ROWS)
+    tidy_loaded(loaded, path)
     # Lines, not records: a quoted field holding line breaks makes this an overcount.
     first_data_line = 1 + len([n for n in loaded.notes if n.startswith("skipped")])
     loaded.rows = max(scan.lines - first_data_line, 0)

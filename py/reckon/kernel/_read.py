@@ -22,6 +22,7 @@ def read_table(
     sheet: str | int | None = 0,
     columns: list[str] | None = None,
     where: str | None = None,
+    tidy: bool = True,
     **kwargs: Any,
 ) -> Any:
     """Read a table file into a ``pandas.DataFrame``, whatever its format or encoding.
@@ -35,6 +36,12 @@ def read_table(
     the pandas reader. Raises ``ValueError`` with what to do when the file
     cannot be read.
 
+    Without pandas options the table is tidied as an analyst would (``tidy=False``
+    reads it as the file writes it): a header over several lines gives one name per
+    column, notes below the table are left out, padding around names and text values
+    goes, numbers with thousands separators, currency or percent signs and missing
+    markers (``****``, ``.``, ``n/a``) are read as numbers, and dates as dates.
+
     ``columns=[...]`` and ``where="<SQL condition>"`` read through DuckDB (run_sql's
     engine), which scans the file and keeps only those columns and the rows that
     match: a file larger than memory gives a small frame
@@ -47,4 +54,4 @@ def read_table(
                 "with sheet= or pandas options. Read it whole with those options instead."
             )
         return query_file(path, columns=None if columns is None else list(columns), where=where)
-    return tables.read_table(path, sheet=sheet, **kwargs)
+    return tables.read_table(path, sheet=sheet, tidy=tidy, **kwargs)

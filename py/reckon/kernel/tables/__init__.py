@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from reckon.kernel.tables._delimited import Loaded, read_delimited
 from reckon.kernel.tables._encoding import head_encoding, looks_binary, read_head, scan_text
-from reckon.kernel.tables._tables import load_table, read_table, table_format
+from reckon.kernel.tables._tables import load_table, read_table, table_format, tidy_loaded
 
 __all__ = [
     "Loaded",
@@ -23,4 +23,5 @@ __all__ = [
     "read_table",
     "scan_text",
     "table_format",
+    "tidy_loaded",
 ]

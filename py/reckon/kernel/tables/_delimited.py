@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reckon.kernel.tables._encoding import TextScan, scan_text
+from reckon.kernel.tables._numbers import NumberStyle
 from reckon.kernel.tables._sniff import WHITESPACE, Layout, sniff_layout
 
 __all__ = ["Loaded", "dedupe_names", "pandas_call", "read_delimited"]
@@ -23,6 +24,7 @@ class Loaded:
     rows: int | None = None
     estimated: bool = False
     sheets: list[dict[str, Any]] | None = None  # a workbook's sheets: name, rows, columns
+    style: NumberStyle | None = None  # how the file writes numbers, for tidying
 
 
 def pandas_call(function: str, path: str, options: dict[str, Any]) -> str:
@@ -56,17 +58,19 @@ def read_delimited(
     notes = list(scan.notes) + layout.notes
     shown = display_path or path
     fmt = {"\t": "tsv", "|": "psv", ";": "csv", WHITESPACE: "ssv"}.get(layout.sep, "csv")
+    style = NumberStyle(decimal=layout.decimal, dot_thousands=layout.dot_thousands)
     if not layout.ragged:
         try:
             frame = pd.read_csv(path, nrows=nrows, **options)
-            return Loaded(frame, fmt, notes, pandas_call("pd.read_csv", shown, options))
+            call = pandas_call("pd.read_csv", shown, options)
+            return Loaded(frame, fmt, notes, call, style=style)
         except pd.errors.ParserError as exc:
             if "Expected" not in str(exc):
                 raise ValueError(_parse_message(shown, exc)) from exc
         except pd.errors.EmptyDataError as exc:
             raise ValueError(f"{shown} holds no rows or columns that pandas can read.") from exc
     frame = _read_ragged(path, layout, options, nrows=nrows, notes=notes)
-    return Loaded(frame, fmt, notes, f"read_table({shown!r})")
+    return Loaded(frame, fmt, notes, f"read_table({shown!r})", style=style)
 
 
 def _parse_message(path: str, exc: Exception) -> str:

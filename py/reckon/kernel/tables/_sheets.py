@@ -11,6 +11,7 @@ from collections import Counter
 from typing import Any
 
 from reckon.kernel.tables._delimited import Loaded, dedupe_names, pandas_call
+from reckon.kernel.tables._numbers import NumberStyle
 from reckon.kernel.tables._sniff import find_header
 from reckon.kernel.tables._workbook import ENGINES, Workbook, encrypted, open_workbook
 
@@ -109,7 +110,9 @@ def _combine(
     if sheet not in ALL_SHEETS:
         name, frame = next(iter(frames.items()))
         call = _read_with(book, name, headers.get(name, 0), options)
-        return Loaded(pd.DataFrame() if frame is None else frame, book.fmt, notes, call)
+        loaded = Loaded(pd.DataFrame() if frame is None else frame, book.fmt, notes, call)
+        loaded.style = None if options else NumberStyle()
+        return loaded
     kept = {name: frame for name, frame in frames.items() if frame is not None}
     column = "sheet" if not any("sheet" in map(str, f.columns) for f in kept.values()) else "_sheet"
     parts = [frame.assign(**{column: name}) for name, frame in kept.items()]
@@ -120,7 +123,7 @@ def _combine(
         notes.append("the sheets have different columns; values a sheet lacks are NaN")
     notes.insert(0, f"all {len(frames)} sheets in one table; {column!r} says each row's sheet")
     call = pandas_call("read_table", book.shown, {"sheet": None, **options})
-    return Loaded(combined, book.fmt, notes, call)
+    return Loaded(combined, book.fmt, notes, call, style=None if options else NumberStyle())
 
 
 def _read_with(book: Workbook, name: str, header_at: int, options: dict[str, Any]) -> str:

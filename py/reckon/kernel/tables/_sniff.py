@@ -20,7 +20,7 @@ WHITESPACE = r"\s+"
 _NA = {"", "na", "n/a", "nan", "null", "none", "-", "#n/a", "nil"}
 _NUMBER = re.compile(r"^[-+]?(\d+([.,]\d*)?|[.,]\d+)([eE][-+]?\d+)?%?$")
 _COMMA_THOUSANDS = re.compile(r"^-?\d{1,3}(,\d{3})+(\.\d+)?$")
-_DOT_THOUSANDS = re.compile(r"^-?\d{1,3}(\.\d{3})+(,\d+)?$")
+_DOT_THOUSANDS = re.compile(r"^-?[1-9]\d{0,2}(\.\d{3})+(,\d+)?$")
 _COMMA_DECIMAL = re.compile(r"^-?\d+,\d+$")
 _DOT_DECIMAL = re.compile(r"^-?\d+\.\d+$")
 
@@ -35,6 +35,9 @@ class Layout:
     header: int | None = 0
     decimal: str = "."
     thousands: str | None = None
+    # "2.830" is 2830: a ';' file whose dotted numbers all have three decimals. pandas
+    # cannot read it so (its thousands= must differ from its decimal=); tidying does.
+    dot_thousands: bool = False
     width: int = 1
     ragged: bool = False
     notes: list[str] = field(default_factory=list)
@@ -192,3 +195,6 @@ def _number_style(layout: Layout, body: list[list[str]]) -> None:
     elif counts["comma_thousands"] and not counts["comma_decimal"]:
         layout.thousands = ","
         layout.notes.append("',' between thousands in numbers")
+    elif layout.sep == ";" and counts["dot_thousands"] and not counts["dot_decimal"]:
+        layout.dot_thousands = True
+        layout.notes.append("'.' between thousands in numbers")

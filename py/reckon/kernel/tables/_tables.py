@@ -12,19 +12,20 @@ from typing import Any
 from reckon.kernel.tables._delimited import Loaded, pandas_call, read_delimited
 from reckon.kernel.tables._encoding import looks_binary, read_head
 from reckon.kernel.tables._sheets import ENGINES, read_sheet
+from reckon.kernel.tables._tidy import tidy_frame
 
-__all__ = ["TABLE_FORMATS", "load_table", "read_table", "table_format"]
+__all__ = ["TABLE_FORMATS", "load_table", "read_table", "table_format", "tidy_loaded"]
 
 TABLE_FORMATS = ("csv", "tsv", "psv", "ssv", "xlsx", "xlsm", "xls", "ods", "json", "parquet")
 _TEXT_TABLES = {"csv", "tsv", "psv", "ssv", "tab", "txt", "dat"}
 _SKIPPED_MEMBERS = ("__MACOSX/", ".")
 
 
-def read_table(path: str, *, sheet: str | int | None = 0, **kwargs: Any) -> Any:
+def read_table(path: str, *, sheet: str | int | None = 0, tidy: bool = True, **kwargs: Any) -> Any:
     """The whole table of ``path`` as a ``pandas.DataFrame``: ``load_table``'s frame.
     Cells call ``reckon.kernel.read_table`` (``_read``), whose docstring says what it
     detects and adds ``columns=``/``where=``."""
-    return load_table(path, sheet=sheet, **kwargs).frame
+    return load_table(path, sheet=sheet, tidy=tidy, **kwargs).frame
 
 
 def table_format(path: str, head: bytes) -> str | None:
@@ -58,12 +59,47 @@ def load_table(
     display_path: str | None = None,
     sheet: str | int | None = 0,
     sizes: bool = False,
+    tidy: bool = True,
     **kwargs: Any,
 ) -> Loaded:
     """Read ``path`` and say what was detected (``inspect`` and ``read_table`` share this).
 
     ``sizes=True`` lists a workbook's sheets with their sizes (for ``inspect``).
+    ``tidy`` (without pandas options): tidied as an analyst would (``_tidy``).
     """
+    loaded = _load(path, nrows=nrows, display_path=display_path, sheet=sheet, sizes=sizes,
+                   tidy=tidy, **kwargs)  # fmt: skip
+    if tidy and not kwargs:
+        tidy_loaded(loaded, display_path or path, sheet=sheet)
+    return loaded
+
+
+def tidy_loaded(loaded: Loaded, shown: str, *, sheet: str | int | None = 0) -> None:
+    """``loaded`` tidied in place (``_tidy``) when its reader says how its file writes
+    numbers; ``read_with`` then reads it through ``read_table``, which tidies too."""
+    if loaded.style is None:
+        return
+    frame, notes = tidy_frame(loaded.frame, style=loaded.style)
+    loaded.style = None
+    if not notes:
+        return
+    loaded.frame = frame
+    loaded.notes.extend(notes)
+    if not loaded.read_with.startswith("read_table("):
+        chosen = f", sheet={sheet!r}" if sheet != 0 else ""
+        loaded.read_with = f"read_table({shown!r}{chosen})"
+
+
+def _load(
+    path: str,
+    *,
+    nrows: int | None,
+    display_path: str | None,
+    sheet: str | int | None,
+    sizes: bool,
+    tidy: bool,
+    **kwargs: Any,
+) -> Loaded:
     shown = display_path or path
     if not os.path.exists(path):
         raise ValueError(f"{shown} does not exist; list the files to see what is there.")
@@ -86,7 +122,9 @@ def load_table(
             loaded.frame = loaded.frame.head(nrows)
         return loaded
     if fmt in ("zip", "gz"):
-        return _read_archive(path, shown, fmt, nrows=nrows, sheet=sheet, sizes=sizes, **kwargs)
+        return _read_archive(
+            path, shown, fmt, nrows=nrows, sheet=sheet, sizes=sizes, tidy=tidy, **kwargs
+        )
     if sheet != 0 or "sheet_name" in kwargs:
         raise ValueError(f"{shown} is not a workbook, so it has no sheets; read it without sheet=.")
     if fmt == "text":
@@ -165,7 +203,14 @@ def _read_parquet(path: str, shown: str, options: dict[str, Any]) -> Loaded:
 
 
 def _read_archive(
-    path: str, shown: str, fmt: str, *, nrows: int | None, sheet: str | int | None, **kwargs: Any
+    path: str,
+    shown: str,
+    fmt: str,
+    *,
+    nrows: int | None,
+    sheet: str | int | None,
+    tidy: bool,
+    **kwargs: Any,
 ) -> Loaded:
     with tempfile.TemporaryDirectory() as folder:
         if fmt == "gz":
@@ -177,8 +222,14 @@ def _read_archive(
             target = _single_member(path, shown, folder)
             inner = os.path.basename(target)
         loaded = load_table(
-            target, nrows=nrows, display_path=f"{shown} ({inner})", sheet=sheet, **kwargs
+            target,
+            nrows=nrows,
+            display_path=f"{shown} ({inner})",
+            sheet=sheet,
+            tidy=tidy,
+            **kwargs,
         )
+    loaded.style = None  # tidied inside already
     loaded.notes.insert(0, f"read {inner} from the {fmt} archive")
     loaded.read_with = f"read_table({shown!r})" if sheet == 0 else loaded.read_with
     return loaded

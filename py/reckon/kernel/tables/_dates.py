@@ -1,0 +1,62 @@
+"""Columns of dates written as text ("2012-06-22 00:00:00", "Jan 1 2000", "24/06/2012")
+read as dates, so "per month" and "over time" work without the model knowing to parse.
+
+Only text that names a day is a date: "2010-11" (a financial year) and "09:00" (a
+time of day) stay text. The format is pandas' guess from the first value, month
+first and then day first; a column becomes dates only if every value reads in it.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Dates", "column_dates"]
+
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_TIME = (
+    r"(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s?[ap]\.?m\.?)?"
+    r"(?:Z|\s?[+-]\d{2}:?\d{2}|\s?UTC)?)?"
+)
+_DAY = re.compile(
+    rf"^(?:\d{{4}}-\d{{1,2}}-\d{{1,2}}|\d{{4}}/\d{{1,2}}/\d{{1,2}}"
+    rf"|\d{{1,2}}[/.-]\d{{1,2}}[/.-](?:\d{{4}}|\d{{2}})"
+    rf"|(?:[a-z]{{3,9}},?\s)?{_MONTH}\s\d{{1,2}}(?:st|nd|rd|th)?,?\s\d{{4}}"
+    rf"|(?:[a-z]{{3,9}},?\s)?\d{{1,2}}(?:st|nd|rd|th)?\s{_MONTH},?\s\d{{4}}"
+    rf"|\d{{1,2}}-{_MONTH}-(?:\d{{4}}|\d{{2}}))"
+    rf"{_TIME}$",
+    re.IGNORECASE,
+)
+_SAMPLE = 200
+
+
+@dataclass
+class Dates:
+    values: Any  # a datetime64 Series
+    dayfirst: bool
+
+
+def column_dates(texts: Any) -> Dates | None:
+    """``texts`` (stripped strings or NaN) as dates, or ``None``."""
+    import pandas as pd
+
+    present = texts.dropna()
+    if present.empty or not all(isinstance(v, str) for v in present.head(_SAMPLE)):
+        return None
+    if not all(_DAY.match(v) for v in present.head(_SAMPLE)):
+        return None
+    # The rest need no look of ours: pandas applies the format it guessed from the
+    # first value to every value, strictly ("2010-11" after "2012-06-22" fails).
+    for dayfirst in (False, True):
+        with warnings.catch_warnings():
+            # "Could not infer format": the values then do not share one.
+            warnings.simplefilter("ignore")
+            try:
+                parsed = pd.to_datetime(texts, dayfirst=dayfirst)
+            except (ValueError, TypeError, OverflowError):
+                continue
+        if pd.api.types.is_datetime64_any_dtype(parsed) and parsed.notna().sum() == len(present):
+            return Dates(parsed, dayfirst)
+    return None
