@@ -47,6 +47,36 @@ def test_untagged_block_runs_and_no_block_is_none() -> None:
     assert extract_code_blocks("```bash\nls\n```") is None
 
 
+@pytest.mark.parametrize(
+    ("reply", "code"),
+    [
+        pytest.param(
+            "```python\nprint(df['a'].sum())\n```\nThe output of this code will be:\n"
+            "```\n   total\n0   36\n```",
+            "print(df['a'].sum())",
+            id="invented-output-after-code",
+        ),
+        pytest.param(
+            "```python\nx = 1\n```\n```\nprint(x)\n```",
+            "x = 1",
+            id="untagged-beside-tagged",
+        ),
+        pytest.param("Run this:\n```\nprint(2 + 2)\n```", "print(2 + 2)", id="untagged-code"),
+        pytest.param("The result is:\n```\n[1, 2, 3]\n```", None, id="untagged-literal"),
+        pytest.param("It prints:\n```\nprint(4)\n```", None, id="announced-as-output"),
+        pytest.param("```\nmean = 3.2\nThe mean is 3.2\n```", None, id="untagged-prose"),
+        pytest.param(
+            "```sql\nSELECT region, SUM(sales) FROM sales GROUP BY region\n```",
+            "run_sql('SELECT region, SUM(sales) FROM sales GROUP BY region')",
+            id="sql-block",
+        ),
+    ],
+)
+def test_only_code_runs_never_prose_or_predicted_output(reply: str, code: str | None) -> None:
+    blocks = extract_code_blocks(reply)
+    assert (blocks.code if blocks else None) == code
+
+
 def test_one_reading_of_fences_serves_code_tool_calls_and_json_answers() -> None:
     # A closing run longer than the opening one closes it (CommonMark), for every reader.
     call = '{"name": "run_python", "arguments": {"code": "print(1)"}}'

@@ -73,13 +73,46 @@ def test_error_then_fix_shows_the_traceback(executor: KernelExecutor) -> None:
     assert "Traceback" in observation and "Cell line 2" in observation
 
 
-def test_max_failures_stops_with_a_clear_message(executor: KernelExecutor) -> None:
-    model = ScriptedModel([code_reply(f"raise ValueError('bad {i}')") for i in range(5)])
+def test_max_failures_stops_with_a_clear_message_when_an_error_comes_back(
+    executor: KernelExecutor,
+) -> None:
+    errors = ["bad 0", "bad 1", "bad 0", "bad 3"]
+    model = ScriptedModel([code_reply(f"raise ValueError({e!r})") for e in errors])
     agent = Agent(model, executor, max_failures=3)
     outcome = run(agent.ask("go", environment=executor.environment()))
     assert outcome["status"] == "error"
-    assert "3 times in a row" in outcome["message"] and "ValueError: bad 2" in outcome["message"]
+    assert "3 times in a row" in outcome["message"] and "ValueError: bad 0" in outcome["message"]
     assert len(model.requests) == 3 and len(outcome["steps"]) == 3
+
+
+def test_failures_that_each_differ_go_on_to_twice_the_limit(executor: KernelExecutor) -> None:
+    model = ScriptedModel([code_reply(f"raise ValueError('bad {i}')") for i in range(8)])
+    outcome = run(Agent(model, executor, max_failures=3).ask("go", environment={}))
+    assert outcome["status"] == "error" and "6 times in a row" in outcome["message"]
+    assert len(model.requests) == 6
+
+
+def test_two_failures_start_again_fresh_with_what_went_wrong(executor: KernelExecutor) -> None:
+    model = ScriptedModel(
+        [code_reply("x = 1"), code_reply("print(undefined_a)"), code_reply("1/0"),
+         code_reply("print(x + 1)"), answer("It is 2.")]
+    )  # fmt: skip
+    outcome = run(Agent(model, executor, max_failures=3).ask("Add 1 to 1.", environment={}))
+    assert outcome["status"] == "ok" and outcome["answer"] == "It is 2."
+    third = json.dumps(model.requests[3].messages)
+    # The failed attempts left the history; one message says what went wrong in each.
+    assert "undefined_a" not in third.split("failed 2 times")[0]
+    restart = model.requests[3].messages[-1]["content"]
+    assert restart.startswith("Your code failed 2 times in a row:")
+    assert "NameError" in restart and "ZeroDivisionError" in restart
+    assert "x = 1" in third  # the good state before them stays
+    # Every attempt is still a step the person sees.
+    assert [s["result"]["status"] for s in outcome["steps"] if s["kind"] == "code"] == [
+        "ok",
+        "error",
+        "error",
+        "ok",
+    ]
 
 
 def test_a_success_resets_the_failure_count(executor: KernelExecutor) -> None:

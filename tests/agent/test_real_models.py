@@ -302,7 +302,7 @@ def test_the_answer_form_written_as_code_gets_a_hint(
     replies = [call_reply("@total[value] = 3"), text_reply("Gave up.")]
     ask_openai(upstream, executor, "total? @total[value]", replies)
     observation = upstream.payloads[1]["messages"][-1]["content"]
-    assert "SyntaxError" in observation and "not Python" in observation
+    assert "SyntaxError" in observation and "not for code" in observation
 
 
 def test_an_answer_given_as_json_under_the_asked_name_is_put_in_the_form(

@@ -58,6 +58,7 @@ class ScriptedModel:
                 tools=request.tools,
                 model=request.model,
                 context=request.context,
+                tool_choice=request.tool_choice,
             )
         )
         if not self.replies:

@@ -127,7 +127,6 @@ class Cells:
             extra["hidden"] = hidden
         observation = format_observation(shown, limit=self.options.observation_limit)
         observation += _name_hint(result, self.load_lines, loaded=self.loaded)
-        observation += _format_hint(result, code)
         observation += self._repeat_hint(code, observation)
         if extra.get("hidden"):
             observation += (
@@ -179,8 +178,8 @@ def _name_hint(result: JSONDict, loads: list[str], *, loaded: bool = False) -> s
     error = result.get("error")
     if result.get("status") != "error" or not isinstance(error, dict) or not loads:
         return ""
-    if error.get("type") != "NameError":
-        return ""
+    if error.get("type") != "NameError" or error.get("hint"):
+        return ""  # the kernel's hint names the tables already
     match = _UNDEFINED.search(str(error.get("message") or ""))
     if match is None or match.group(1) in ("pd", "np", "plt"):
         return ""
@@ -188,19 +187,3 @@ def _name_hint(result: JSONDict, loads: list[str], *, loaded: bool = False) -> s
     if loaded:
         return f"\nnote: the files are loaded under these names: {shown}"
     return f"\nnote: no file is loaded at the start; load it first, e.g. {shown}"
-
-
-_FORM_IN_CODE = re.compile(r"^\s*@[A-Za-z_]\w*\[", re.MULTILINE)
-
-
-def _format_hint(result: JSONDict, code: str) -> str:
-    """Small models write the answer's @name[value] form as Python (a SyntaxError)."""
-    error = result.get("error")
-    if result.get("status") != "error" or not isinstance(error, dict):
-        return ""
-    if error.get("type") != "SyntaxError" or not _FORM_IN_CODE.search(code):
-        return ""
-    return (
-        "\nnote: @name[value] is the form of your final answer, not Python: compute the "
-        "value in code and print it; write @name[value] only in the answer"
-    )

@@ -2,16 +2,32 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import dataclass
 
-from reckon.agent._fences import fenced_blocks, prose_around
+from reckon.agent._fences import Fenced, fenced_blocks, prose_around
 from reckon.agent._toolcalls import lenient_json
 
-__all__ = ["CodeBlocks", "ToolArguments", "extract_code_blocks", "parse_tool_arguments"]
+__all__ = [
+    "CodeBlocks",
+    "ToolArguments",
+    "extract_code_blocks",
+    "parse_tool_arguments",
+    "unrun_blocks",
+]
 
-_RUNNABLE = {"", "python", "py", "python3", "py3", "ipython", "pycon"}
+_RUNNABLE = {"", "python", "py", "python3", "py3", "ipython", "pycon", "sql"}
+_TAGGED = _RUNNABLE - {""}
+# Prose that announces what follows as output, not code: "The output will be:",
+# "This prints:", "Result:". A small model writes its guess of the output in an
+# untagged block after its code; run, it was a SyntaxError the model never wrote.
+_ANNOUNCES_OUTPUT = re.compile(
+    r"\b(output|outputs|prints|printed|will print|expected|will be|would be|should be|"
+    r"looks? like)\b[^\n]*:?\s*$",
+    re.IGNORECASE,
+)
 _TOOL_NAMES = {"run_python", "python", "run_code", "execute_python", "code_interpreter", "exec"}
 
 
@@ -36,21 +52,27 @@ class ToolArguments:
 def extract_code_blocks(reply: str) -> CodeBlocks | None:
     """All runnable fenced blocks of ``reply``, joined in order, or ``None``.
 
-    We run every ``python``/``py``/untagged block rather than only the last one:
-    in code-block mode models often split one program (imports, then the work)
-    across blocks, and running only the last would lose its setup. Blocks tagged
-    with another language (``text``, ``bash``, ``json``…) are shown, not run.
+    We run every ``python``/``py`` block rather than only the last one: in code-block
+    mode models often split one program (imports, then the work) across blocks, and
+    running only the last would lose its setup. A ``sql`` block runs as ``run_sql``.
+    An untagged block runs only when it is code: it compiles as Python, no block of
+    the reply is tagged (a model that tags its code does not leave code untagged),
+    and the prose before it does not announce output ("The output will be:"). Blocks
+    of another language (``text``, ``bash``, ``json``…) are shown, not run.
     """
     blocks: list[str] = []
     spans: list[tuple[int, int]] = []
-    for block in fenced_blocks(reply):
-        if block.language not in _RUNNABLE:
+    fenced = fenced_blocks(reply)
+    for block in fenced:
+        if not _runs(block, reply, fenced):
             continue
         body = block.body
         if block.language == "pycon":
             body = "\n".join(
                 line[4:] for line in body.splitlines() if line.startswith((">>> ", "... "))
             )
+        if block.language == "sql":
+            body = sql_cell(body) if body.strip() else ""
         if body.strip():
             blocks.append(body.rstrip())
         spans.append((block.start, block.end))
@@ -58,6 +80,45 @@ def extract_code_blocks(reply: str) -> CodeBlocks | None:
         return None
     text, after = prose_around(reply, spans)
     return CodeBlocks(code="\n\n".join(blocks), text=text, after=after)
+
+
+def unrun_blocks(reply: str) -> list[str]:
+    """The languages of the fenced blocks of ``reply`` that do not run (``""`` for an
+    untagged one): an answer that is only these is code the model typed, not ran."""
+    fenced = fenced_blocks(reply)
+    return [b.language for b in fenced if b.body.strip() and not _runs(b, reply, fenced)]
+
+
+def _runs(block: Fenced, reply: str, fenced: list[Fenced]) -> bool:
+    if block.language not in _RUNNABLE:
+        return False
+    if block.language:
+        return True
+    if any(other.language in _TAGGED for other in fenced):
+        return False
+    return _is_code(block.body) and not _ANNOUNCES_OUTPUT.search(reply[: block.start])
+
+
+def _is_code(body: str) -> bool:
+    """Python that compiles and does something: not only values written out (``42``,
+    ``[1, 2]``, a name), which is what a model's guess of the output looks like."""
+    try:
+        tree = ast.parse(body)
+    except (SyntaxError, ValueError):
+        return False
+    return any(not (isinstance(node, ast.Expr) and _literal(node.value)) for node in tree.body)
+
+
+def _literal(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant | ast.Name):
+        return True
+    if isinstance(node, ast.UnaryOp):
+        return _literal(node.operand)
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return all(_literal(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(_literal(e) for e in [*node.keys, *node.values] if e is not None)
+    return False
 
 
 def parse_tool_arguments(name: str, arguments: str) -> ToolArguments:

@@ -15,7 +15,7 @@ import json
 import re
 
 from reckon._exceptions import ModelError
-from reckon.agent._observe import user_text
+from reckon.agent._recheck import is_question
 from reckon.agent._types import JSONDict
 
 __all__ = ["LEFT_OUT", "estimate_tokens", "fit_messages", "is_overflow"]
@@ -40,7 +40,8 @@ def is_overflow(exc: ModelError) -> bool:
 
 
 def _is_question(message: JSONDict) -> bool:
-    return user_text(message) is not None
+    # Not a cell's output, nor one of Reckon's own messages (a recheck, a fresh start).
+    return is_question(message)
 
 
 def _is_output(message: JSONDict) -> bool:

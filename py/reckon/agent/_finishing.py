@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reckon.agent._grounding import ground_answer, step_sources
-from reckon.agent._recheck import is_question, recheck_message, repair_form
+from reckon.agent._method import answer_method
+from reckon.agent._recheck import is_question, recheck_message, repair_form, typed_not_ran
 from reckon.agent._steps import Progress, StepLog, outcome
 from reckon.agent._types import JSONDict
 from reckon.agent._verify import compare
@@ -47,9 +48,20 @@ class Finishing:
             step: JSONDict = {"kind": "recheck", "text": text, "message": again}
             log.add({**step, "grounding": grounding, **repair}, started)
             return None
-        log.add({"kind": "answer", "text": text, "grounding": grounding, **repair}, started)
+        unrun = typed_not_ran(text, grounding)
+        if unrun:
+            # Shown as the model's last words, never as an answer that was computed.
+            message = f"The model's last reply was {unrun}, not an answer: nothing in it ran."
+            log.add({"kind": "error", "text": text, "message": message}, started)
+            return outcome("error", text, log.steps, message)
+        method = answer_method(text, grounding, log.steps)
+        shown = {"method": method} if method else {}
+        step = {"kind": "answer", "text": text, "grounding": grounding, **repair, **shown}
+        log.add(step, started)
         result = outcome("ok", text, log.steps)
         result["grounding"] = grounding
+        if method:
+            result["method"] = method
         return result
 
     def repaired(self, answer: str) -> tuple[str, JSONDict]:

@@ -16,6 +16,7 @@ from reckon.agent._privacy import Privacy
 from reckon.agent._prompt import build_system_prompt
 from reckon.agent._reply import Move, interpret, without_imagined_results
 from reckon.agent._requests import Requests
+from reckon.agent._retry import gives_up, start_fresh
 from reckon.agent._sent import SentLog
 from reckon.agent._steps import STOPPED, Progress, StepLog, outcome
 from reckon.agent._stopping import Stopped, Stopping
@@ -196,11 +197,12 @@ class Agent:
             self.messages.append({"role": "assistant", "content": "(stopped: token budget)"})
             return outcome("budget", progress.last_text, steps, spent)
         # A data question is answered from code: the first call must run some, or
-        # (a model that forces no first call) the call after an answer that ran none.
+        # (a model that forces no first call) the call after an answer that ran none;
+        # so is any question whose answer states numbers it did not compute.
         force = None
-        if progress.has_files and not progress.ran_code:
+        if not progress.ran_code:
             eager = progress.calls == 0 and getattr(self.model, "forces_first_call", True)
-            if eager or "no-code" in progress.rechecks:
+            if (progress.has_files and eager) or "no-code" in progress.rechecks:
                 force = "run_python"
         progress.calls += 1
         try:
@@ -250,6 +252,7 @@ class Agent:
             said = reply.text or "(code not run: token budget)"
             self.messages.append({"role": "assistant", "content": said})
             return outcome("budget", progress.last_text, steps, spent)
+        mark = len(self.messages)
         try:
             results = await cells.run_reply(move, reply.text, self.messages, log, started)
         except Stopped:
@@ -258,10 +261,12 @@ class Agent:
             message = f"The sandbox failed: {exc}"
             log.add({"kind": "error", "text": message}, started)
             return outcome("error", progress.last_text, steps, message)
-        progress.tally(results)
+        progress.tally(results, mark=mark)
         if cells.stopping.stopped():
             return outcome("stopped", progress.last_text, steps, STOPPED)
-        if progress.failures >= self.options.max_failures:
+        if getattr(self.model, "follows_rechecks", True):  # not the demo: it reads its own
+            start_fresh(progress, self.messages)
+        if gives_up(progress, self.options.max_failures):
             message = (
                 f"The code failed {progress.failures} times in a row, so I stopped. "
                 f"Last error: {progress.last_error}"

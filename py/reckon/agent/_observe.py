@@ -63,6 +63,8 @@ def format_observation(result: JSONDict, *, limit: int = 6000) -> str:
     if isinstance(error, dict):
         line = f" (cell line {error['line']})" if error.get("line") else ""
         parts.append(f"error: {error.get('type', 'Error')}: {error.get('message', '')}{line}")
+        if error.get("hint"):
+            parts.append(f"hint: {error['hint']}")
         traceback = str(error.get("traceback") or "").rstrip()
         if traceback:
             parts.append(f"traceback:\n{trim_text(traceback, _TRACEBACK_LIMIT)}")
@@ -159,6 +161,7 @@ def _header(line: str, *, after: int) -> tuple[int, str, str] | None:
 _HEADERS = [
     ("status", re.compile(r"^status: (.*)$")),
     ("error", re.compile(r"^error: (.*)$")),
+    ("hint", re.compile(r"^hint: (.*)$")),
     ("traceback", re.compile(r"^traceback:()$")),
     ("stdout", re.compile(r"^stdout:()$")),
     ("stderr", re.compile(r"^stderr:()$")),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from reckon.agent._preload import TOO_BIG_TO_LOAD
@@ -49,6 +50,13 @@ _RUN_BLOCKS = (
 )
 
 
+# Without files the interpreter still computes: a small model's mental arithmetic
+# was wrong in 11 of the 14 word problems it answered without code.
+_NO_FILES = (
+    "The user has not uploaded any files. Work out every number with code, even simple "
+    "arithmetic: write the quantities of the question as variables, compute, print."
+)
+
 _SCHEMA_ONLY = """\
 Privacy: the user shares only schemas, shapes, dtypes and aggregates with you. Values
 from their files are replaced by [hidden] in every output you see{allowed}. Do not print
@@ -64,43 +72,52 @@ def build_system_prompt(
 ) -> str:
     """The system message for ``environment`` (python, packages, files, data_dir, output_dir);
     ``tools``: the model calls tools (else it writes fenced code blocks); ``loaded``: the
-    variable that already holds each table, by path."""
+    variable that already holds each table, by path.
+
+    What stays the same from question to question comes first (who it is, the rules,
+    the packages) and the files last: a server's prompt cache then keeps the first part
+    across questions, and across the switch to code blocks in the middle of one."""
     loaded = loaded or {}
     python = str(environment.get("python") or "3")
     data_dir = str(environment.get("data_dir") or "/data")
     output_dir = str(environment.get("output_dir") or "/output")
+    files = [f for f in environment.get("files") or [] if isinstance(f, dict)]
+    hides = privacy is not None and privacy.hides
     lines = [
         "You are Reckon, a data analyst who answers questions by running Python code "
         f"(Python {python} in the user's browser).",
     ]
+    how = _RUN_TOOLS if tools else _RUN_BLOCKS
+    state = _LOADED if loaded else _NOTHING_LOADED
+    lines += ["", _RULES.format(output_dir=output_dir, how_to_run=how, loaded=state)]
     packages = [str(p) for p in environment.get("packages") or []]
     if packages:
         shown = ", ".join(packages[:_MAX_PACKAGES])
         more = f" and {len(packages) - _MAX_PACKAGES} more" if len(packages) > _MAX_PACKAGES else ""
         lines.append(f"Packages: {shown}{more}.")
-    files = [f for f in environment.get("files") or [] if isinstance(f, dict)]
+    if privacy is not None and privacy.hides:
+        allowed = sorted(privacy.allow_columns)
+        shown = f" (except the columns {', '.join(allowed)})" if allowed else ""
+        lines += ["", _SCHEMA_ONLY.format(allowed=shown)]
     if files:
         lines += ["", f"The user's files (in {data_dir}):"]
-        lines += [describe_file(f, loaded_as=loaded.get(str(f.get("path")))) for f in files]
+        lines += [
+            describe_file(f, loaded_as=loaded.get(str(f.get("path"))), rows=not hides)
+            for f in files
+        ]
         lines.append(
             "read_table(path) is pre-loaded: it reads messy tables (encodings, delimiters, "
             "header rows, sheets) into a DataFrame."
         )
     else:
-        lines += ["", "The user has not uploaded any files yet."]
-    how = _RUN_TOOLS if tools else _RUN_BLOCKS
-    state = _LOADED if loaded else _NOTHING_LOADED
-    lines += ["", _RULES.format(output_dir=output_dir, how_to_run=how, loaded=state)]
-    if privacy is not None and privacy.hides:
-        allowed = sorted(privacy.allow_columns)
-        shown = f" (except the columns {', '.join(allowed)})" if allowed else ""
-        lines += ["", _SCHEMA_ONLY.format(allowed=shown)]
+        lines += ["", _NO_FILES]
     return "\n".join(lines)
 
 
-def describe_file(entry: JSONDict, *, loaded_as: str | None = None) -> str:
+def describe_file(entry: JSONDict, *, loaded_as: str | None = None, rows: bool = True) -> str:
     """One file's entry in the prompt, from its inspect dict (PROTOCOL section 2);
-    ``loaded_as``: the variable that already holds it."""
+    ``loaded_as``: the variable that already holds it; ``rows``: its first rows may be
+    shown (never under schema privacy)."""
     path = str(entry.get("path") or entry.get("name") or "?")
     if entry.get("status") == "error":
         return f"- {path}: cannot be read ({entry.get('message', 'unknown problem')})"
@@ -141,8 +158,15 @@ def describe_file(entry: JSONDict, *, loaded_as: str | None = None) -> str:
         if entry.get("sql_table"):
             lines.append(f"  SQL table: {entry['sql_table']}")
         notes = [str(n) for n in entry.get("notes") or []]
+        if loaded_as:
+            # Loaded already: how the reader got there is noise; what the data means is not.
+            notes = [n for n in notes if _MEANING.search(n)]
         if notes:
             lines.append(f"  notes: {'; '.join(notes)}")
+        head = [r for r in entry.get("head") or [] if isinstance(r, list)]
+        if rows and head:
+            lines.append("  first rows:")
+            lines += [f"    {_row(r)}" for r in head]
         return "\n".join(lines)
     if kind == "text":
         line = f"- {path}: text"
@@ -155,6 +179,20 @@ def describe_file(entry: JSONDict, *, loaded_as: str | None = None) -> str:
         return line
     size = f", {entry['size']} bytes" if entry.get("size") is not None else ""
     return f"- {path}: {kind or 'file'}{size}"
+
+
+# Notes that change what the data means (missing values, rows left out, a header over
+# several lines, dates, units, sheets), kept when the reader's mechanics are not.
+_MEANING = re.compile(
+    r"missing|left out|header spans|dates parsed|percent|currency|sheet|more fields|extra_"
+    r"|rows \(counted|dtypes from",
+)
+_ROW_CHARS = 240
+
+
+def _row(cells: list[Any]) -> str:
+    text = " | ".join(str(c) for c in cells)
+    return text if len(text) <= _ROW_CHARS else text[: _ROW_CHARS - 1] + "…"
 
 
 def _columns(raw: Any) -> list[str]:

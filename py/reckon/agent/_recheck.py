@@ -14,9 +14,11 @@ from __future__ import annotations
 import json
 import re
 
+from reckon.agent._code import unrun_blocks
 from reckon.agent._fences import only_block
 from reckon.agent._grounding import find_numbers
 from reckon.agent._observe import trim_text, user_text
+from reckon.agent._retry import FRESH_START
 from reckon.agent._types import JSONDict
 
 __all__ = ["is_question", "recheck_message", "repair_form"]
@@ -24,6 +26,17 @@ __all__ = ["is_question", "recheck_message", "repair_form"]
 _NO_CODE = (
     "You answered without running any code. Compute the answer from the user's files "
     "with code first, then answer from its output."
+)
+# Without files too: the interpreter computes, the model does not (a small model's
+# mental arithmetic was wrong in 11 of 14 word problems it answered so).
+_WORK_IT_OUT = (
+    "You answered with numbers you did not compute. Work them out with Python code "
+    "first (even simple arithmetic), then answer from its output."
+)
+# An answer that is only a block that did not run, or a table the model typed.
+_UNRUN = (
+    "Your reply is {what}, not an answer: nothing in it ran. To run code, reply with one "
+    "```python block; otherwise give the answer in words, from the output of code you ran."
 )
 # Seen: after a failed cell a small model answers in prose, from nothing.
 _FAILED = (
@@ -62,12 +75,19 @@ def recheck_message(
 ) -> tuple[str, str] | None:
     """``(kind, message)`` to send the answer back with, or ``None`` to let it stand.
 
-    Each kind (``no-code``, ``failed``, ``ungrounded``, ``format``) is asked at most
-    once an ask: ``asked`` holds those already sent. ``last_output`` (the last cell's
-    printed text) is quoted with the ungrounded numbers; ``last_error`` is the error of
-    the last cell when it failed."""
-    if has_files and not ran_code and "no-code" not in asked:
-        return "no-code", _NO_CODE
+    Each kind (``no-code``, ``unrun``, ``failed``, ``ungrounded``, ``format``) is asked
+    at most once an ask: ``asked`` holds those already sent. ``last_output`` (the last
+    cell's printed text) is quoted with the ungrounded numbers; ``last_error`` is the
+    error of the last cell when it failed. Without files, an answer is sent back when
+    no code ran and it states a number the question does not."""
+    if not ran_code and "no-code" not in asked:
+        if has_files:
+            return "no-code", _NO_CODE
+        if states_numbers(answer, question):
+            return "no-code", _WORK_IT_OUT
+    unrun = typed_not_ran(answer, grounding)
+    if unrun and "unrun" not in asked:
+        return "unrun", _UNRUN.format(what=unrun)
     if has_files and last_error and "failed" not in asked:
         return "failed", _FAILED.format(error=trim_text(last_error.strip(), 300))
     missing = [str(n) for n in grounding.get("ungrounded") or []]
@@ -190,12 +210,45 @@ def _lone_value(output: str) -> str:
     return text if text and "[" not in text and "]" not in text else ""
 
 
+def states_numbers(answer: str, question: str) -> bool:
+    """Whether ``answer`` states a number that ``question`` does not (list markers and
+    code spans are not statements)."""
+    given = {n.value for n in find_numbers(question)}
+    prose = _LIST_MARKER.sub(" ", _CODE_SPAN.sub(" ", answer))
+    return any(n.value not in given for n in find_numbers(prose))
+
+
+_LIST_MARKER = re.compile(r"^[ \t]*\d+[.)][ \t]", re.MULTILINE)
+_CODE_SPAN = re.compile(r"```.*?(?:```|$)|`[^`\n]+`", re.DOTALL)
+_TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$", re.MULTILINE)
+_TABLE_RULE = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}", re.MULTILINE)
+_WORDS = 40  # letters of prose that make a reply an answer beside a block or table
+
+
+def typed_not_ran(answer: str, grounding: JSONDict) -> str:
+    """What ``answer`` is when it is only code that did not run, or a table of numbers
+    the model typed (some not computed), with hardly a word beside it; else ``""``."""
+    blocks = unrun_blocks(answer)
+    table = bool(_TABLE_RULE.search(answer)) and len(_TABLE_ROW.findall(answer)) >= 2
+    if not blocks and not (table and grounding.get("ungrounded")):
+        return ""
+    prose = _TABLE_ROW.sub(" ", _CODE_SPAN.sub(" ", answer))
+    if sum(c.isalpha() for c in _ASKED_FORM.sub(" ", prose)) >= _WORDS:
+        return ""
+    if blocks:
+        language = next((b for b in blocks if b), "")
+        return f"a {language} block" if language else "a code block"
+    return "a table you typed"
+
+
 def is_question(message: JSONDict) -> bool:
     """A message the person wrote (not a cell's output or one of our rechecks)."""
     content = user_text(message)
     return (
         content is not None
-        and content not in (_NO_CODE,)
+        and content not in (_NO_CODE, _WORK_IT_OUT)
+        and not content.startswith(_UNRUN.split("{", 1)[0])
+        and not content.startswith(FRESH_START.split("{", 1)[0])
         and not content.startswith(_UNGROUNDED.split("{", 1)[0])
         and not content.startswith(_FAILED.split("{", 1)[0])
         and not content.startswith(_FORMAT.split("{", 1)[0])

@@ -55,17 +55,27 @@ class Progress:
     last_error: str = ""
     ran_code: bool = False
     rechecks: set[str] = field(default_factory=set)  # the kinds already sent back
+    # The run of failures (``_retry``): where in the history it began, its errors, and
+    # whether it was started again fresh.
+    streak_start: int | None = None
+    streak_errors: list[str] = field(default_factory=list)
+    restarted: bool = False
 
-    def tally(self, results: list[tuple[str, JSONDict]]) -> None:
-        """Count the cells of one reply (a rejected cell is no failure)."""
+    def tally(self, results: list[tuple[str, JSONDict]], *, mark: int | None = None) -> None:
+        """Count the cells of one reply (a rejected cell is no failure); ``mark``: the
+        history's length before the reply, where a run of failures begins."""
         for code, result in results:
             if result.get("status") == "ok":
                 self.failures, self.last_code = 0, code
                 self.ran_code = True
+                self.streak_start, self.streak_errors, self.restarted = None, [], False
             elif result.get("status") != "rejected":
                 self.failures += 1
                 self.ran_code = True
                 self.last_error = _describe_failure(result)
+                self.streak_errors.append(self.last_error)
+                if self.streak_start is None:
+                    self.streak_start = mark
 
 
 def outcome(status: str, answer: str, steps: list[JSONDict], message: str = "") -> JSONDict:
@@ -80,5 +90,6 @@ def _describe_failure(result: JSONDict) -> str:
     error = result.get("error")
     if isinstance(error, dict):
         kind = error.get("type")
-        return f"{kind}: {error.get('message', '')}" if kind else str(error.get("message", ""))
+        said = f"{kind}: {error.get('message', '')}" if kind else str(error.get("message", ""))
+        return f"{said}; hint: {error['hint']}" if error.get("hint") else said
     return f"the cell ended with status {result.get('status')!r}"

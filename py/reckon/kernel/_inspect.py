@@ -24,6 +24,8 @@ from reckon.kernel.tables import (
 __all__ = ["inspect"]
 
 MAX_COLUMNS = 50
+HEAD_ROWS = 3
+HEAD_CHARS = 40
 # Above this a CSV is sampled for dtypes and its rows are counted by line breaks,
 # so a 500 MB upload is decoded once and never parsed whole.
 FULL_PARSE_BYTES = 20_000_000
@@ -163,7 +165,23 @@ def _describe(base: dict[str, Any], loaded: Loaded) -> dict[str, Any]:
     }
     if loaded.sheets:
         described["sheets"] = loaded.sheets
+    head = _head(frame)
+    if head:
+        described["head"] = head
     return described
+
+
+def _head(frame: Any) -> list[list[str]]:
+    """The first rows as text, each cell cut short: the model sees what a column holds
+    (a name, a code, a date) without spending a call on ``df.head()``."""
+    rows: list[list[str]] = []
+    for values in frame.head(HEAD_ROWS).itertuples(index=False):
+        cells = []
+        for value in list(values)[:MAX_COLUMNS]:
+            text = "" if value is None else str(value)
+            cells.append(text if len(text) <= HEAD_CHARS else text[: HEAD_CHARS - 1] + "…")
+        rows.append(cells)
+    return rows
 
 
 def _preview(path: str) -> str:

@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import Any
 
 import reckon
+from reckon.kernel._hints import error_hint, syntax_hint
 
 __all__ = ["cell_filename", "format_error", "format_syntax_error"]
 
@@ -98,12 +99,16 @@ def format_error(exc: BaseException, *, cell: str) -> dict[str, Any]:
     if hidden:
         lines.append(f"  ... {hidden} library frame{'s' if hidden > 1 else ''} hidden ...")
     lines.extend(part.rstrip("\n") for part in traceback.format_exception_only(type(exc), exc))
-    return {
+    error: dict[str, Any] = {
         "type": type(exc).__name__,
         "message": _message(exc),
         "traceback": "\n".join(lines),
         "line": line,
     }
+    hint = error_hint(exc)
+    if hint:
+        error["hint"] = hint
+    return error
 
 
 def _repeated(count: int) -> str:
@@ -147,9 +152,13 @@ def format_syntax_error(exc: SyntaxError) -> dict[str, Any]:
     if text.lstrip().startswith(("!", "%")):
         message += _SHELL_HINT
     lines.append(f"{type(exc).__name__}: {message}")
-    return {
+    error: dict[str, Any] = {
         "type": type(exc).__name__,
         "message": message,
         "traceback": "\n".join(lines),
         "line": lineno,
     }
+    hint = syntax_hint(text)
+    if hint:
+        error["hint"] = hint
+    return error

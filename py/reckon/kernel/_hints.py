@@ -1,0 +1,151 @@
+"""What a failed cell's error leaves unsaid, said: the fix the error points at.
+
+A small model could not fix in three tries errors whose fix is in the data: a
+``KeyError`` for a column the file spells otherwise (``' WINDSPEED'``, a shortened
+name, ``'year'`` of a table with only a date column), an ``idxmax`` called on the one
+number a ``.sum()`` left, the answer's ``@name[value]`` written into the code. The
+hint names the real columns closest to the one asked for, or what to do instead; it
+reads the failing frames (the DataFrame pandas raised in, the cell's namespace),
+never runs anything.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from types import TracebackType
+from typing import Any
+
+__all__ = ["error_hint", "syntax_hint"]
+
+_LISTED = 30
+_DATE_PARTS = {
+    "year": "year", "years": "year", "month": "month", "months": "month", "day": "day",
+    "days": "day", "hour": "hour", "hours": "hour", "weekday": "dayofweek",
+    "dayofweek": "dayofweek", "date": "date", "quarter": "quarter", "minute": "minute",
+}  # fmt: skip
+_ANSWER_FORM = re.compile(r"@[A-Za-z_]\w*\[")
+_SCALAR = re.compile(r"'(numpy\.\w+|float|int|str|bool)' object has no attribute '(\w+)'")
+_FRAME_ATTRIBUTE = re.compile(r"'(DataFrame|Series)' object has no attribute '([^']+)'")
+
+
+def syntax_hint(text: str) -> str:
+    """A hint for a cell that does not compile, or ``""``."""
+    if _ANSWER_FORM.search(text):
+        return (
+            "the @name[value] form is for your final answer, not for code: print the "
+            "value with code, then write the form in your answer"
+        )
+    return ""
+
+
+def error_hint(exc: BaseException) -> str:
+    """A hint for ``exc`` raised by a cell, or ``""``."""
+    try:
+        if isinstance(exc, KeyError) and exc.args and isinstance(exc.args[0], str):
+            return _missing_column(exc.args[0], _frames(exc.__traceback__))
+        if isinstance(exc, AttributeError):
+            return _attribute(str(exc), _frames(exc.__traceback__))
+        if isinstance(exc, NameError) and getattr(exc, "name", None):
+            return _undefined(str(exc.name), _cell_globals(exc.__traceback__))
+    except Exception:  # a hint is a courtesy; it never hides the error itself
+        return ""
+    return ""
+
+
+def _frames(tb: TracebackType | None) -> list[Any]:
+    """The DataFrames the failing calls ran on (pandas' own ``self``), innermost
+    first, then those of the cell's namespace."""
+    import pandas as pd
+
+    found: list[Any] = []
+    globals_: dict[str, Any] = {}
+    while tb is not None:
+        frame = tb.tb_frame
+        owner = frame.f_locals.get("self")
+        if isinstance(owner, pd.DataFrame) and not any(owner is f for f in found):
+            found.insert(0, owner)
+        if frame.f_code.co_filename.startswith("<cell-"):
+            globals_ = frame.f_globals
+        tb = tb.tb_next
+    for value in globals_.values():
+        if isinstance(value, pd.DataFrame) and not any(value is f for f in found):
+            found.append(value)
+    return found
+
+
+def _cell_globals(tb: TracebackType | None) -> dict[str, Any]:
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith("<cell-"):
+            return tb.tb_frame.f_globals
+        tb = tb.tb_next
+    return {}
+
+
+def _folded(name: str) -> str:
+    return re.sub(r"[\W_]+", "", name).lower()
+
+
+def _missing_column(key: str, frames: list[Any]) -> str:
+    for frame in frames:
+        columns = [c for c in frame.columns if isinstance(c, str)]
+        if not columns or key in frame.columns:
+            continue
+        return _closest(key, columns, frame)
+    return ""
+
+
+def _closest(key: str, columns: list[str], frame: Any) -> str:
+    import pandas as pd
+
+    same = [c for c in columns if _folded(c) == _folded(key)]
+    if same:
+        return f"there is no column {key!r}; the table's column is spelled {same[0]!r}"
+    part = _DATE_PARTS.get(key.strip().lower())
+    dates = [c for c in columns if pd.api.types.is_datetime64_any_dtype(frame[c])]
+    if part and dates:
+        return (
+            f"there is no column {key!r}; take it from the date column {dates[0]!r}: "
+            f"df[{dates[0]!r}].dt.{part}"
+        )
+    close = difflib.get_close_matches(key, columns, n=3, cutoff=0.6)
+    close += [c for c in columns if _folded(key) in _folded(c) and c not in close][:3]
+    listed = ", ".join(repr(c) for c in columns[:_LISTED])
+    listed += ", …" if len(columns) > _LISTED else ""
+    meant = f"did you mean {' or '.join(repr(c) for c in close[:3])}? " if close else ""
+    return f"there is no column {key!r}; {meant}the columns are: {listed}"
+
+
+def _attribute(message: str, frames: list[Any]) -> str:
+    scalar = _SCALAR.search(message)
+    if scalar and scalar.group(2) in _SERIES_METHODS:
+        return (
+            f"this value is a single {scalar.group(1)}, not a Series: an earlier step (such "
+            f"as .sum(), .max() or .mean()) already reduced the data to one number; call "
+            f".{scalar.group(2)}() on the Series before reducing it"
+        )
+    named = _FRAME_ATTRIBUTE.search(message)
+    if named:
+        for frame in frames:
+            columns = [c for c in frame.columns if isinstance(c, str)]
+            if columns and named.group(2) not in _SERIES_METHODS:
+                return _closest(named.group(2), columns, frame)
+    return ""
+
+
+_SERIES_METHODS = {
+    "idxmax", "idxmin", "sort_values", "nlargest", "nsmallest", "groupby", "value_counts",
+    "mean", "sum", "max", "min", "count", "unique", "nunique", "head", "tail", "iloc",
+    "loc", "index", "values", "plot", "round", "dt", "str", "apply", "median", "std",
+}  # fmt: skip
+
+
+def _undefined(name: str, namespace: dict[str, Any]) -> str:
+    import pandas as pd
+
+    tables = [k for k, v in namespace.items() if isinstance(v, pd.DataFrame)]
+    if not tables:
+        return ""
+    close = difflib.get_close_matches(name, tables, n=1, cutoff=0.5)
+    meant = f"did you mean {close[0]!r}? " if close else ""
+    return f"{meant}the tables loaded are: {', '.join(tables[:_LISTED])}"

@@ -1,0 +1,85 @@
+"""The method line (reckon.agent._method): what the code that printed the answer's
+number did, in words read from the code; table-driven, and through the loop."""
+
+from __future__ import annotations
+
+import pytest
+
+from reckon.agent import Agent
+from reckon.agent._method import describe_code
+from support import ScriptedModel
+
+from .helpers import KernelExecutor, answer, code_reply, put_file, run
+
+
+@pytest.mark.parametrize(
+    ("code", "method"),
+    [
+        pytest.param(
+            "m = df.groupby(df['date'].dt.month)['rain'].sum()\nprint(m.idxmax())",
+            "'rain' per month of 'date', summed, the label of the largest",
+            id="rainiest-month",
+        ),
+        pytest.param(
+            "m = df.groupby(df['date'].dt.day)['rain'].sum()\nprint(m.idxmax())",
+            "'rain' per day of 'date', summed, the label of the largest",
+            id="grouped-by-day-shows",
+        ),
+        pytest.param(
+            "print(df[df['kind'] == 'NHS']['admissions'].sum())",
+            "'admissions' of (rows where 'kind' is 'NHS'), summed",
+            id="filter-then-sum",
+        ),
+        pytest.param(
+            "print(round(df['price'].mean(), 2))",
+            "'price', averaged, rounded to 2 decimals",
+            id="rounded-mean",
+        ),
+        pytest.param(
+            "x = df.loc[df['hour'].dt.hour.between(9, 17), 'v'].mean()\nprint(f'{x:.2f}')",
+            "'v' of rows where hour of 'hour' between 9 and 17, averaged",
+            id="loc-window",
+        ),
+        pytest.param(
+            "print(df.loc[df['J-D'].idxmax(), 'Year'])",
+            "'Year' of the row of ('J-D', the label of the largest)",
+            id="row-of-the-largest",
+        ),
+        pytest.param(
+            "print((df['2007'] - df['2000']).idxmin())",
+            "('2007' minus '2000'), the label of the smallest",
+            id="change-between-columns",
+        ),
+        pytest.param(
+            "print(len(df[df['age'] > 30]))", "rows where 'age' > 30, rows counted", id="count"
+        ),
+        pytest.param(
+            "run_sql('SELECT region, SUM(sales) FROM sales GROUP BY region')",
+            "SQL: SELECT region, SUM(sales) FROM sales GROUP BY region",
+            id="sql",
+        ),
+        pytest.param("print(total)", "", id="a-bare-name-says-nothing"),
+        pytest.param("print(", "", id="not-python"),
+    ],
+)
+def test_the_method_is_read_from_the_code(code: str, method: str) -> None:
+    assert describe_code(code) == method
+
+
+def test_the_answer_carries_the_method_of_the_step_that_printed_its_value(
+    executor: KernelExecutor,
+) -> None:
+    put_file(executor, "sales.csv", "region,sales\nEast,50\nWest,30\nEast,25\n")
+    model = ScriptedModel([
+        code_reply("print(df.shape)"),
+        code_reply("print(df.groupby('region')['sales'].sum().max())"),
+        answer("The most sold in one region is 75. @most[75]"),
+    ])  # fmt: skip
+    question = "Most sales of one region? Answer as @most[value]."
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["status"] == "ok"
+    method = outcome["method"]
+    assert method["text"] == "'sales' per 'region', summed, largest taken"
+    step = outcome["steps"][method["step"]]
+    assert step["kind"] == "code" and "groupby" in step["code"]
+    assert outcome["steps"][-1]["method"] == method

@@ -1,0 +1,63 @@
+"""The loop's part in right answers (#31): numbers are worked out by code even without
+files, prose or predicted output never runs, and a reply of code that did not run (or
+a table typed) is not an answer. Scripted models against the real kernel."""
+
+from __future__ import annotations
+
+from reckon.agent import Agent
+from support import ScriptedModel
+
+from .helpers import KernelExecutor, answer, code_reply, put_file, run
+
+WORD_PROBLEM = "Ann has 3 bags with 4 apples each and eats 2. How many apples are left?"
+
+
+def test_a_number_worked_out_in_the_head_goes_back_to_be_computed(
+    executor: KernelExecutor,
+) -> None:
+    model = ScriptedModel([answer("She has 11 apples left."), code_reply("print(3 * 4 - 2)"),
+                           answer("She has 10 apples left.")])  # fmt: skip
+    outcome = run(Agent(model, executor).ask(WORD_PROBLEM, environment={}))
+    assert outcome["status"] == "ok" and outcome["answer"] == "She has 10 apples left."
+    sent_back = model.requests[1].messages[-1]["content"]
+    assert "Work them out with Python code" in sent_back
+    assert model.requests[1].tool_choice == "run_python"  # the next call must run code
+    assert outcome["grounding"]["ungrounded"] == []
+
+
+def test_an_answer_with_only_the_questions_numbers_needs_no_code(executor: KernelExecutor) -> None:
+    model = ScriptedModel([answer("Yes: 3 bags of 4 apples.")])
+    outcome = run(Agent(model, executor).ask(WORD_PROBLEM, environment={}))
+    assert outcome["status"] == "ok" and len(model.requests) == 1
+
+
+def test_predicted_output_after_the_code_is_not_run(executor: KernelExecutor) -> None:
+    reply = "```python\nprint(3 * 4 - 2)\n```\nThe output of this code will be:\n```\n   10\n```"
+    model = ScriptedModel([answer(reply), answer("10 apples are left.")])
+    outcome = run(Agent(model, executor).ask(WORD_PROBLEM, environment={}))
+    code = [s for s in outcome["steps"] if s["kind"] == "code"]
+    assert [s["code"] for s in code] == ["print(3 * 4 - 2)"]
+    assert code[0]["result"]["status"] == "ok" and outcome["status"] == "ok"
+
+
+def test_a_reply_that_is_only_code_that_did_not_run_is_not_an_answer(
+    executor: KernelExecutor,
+) -> None:
+    put_file(executor, "sales.csv", "region,sales\nEast,5\nWest,3\n")
+    shell = "```bash\nawk -F, '{s+=$2} END {print s}' /data/sales.csv\n```"
+    model = ScriptedModel([code_reply("print(df['sales'].sum())"), answer(shell), answer(shell)])
+    outcome = run(Agent(model, executor).ask("Total sales?", environment=executor.environment()))
+    assert outcome["status"] == "error"
+    assert "a bash block, not an answer" in outcome["message"]
+    assert "nothing in it ran" in model.requests[2].messages[-1]["content"]
+
+
+def test_a_table_of_numbers_the_model_typed_goes_back(executor: KernelExecutor) -> None:
+    put_file(executor, "sales.csv", "region,sales\nEast,50\nWest,30\n")
+    typed = "| region | sales |\n|---|---|\n| East | 70 |\n| West | 90 |"
+    model = ScriptedModel([code_reply("print(df.groupby('region')['sales'].sum())"),
+                           answer(typed), answer("East sold 50 and West 30.")])  # fmt: skip
+    environment = executor.environment()
+    outcome = run(Agent(model, executor).ask("Sales by region?", environment=environment))
+    assert outcome["status"] == "ok" and outcome["answer"] == "East sold 50 and West 30."
+    assert "a table you typed" in model.requests[2].messages[-1]["content"]

@@ -1,0 +1,50 @@
+"""A failed cell's error carries the fix its data points at (reckon.kernel._hints):
+table-driven through a real session, one id per error a small model failed to fix."""
+
+from __future__ import annotations
+
+import pytest
+from kernel_helpers import Runner
+
+SETUP = (
+    "df = pd.DataFrame({' WINDSPEED': [1, 2], 'date': pd.to_datetime(['2020-01-05', "
+    "'2021-03-01']), 'First time buyers': [3, 4], 'precipitation': [0.5, 1.5]})"
+)
+
+
+@pytest.mark.parametrize(
+    ("code", "kind", "hint"),
+    [
+        pytest.param("df['WINDSPEED']", "KeyError", "spelled ' WINDSPEED'", id="padded-name"),
+        pytest.param(
+            "df['First_time_buyers']", "KeyError", "spelled 'First time buyers'", id="underscores"
+        ),
+        pytest.param("df['year']", "KeyError", "df['date'].dt.year", id="year-of-a-date"),
+        pytest.param("df.groupby('month').sum()", "KeyError", ".dt.month", id="groupby-month"),
+        pytest.param("df['precip']", "KeyError", "did you mean 'precipitation'", id="shortened"),
+        pytest.param("df.Year", "AttributeError", "df['date'].dt.year", id="attribute-column"),
+        pytest.param(
+            "df['precipitation'].sum().idxmax()", "AttributeError", "already reduced", id="scalar"
+        ),
+        pytest.param("dff.head()", "NameError", "did you mean 'df'", id="misspelt-table"),
+        pytest.param(
+            "m = df['precipitation'].mean()\n@mean[m]",
+            "SyntaxError",
+            "final answer, not for code",
+            id="answer-form-in-code",
+        ),
+    ],
+)
+def test_an_error_says_what_the_data_offers(
+    a_session: Runner, code: str, kind: str, hint: str
+) -> None:
+    assert a_session(SETUP)["status"] == "ok"
+    result = a_session(code)
+    assert result["status"] == "error"
+    assert result["error"]["type"] == kind
+    assert hint in result["error"]["hint"]
+
+
+def test_an_error_with_nothing_to_add_has_no_hint(a_session: Runner) -> None:
+    result = a_session("1 / 0")
+    assert result["error"]["type"] == "ZeroDivisionError" and "hint" not in result["error"]
