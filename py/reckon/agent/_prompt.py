@@ -163,10 +163,10 @@ def describe_file(entry: JSONDict, *, loaded_as: str | None = None, rows: bool =
             notes = [n for n in notes if _MEANING.search(n)]
         if notes:
             lines.append(f"  notes: {'; '.join(notes)}")
-        first = [r for r in entry.get("head") or [] if isinstance(r, list)]
-        if rows and first:
+        shown_rows = [r for r in entry.get("head") or [] if isinstance(r, list)]
+        if rows and shown_rows:
             lines.append("  first rows:")
-            lines += [f"    {_row(r)}" for r in first]
+            lines += [f"    {_row(r)}" for r in shown_rows]
         return "\n".join(lines)
     if kind == "text":
         line = f"- {path}: text"
