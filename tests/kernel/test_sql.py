@@ -169,7 +169,21 @@ def test_junk_lines_and_decimal_commas_read_in_place(tmp_path: Path) -> None:
     frame = run_sql("SELECT SUM(amount) AS s, COUNT(*) AS n FROM report", data_dir=str(data))
     assert frame["s"][0] == pytest.approx(3.75)
     assert frame["n"][0] == 2
-    assert _sql._database().loaded["report"][3] == "VIEW"
+    # Small, and tidied by read_table (its dates are dates): SQL gets that same table.
+    assert _sql._database().loaded["report"][3] == "TABLE"
+    kinds = run_sql("SELECT typeof(\"when\") AS t FROM report LIMIT 1", data_dir=str(data))
+    assert "TIMESTAMP" in kinds["t"][0]
+
+
+def test_sql_sees_the_table_pandas_sees_and_backticks_quote_names(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "doctors.csv").write_text(
+        "title line\n\n;2009;2010\nSurgery;1.613;2.003\nRadiology;.;379\n\nSource: x\n"
+    )
+    frame = run_sql("SELECT SUM(`2010`) AS total FROM doctors", data_dir=str(data))
+    assert frame["total"][0] == 2382
+    assert run_sql("SELECT COUNT(*) AS n FROM doctors", data_dir=str(data))["n"][0] == 2
 
 
 def test_a_row_duckdb_cannot_parse_gets_a_message_that_says_what_to_do(tmp_path: Path) -> None:

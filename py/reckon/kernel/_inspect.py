@@ -130,10 +130,12 @@ def _maybe_table(path: str, extension: str) -> dict[str, Any] | None:
 def _read_text_table(path: str, extension: str, size: int) -> Loaded:
     scan = scan_text(path)
     if size <= FULL_PARSE_BYTES:
-        loaded = read_delimited(path, extension="." + extension, scan=scan)
+        loaded = read_delimited(path, extension="." + extension, scan=scan, tidy=True)
         tidy_loaded(loaded, path)
         return loaded
-    loaded = read_delimited(path, extension="." + extension, scan=scan, nrows=_SAMPLE_ROWS)
+    loaded = read_delimited(
+        path, extension="." + extension, scan=scan, nrows=_SAMPLE_ROWS, tidy=True
+    )
     tidy_loaded(loaded, path)
     # Lines, not records: a quoted field holding line breaks makes this an overcount.
     first_data_line = 1 + len([n for n in loaded.notes if n.startswith("skipped")])

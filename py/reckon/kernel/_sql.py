@@ -30,7 +30,7 @@ from reckon.kernel._sql_engines import (
     _SQLite,
     _string,
 )
-from reckon.kernel.tables import read_table
+from reckon.kernel.tables import load_table, read_table
 
 __all__ = ["SQL_NOT_LOADED", "query_file", "run_sql", "sql_engine", "sql_tables", "table_name"]
 
@@ -40,6 +40,11 @@ _TABLE_SUFFIXES = {
 }  # fmt: skip
 # A file DuckDB cannot read in place is loaded whole with read_table: only up to this.
 _FRAME_LIMIT = 512 * 1024 * 1024
+_TEXT_SUFFIXES = (".csv", ".tsv", ".psv", ".ssv", ".txt")
+# Up to this a text table is the table read_table gives, tidied (a header over several
+# lines, "2.830" as 2830, "****" as missing), so SQL and pandas see the same table;
+# above it DuckDB scans the file in place, as it is written.
+_TIDY_LIMIT = 5_000_000
 # The worker looks for this sentence to load DuckDB after such a cell (sql.js).
 SQL_NOT_LOADED = "DuckDB loads on the first cell that calls run_sql"
 
@@ -147,6 +152,11 @@ def _ensure_loaded(db: _Database, name: str, path: str, *, query: str | None = N
         db.engine.drop(name, old[3])
         del db.loaded[name]
     db.partial.pop(name, None)
+    tidied = _tidied(path, size)
+    if tidied is not None:
+        db.engine.load_frame(name, _one_type_a_column(_sql_names(tidied)))
+        db.loaded[name] = (path, mtime, size, "TABLE")
+        return
     source = db.engine.source(path)
     failure = ""
     if source is not None:
@@ -164,13 +174,28 @@ def _ensure_loaded(db: _Database, name: str, path: str, *, query: str | None = N
             f"options, e.g. run_sql(\"SELECT * FROM read_csv({_string(path)}, delim = ';', "
             'header = true, all_varchar = true)"), or fix the file.'
         )
-    frame = read_table(path)
-    # Column names that SQL can use without quoting surprises.
+    db.engine.load_frame(name, _one_type_a_column(_sql_names(read_table(path))))
+    db.loaded[name] = (path, mtime, size, "TABLE")
+
+
+def _sql_names(frame: Any) -> Any:
+    """Column names that SQL can use without quoting surprises."""
     frame.columns = [
         str(c) if str(c).strip() else f"column_{i}" for i, c in enumerate(frame.columns)
     ]
-    db.engine.load_frame(name, _one_type_a_column(frame))
-    db.loaded[name] = (path, mtime, size, "TABLE")
+    return frame
+
+
+def _tidied(path: str, size: int) -> Any | None:
+    """A small text table that read_table tidies (its read_with says read_table): that
+    frame, so SQL and pandas see one table; ``None`` for DuckDB to read the file."""
+    if size > _TIDY_LIMIT or not path.lower().endswith(_TEXT_SUFFIXES):
+        return None
+    try:
+        loaded = load_table(path)
+    except ValueError:
+        return None  # DuckDB may still read it, or say why not
+    return loaded.frame if loaded.read_with.startswith("read_table(") else None
 
 
 def _load_columns(db: _Database, name: str, path: str, query: str | None) -> None:
@@ -241,6 +266,7 @@ def run_sql(query: str, *, data_dir: str = "/data", limit: int | None = None) ->
     """
     db = _database()
     files = _table_files(data_dir)
+    query = _double_quoted(query)
     # A word of the query that names a file may be a column or an alias: a file that
     # cannot be loaded fails the query only if the query then needs it.
     unloaded: dict[str, str] = {}
@@ -261,6 +287,19 @@ def run_sql(query: str, *, data_dir: str = "/data", limit: int | None = None) ->
                 raise ValueError(f"{name} ({files[name]}) could not be loaded: {why}") from None
         raise _query_error(db, str(exc), files) from None
     return frame.head(limit) if limit is not None else frame
+
+
+_BACKTICKED = re.compile(r"'(?:[^']|'')*'|`([^`\n]+)`")
+
+
+def _double_quoted(query: str) -> str:
+    """MySQL's `name` quoting, which DuckDB does not know, as "name": what small
+    models write most for a column with spaces (DuckDB fails with a parser error that
+    says nothing of quotes). String literals are left as they are."""
+    return _BACKTICKED.sub(
+        lambda m: m.group(0) if m.group(1) is None else '"' + m.group(1).replace('"', '""') + '"',
+        query,
+    )
 
 
 def query_file(path: str, *, columns: list[str] | None = None, where: str | None = None) -> Any:

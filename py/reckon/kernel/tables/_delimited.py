@@ -45,8 +45,11 @@ def read_delimited(
     nrows: int | None = None,
     scan: TextScan | None = None,
     display_path: str | None = None,
+    tidy: bool = False,
 ) -> Loaded:
-    """Read a delimited text file, sniffing encoding and layout first."""
+    """Read a delimited text file, sniffing encoding and layout first. ``tidy``: read
+    for ``_tidy``, which wants the blank lines (where notes below a table begin) and,
+    in a file that groups thousands with a dot, the numbers as written."""
     import pandas as pd
 
     scan = scan or scan_text(path)
@@ -59,10 +62,14 @@ def read_delimited(
     shown = display_path or path
     fmt = {"\t": "tsv", "|": "psv", ";": "csv", WHITESPACE: "ssv"}.get(layout.sep, "csv")
     style = NumberStyle(decimal=layout.decimal, dot_thousands=layout.dot_thousands)
+    call = pandas_call("pd.read_csv", shown, options)
+    if tidy:
+        options["skip_blank_lines"] = False
+        if layout.dot_thousands:
+            options["dtype"] = str
     if not layout.ragged:
         try:
             frame = pd.read_csv(path, nrows=nrows, **options)
-            call = pandas_call("pd.read_csv", shown, options)
             return Loaded(frame, fmt, notes, call, style=style)
         except pd.errors.ParserError as exc:
             if "Expected" not in str(exc):

@@ -131,7 +131,7 @@ def _load(
         if kwargs:
             return _plain_csv(path, shown, kwargs, nrows)
         return read_delimited(
-            path, extension="." + _extension(path), nrows=nrows, display_path=shown
+            path, extension="." + _extension(path), nrows=nrows, display_path=shown, tidy=tidy
         )
     if fmt == "json":
         return _read_json(path, shown, kwargs)

@@ -47,6 +47,10 @@ def tidy_frame(frame: Any, *, style: NumberStyle) -> tuple[Any, list[str]]:
                 padded.append(position)
     frame = _merge_header_rows(frame, style, notes)
     frame = _drop_footer(frame, style, notes)
+    empty = frame.isna().all(axis=1)
+    if empty.any() and len(frame.columns) > 1:
+        frame = frame[~empty].reset_index(drop=True)
+        notes.append(f"{int(empty.sum())} empty line(s) left out")
     if padded:
         names = [frame.columns[p] for p in padded]
         notes.append(f"spaces around the text values of {_listed(names)} removed")
