@@ -40,13 +40,16 @@ _LOADED = """\
 pd (pandas), np (numpy) and plt (matplotlib.pyplot) are imported, and the files are
   loaded as shown above. Variables persist between cells."""
 
+# pandas first: with run_sql offered on an equal footing, the small model below wrote
+# MySQL backticks and invented column names in SQL, where pandas would have worked.
 _RUN_TOOLS = (
-    "Run Python with the run_python tool (run_sql runs one query in DuckDB's SQL dialect "
-    "over the tables)."
+    "Run Python with the run_python tool and work with pandas on the loaded tables; "
+    "run_sql (DuckDB's SQL) is for files too big to load."
 )
 _RUN_BLOCKS = (
     "To run Python, reply with one ```python code block and nothing else runnable; its "
-    'output comes back in the next message. run_sql("SELECT …") (DuckDB SQL) works in code too.'
+    "output comes back in the next message. Work with pandas on the loaded tables; "
+    'run_sql("SELECT …") (DuckDB SQL) is for files too big to load.'
 )
 
 
