@@ -93,3 +93,25 @@ def test_each_call_says_what_the_model_must_read_and_each_step_its_wait(
     # The second request extends the first: only the call and its output are new.
     assert 0 < second["new_tokens"] < first["tokens"] < second["tokens"]
     assert all(isinstance(s.get("first_token_ms"), float) for s in outcome["steps"])
+
+
+def test_a_long_conversation_in_a_small_window_still_knows_its_first_answer(
+    upstream: FakeUpstream, executor: KernelExecutor
+) -> None:
+    """12 questions, each with a bulky output, against a 3,000-token window: the
+    questions left out keep a line with their answer, so the last request still holds
+    the first answer's number, and every request fits."""
+    bot = openai_agent(upstream, executor, context_window=3000)
+    for n in range(12):
+        upstream.handlers += [
+            call_reply(f"print('row ' * 400)\nprint(int('1' + '0' * 3) + {n} * 37)"),
+            text_reply(f"The total for part {n} is {1000 + n * 37}."),
+        ]
+        outcome = run(bot.ask(f"What is the total for part {n}?", environment={}))
+        assert outcome["status"] == "ok", (n, outcome.get("message"))
+        assert str(1000 + n * 37) in outcome["answer"]
+    for payload in upstream.payloads:
+        assert estimate_tokens(payload["messages"]) <= 3000
+    system = upstream.payloads[-1]["messages"][0]["content"]
+    assert LEFT_OUT in system and "The total for part 0 is 1000." in system
+    assert "What is the total for part 0?" in system

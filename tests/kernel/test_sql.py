@@ -171,7 +171,7 @@ def test_junk_lines_and_decimal_commas_read_in_place(tmp_path: Path) -> None:
     assert frame["n"][0] == 2
     # Small, and tidied by read_table (its dates are dates): SQL gets that same table.
     assert _sql._database().loaded["report"][3] == "TABLE"
-    kinds = run_sql("SELECT typeof(\"when\") AS t FROM report LIMIT 1", data_dir=str(data))
+    kinds = run_sql('SELECT typeof("when") AS t FROM report LIMIT 1', data_dir=str(data))
     assert "TIMESTAMP" in kinds["t"][0]
 
 

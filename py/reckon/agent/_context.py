@@ -4,9 +4,11 @@ A long session outgrows a small model's window (8k tokens for a laptop model). T
 the history is cut, never the current question: first the long outputs of earlier
 questions are shortened, then whole earlier questions are left out (oldest first,
 each with its calls and results, so no tool call loses its answer), then the older
-outputs of the current question. The system prompt says that something was left
-out. The cut history replaces the agent's own, so the requests after it extend it
-byte for byte again and a server's prompt cache keeps working.
+outputs of the current question. A question left out keeps a line in the system
+prompt, its words and its answer's (numbers and all), so a follow-up can still
+build on the first answer of a long conversation. The cut history replaces the
+agent's own, so the requests after it extend it byte for byte again and a server's
+prompt cache keeps working.
 """
 
 from __future__ import annotations
@@ -18,10 +20,13 @@ from reckon._exceptions import ModelError
 from reckon.agent._recheck import is_question
 from reckon.agent._types import JSONDict
 
-__all__ = ["LEFT_OUT", "estimate_tokens", "fit_messages", "is_overflow"]
+__all__ = ["LEFT_OUT", "RECAP", "estimate_tokens", "fit_messages", "is_overflow"]
 
 LEFT_OUT = "(Earlier parts of this conversation were left out to fit the model's context.)"
+RECAP = "Earlier questions and their answers:"
 _SHORT = 240
+_RECAP_QUESTION = 120
+_RECAP_ANSWER = 200
 _OVERFLOW = re.compile(
     r"context (?:length|window|size)|maximum context|too many tokens|prompt is too long"
     r"|exceeds? (?:the )?(?:context|max)|requested tokens|n_ctx|context_length_exceeded",
@@ -70,26 +75,62 @@ def fit_messages(messages: list[JSONDict], *, limit: int) -> list[JSONDict]:
     older = [_shorten(m) if _is_output(m) else m for m in body[:current]]
     rest = body[current:]
     cut = older != body[:current]
+    recaps: list[str] = []
     while True:
-        fitted = _with_note(head, cut) + older + rest
+        fitted = _with_note(head, cut, recaps) + older + rest
         if estimate_tokens(fitted) <= limit:
             return fitted
         starts = [i for i, m in enumerate(older) if _is_question(m)]
         if not older:
             break
-        # Leave out the oldest question with everything that answered it.
+        # Leave out the oldest question with everything that answered it; its words
+        # and its answer stay as a line of the recap.
         end = starts[1] if len(starts) > 1 else len(older)
+        recap = _recap(older[:end])
+        if recap:
+            recaps.append(recap)
         older, cut = older[end:], True
     outputs = [i for i, m in enumerate(rest) if _is_output(m)]
     for index in outputs[:-2]:  # the two newest outputs stay whole
         rest[index] = _shorten(rest[index])
-        fitted = _with_note(head, True) + rest
+        fitted = _with_note(head, True, recaps) + rest
         if estimate_tokens(fitted) <= limit:
             return fitted
-    return _with_note(head, True) + rest
+    # The recap goes last, the middle of it first: the first answer and the newest stay.
+    while len(recaps) > 2 and estimate_tokens(_with_note(head, True, recaps) + rest) > limit:
+        del recaps[len(recaps) // 2]
+    return _with_note(head, True, recaps) + rest
 
 
-def _with_note(head: list[JSONDict], cut: bool) -> list[JSONDict]:
-    if not cut or not head or LEFT_OUT in str(head[0].get("content")):
+def _recap(span: list[JSONDict]) -> str:
+    """One line for a question left out: what was asked and the answer it got."""
+    question = next((str(m.get("content")) for m in span if _is_question(m)), "")
+    answers = [
+        str(m.get("content"))
+        for m in span
+        if m.get("role") == "assistant" and m.get("content") and not m.get("tool_calls")
+    ]
+    if not question:
+        return ""
+    answer = " ".join((answers[-1] if answers else "(no answer)").split())
+    asked = " ".join(question.split())
+    return f"- Q: {_cut(asked, _RECAP_QUESTION)} A: {_cut(answer, _RECAP_ANSWER)}"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _with_note(head: list[JSONDict], cut: bool, recaps: list[str] | None = None) -> list[JSONDict]:
+    """The system message with the note that the history was cut, and the recap of the
+    questions left out (after any recap it had already: it was cut before)."""
+    if not cut or not head:
         return list(head)
-    return [{**head[0], "content": f"{head[0].get('content', '')}\n\n{LEFT_OUT}"}]
+    content = str(head[0].get("content", ""))
+    if LEFT_OUT not in content:
+        content = f"{content}\n\n{LEFT_OUT}"
+    if recaps:
+        if RECAP not in content:
+            content += f"\n{RECAP}"
+        content += "\n" + "\n".join(recaps)
+    return [{**head[0], "content": content}]

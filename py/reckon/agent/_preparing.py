@@ -67,8 +67,10 @@ def place_prompt(messages: list[JSONDict], prompt: str) -> None:
     (uploads), so the prompt is rebuilt; a note that the history was cut stays with it."""
     system = {"role": "system", "content": prompt}
     if messages and messages[0].get("role") == "system":
-        if LEFT_OUT in str(messages[0].get("content")):
-            system["content"] = f"{prompt}\n\n{LEFT_OUT}"
+        old = str(messages[0].get("content"))
+        if LEFT_OUT in old:
+            # The note and the recap of what was left out stay with the new prompt.
+            system["content"] = f"{prompt}\n\n{old[old.index(LEFT_OUT) :]}"
         messages[0] = system
     else:
         messages.insert(0, system)
