@@ -83,3 +83,16 @@ def test_the_answer_carries_the_method_of_the_step_that_printed_its_value(
     step = outcome["steps"][method["step"]]
     assert step["kind"] == "code" and "groupby" in step["code"]
     assert outcome["steps"][-1]["method"] == method
+
+
+def test_a_result_printed_in_a_loop_and_a_count_of_a_condition() -> None:
+    looped = (
+        "result = df.groupby('product')['sales'].sum().sort_values(ascending=False)\n"
+        "print('groups:', len(result))\n"
+        "for key, value in result.head(30).items():\n    print(key, value)\n"
+        "print('tied:', int((result == result.iloc[0]).sum()))"
+    )
+    said = "'sales' per 'product', summed, sorted (largest first), first 30"
+    assert describe_code(looped) == said
+    counted = "mask = df['price'] > 100\nprint(int(mask.sum()))"
+    assert describe_code(counted) == "'price' > 100, counted"

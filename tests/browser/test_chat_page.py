@@ -164,6 +164,33 @@ def test_numbers_of_a_demo_answer_link_to_their_step(a_chat: Any) -> None:
     assert step.evaluate("(d) => d.open && d.classList.contains('flash')")
 
 
+def test_an_answer_says_how_it_was_computed_and_links_that_step(
+    a_chat: Any, tmp_path: Path
+) -> None:
+    page = a_chat
+    ask_by_typing(page, "Total revenue by region")
+    answer = last_answer(page)
+    method = answer.locator(".answer-method")
+    method.wait_for(timeout=120_000)
+    assert "'revenue' per 'region', summed" in method.inner_text()
+    # Reckon's own table load is not one of the person's steps.
+    turn = page.locator("#messages .turn").last
+    code_steps = turn.locator("details.step-code").count()
+    loads = turn.locator("details.step-code summary", has_text="Reckon loaded a table").count()
+    shown = f"{code_steps - loads} step" + ("" if code_steps - loads == 1 else "s")
+    assert shown in answer.locator(".answered-by").inner_text()
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        method.scroll_into_view_if_needed()
+        page.screenshot(path=str(tmp_path / f"method-{width}.png"))
+        box = method.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= width
+    page.set_viewport_size({"width": 1280, "height": 900})
+    method.locator("button.method-step").click()
+    opened = turn.locator("details.step.flash")
+    assert opened.evaluate("(d) => d.open") and "groupby" in opened.inner_text()
+
+
 def test_enter_sends_and_shift_enter_is_a_new_line(a_chat: Any) -> None:
     page = a_chat
     box = page.locator("#question")

@@ -150,8 +150,11 @@ export class Turn {
       markGrounding(body, grounding, { onJump: (indexes) => this.jumpTo(indexes) });
     }
     if (outcome.status !== "ok" && outcome.message && outcome.answer) answer.appendChild(el("p", "error", outcome.message));
+    const method = outcome.method || (answerStep && answerStep.method);
+    if (outcome.status === "ok" && method && method.text) answer.appendChild(this.methodLine(method));
     const meta = el("div", "answer-meta muted");
-    const shown = steps.filter((s) => s && s.kind === "code").length;
+    // The person's steps: the model's code, not the tables Reckon loaded for it.
+    const shown = steps.filter((s) => s && s.kind === "code" && s.origin !== "reckon").length;
     const stepCount = shown ? ` · ${shown} step${shown === 1 ? "" : "s"}` : "";
     const who = outcome.status === "ok" ? `Answered by ${model || "the model"}` : `${model || "The model"} · ${outcome.status}`;
     meta.appendChild(el("span", "answered-by", `${who}${stepCount}`));
@@ -167,6 +170,23 @@ export class Turn {
     this.element.appendChild(answer);
     this.answer = answer;
     return answer;
+  }
+
+  /** "How: <what the code did> · step N": read from the code that printed the answer's
+   * value, so a wrong method shows at a glance; the link opens that step. */
+  methodLine(method) {
+    const line = el("p", "answer-method");
+    line.append(el("span", "muted", "How: "), el("span", "method-text", String(method.text)));
+    if (Number.isInteger(method.step)) {
+      const link = el("button", "method-step", `step ${Number(method.step) + 1}`);
+      link.type = "button";
+      link.title = "Show the step whose code computed this";
+      link.addEventListener("click", () => this.jumpTo([method.step]));
+      line.append(el("span", "muted", " · "), link);
+      const box = /** @type {HTMLDetailsElement | null} */ (this.steps.querySelector(`[data-step-index="${Number(method.step)}"]`));
+      if (box) box.open = true; // the step that holds the result is the one to see
+    }
+    return line;
   }
 }
 

@@ -46,19 +46,61 @@ _BUILTINS = {"round", "abs", "int", "float", "str", "sum", "max", "min"}
 
 
 def describe_code(code: str) -> str:
-    """What the cell's last printed or shown value was computed as, or ``""``."""
+    """What the cell's printed or shown result was computed as, or ``""``: of the values
+    it shows, the one whose computation reads furthest (a count of groups or a tie
+    check printed beside the result says less than the result does)."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
         return ""
-    target = _shown(tree)
-    if target is None:
-        return ""
-    if _is_sql(target):
-        query = _sql_text(target)
+    targets, looped = _shown(tree)
+    sql = [t for t in targets if _is_sql(t)]
+    if sql:
+        query = _sql_text(sql[-1])
         return f"SQL: {' '.join(query.split())}"[:_LIMIT] if query else ""
-    words = _Reader(_assignments(tree)).read(target)
-    return words[:_LIMIT] if words and not words.isidentifier() else ""
+    assigned = _assignments(tree)
+    # A result printed item by item in a loop is the result; else the fullest reading.
+    said = [(t in looped, _Reader(assigned).read(t)) for t in targets]
+    said = [(loop, w) for loop, w in said if w and not w.isidentifier() and "'" in w]
+    if not said:
+        return ""
+    best = max(range(len(said)), key=lambda i: (said[i][0], len(said[i][1]), i))
+    return said[best][1][:_LIMIT]
+
+
+def _shown(tree: ast.Module) -> tuple[list[ast.expr], list[ast.expr]]:
+    """Every value the cell shows: what its prints print (a loop's print, what the loop
+    goes over) and its trailing expression; and which of them a loop went over."""
+    shown: list[ast.expr] = []
+    looped: list[ast.expr] = []
+    loops: dict[str, ast.expr] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For):
+            for name in ast.walk(node.target):
+                if isinstance(name, ast.Name):
+                    loops[name.id] = node.iter
+    prints = sorted(
+        (n for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_print(n)),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
+    for call in prints:
+        for argument in call.args:
+            values = (
+                [v.value for v in argument.values if isinstance(v, ast.FormattedValue)]
+                if isinstance(argument, ast.JoinedStr)
+                else [argument]
+            )
+            for value in values:
+                inner = _unwrapped(value)
+                if isinstance(inner, ast.Name) and inner.id in loops:
+                    shown.append(loops[inner.id])
+                    looped.append(loops[inner.id])
+                elif not isinstance(inner, ast.Constant):
+                    shown.append(value)
+    last = tree.body[-1] if tree.body else None
+    if isinstance(last, ast.Expr) and not _is_print(last.value):
+        shown.append(last.value)
+    return shown, looped
 
 
 _FORM = re.compile(r"@[A-Za-z_]\w*\[([^\[\]]*)\]")
@@ -96,25 +138,13 @@ def _output(step: JSONDict) -> str:
     return f"{result.get('stdout') or ''}\n{shown or ''}"
 
 
-def _shown(tree: ast.Module) -> ast.expr | None:
-    """The value the cell showed last: the last print's first argument, or the
-    trailing expression."""
-    last = tree.body[-1] if tree.body else None
-    if isinstance(last, ast.Expr) and not _is_print(last.value):
-        return last.value
-    prints = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_print(n)]
-    if prints:
-        call = max(prints, key=lambda n: (n.lineno, n.col_offset))
-        values = [a for a in call.args if not isinstance(a, ast.Constant)]
-        if not values:
-            return None
-        value = values[-1]
-        if isinstance(value, ast.JoinedStr):
-            # print(f"Mean: {m:.2f}"): the last value it formats.
-            formatted = [v for v in value.values if isinstance(v, ast.FormattedValue)]
-            return formatted[-1].value if formatted else None
-        return value
-    return None
+def _unwrapped(node: ast.expr) -> ast.expr:
+    """``round(x, 2)``, ``int(x)``: the ``x`` they show."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
+        if node.func.id not in ("round", "int", "float", "str"):
+            break
+        node = node.args[0]
+    return node
 
 
 def _is_print(node: ast.expr) -> bool:
@@ -194,7 +224,7 @@ class _Reader:
         if value is None or name in self.followed:
             return name
         self.followed.add(name)
-        return self._read(value)
+        return self._read(value) or name  # a table read from a file is its name
 
     def _subscript(self, node: ast.Subscript) -> str:
         inner = node.slice
@@ -255,8 +285,10 @@ class _Reader:
         method, args = func.attr, node.args
         if method == "groupby" and (args or node.keywords):
             return f"{_lead(source)}per {self._group_key(node)}"
-        if method in ("set_index", "fillna", "sort_index"):
+        if method in ("set_index", "fillna", "sort_index", "map", "apply", "astype"):
             return source
+        if method in ("to_numeric", "to_datetime") and args:
+            return self._read(args[0])
         if method == "round":
             return f"{source}, rounded to {self._read(args[0]) if args else '0'} decimals"
         if method in ("sort_values", "nlargest", "nsmallest"):
@@ -264,6 +296,8 @@ class _Reader:
         if method in ("head", "tail"):
             count = self._read(args[0]) if args else "5"
             return f"{source}, {'first' if method == 'head' else 'last'} {count}"
+        if method in ("isna", "notna", "isnull", "notnull"):
+            return f"{source} {'missing' if method in ('isna', 'isnull') else 'present'}"
         if method in ("between", "isin", "contains", "startswith", "endswith"):
             values = " and ".join(self._read(a) for a in args)
             return f"{source} {method} {values}"
@@ -271,10 +305,20 @@ class _Reader:
             return f"{source}, {self._read(args[0])}"
         if method == "query" and args:
             return f"{source}, rows where {self._read(args[0]).strip(chr(39))}"
+        if method in ("sum", "mean") and self._is_condition(func.value):
+            return f"{_lead(source)}{'counted' if method == 'sum' else 'share of rows'}"
         if method in _AGGREGATES:
             said = _AGGREGATES[method]
             return f"{source}, {said}" if said else source
         return source
+
+    def _is_condition(self, node: ast.expr) -> bool:
+        """A comparison (``df['price'] > 100``), or a name bound to one: its sum counts."""
+        if isinstance(node, ast.Name) and node.id in self.assigned:
+            node = self.assigned[node.id]
+        return isinstance(node, ast.Compare | ast.BoolOp) or _is_method(
+            node, "between", "isin", "contains", "startswith", "endswith", "isna", "notna"
+        )
 
     def _sorted(self, method: str, node: ast.Call) -> str:
         keywords = {k.arg: k.value for k in node.keywords if k.arg}
