@@ -40,7 +40,7 @@ def test_one_table_is_loaded_as_df_before_the_model_writes_a_cell(
     (cell,) = model_steps(outcome, "code")
     assert cell["result"]["status"] == "ok" and cell["result"]["stdout"] == "29\n"
     system = upstream.payloads[0]["messages"][0]["content"]
-    assert "loaded as df (already run: df = pd.read_csv(" in system
+    assert "loaded as df: use df (Reckon ran: df = pd.read_csv(" in system
     assert "no file is loaded" not in system and "the files are\n  loaded" in system
     # What Reckon ran is not the model's work: no code of its own, no "executed".
     assert outcome["grounding"]["numbers"][0]["steps"] == [cell["index"]]

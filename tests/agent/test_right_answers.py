@@ -61,3 +61,27 @@ def test_a_table_of_numbers_the_model_typed_goes_back(executor: KernelExecutor) 
     outcome = run(Agent(model, executor).ask("Sales by region?", environment=environment))
     assert outcome["status"] == "ok" and outcome["answer"] == "East sold 50 and West 30."
     assert "a table you typed" in model.requests[2].messages[-1]["content"]
+
+
+def test_an_empty_reply_is_asked_for_again_once(executor: KernelExecutor) -> None:
+    put_file(executor, "sales.csv", "region,sales\nEast,50\nWest,30\n")
+    replies = [code_reply("print(df['sales'].sum())"), answer(""), answer("80 in all.")]
+    model = ScriptedModel(replies)
+    outcome = run(Agent(model, executor).ask("Total?", environment=executor.environment()))
+    assert outcome["status"] == "ok" and outcome["answer"] == "80 in all."
+    assert model.requests[2].messages[-1]["content"].startswith("Your reply was empty.")
+
+
+def test_a_pandas_read_of_a_loaded_upload_runs_as_read_table(executor: KernelExecutor) -> None:
+    """What the small model did in most failed hard questions: re-read the tidied file
+    with pandas' tab reader (every column lost) or a guessed encoding."""
+    path = put_file(executor, "glb.csv", "Title line\n\nYear,J-D\n1880,-28\n1881,****\n1882,-26\n")
+    code = f"import pandas as pd\ndf = pd.read_table({path!r})\nprint(df['J-D'].max())"
+    model = ScriptedModel([code_reply(code), answer("The largest J-D is -26.")])
+    outcome = run(Agent(model, executor).ask("Largest J-D?", environment=executor.environment()))
+    step = next(s for s in outcome["steps"] if s["kind"] == "code" and s.get("origin") != "reckon")
+    assert step["proposed"] == code
+    assert f"df = read_table({path!r})" in step["code"]
+    assert step["result"]["status"] == "ok" and step["result"]["stdout"].strip() == "-26.0"
+    observation = model.requests[1].messages[-1]["content"]
+    assert f"pd.read_table({path!r}) ran as read_table(path)" in observation

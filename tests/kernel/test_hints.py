@@ -8,7 +8,8 @@ from kernel_helpers import Runner
 
 SETUP = (
     "df = pd.DataFrame({' WINDSPEED': [1, 2], 'date': pd.to_datetime(['2020-01-05', "
-    "'2021-03-01']), 'First time buyers': [3, 4], 'precipitation': [0.5, 1.5]})"
+    "'2021-03-01']), 'First time buyers': [3, 4], 'precipitation': [0.5, 1.5], "
+    "'city': ['Oslo', 'Rome']})"
 )
 
 
@@ -22,6 +23,9 @@ SETUP = (
         pytest.param("df['year']", "KeyError", "df['date'].dt.year", id="year-of-a-date"),
         pytest.param("df.groupby('month').sum()", "KeyError", ".dt.month", id="groupby-month"),
         pytest.param("df['precip']", "KeyError", "did you mean 'precipitation'", id="shortened"),
+        pytest.param(
+            "df['Oslo']", "KeyError", "a value of the column 'city'", id="a-row-label-as-a-column"
+        ),
         pytest.param("df.Year", "AttributeError", "df['date'].dt.year", id="attribute-column"),
         pytest.param(
             "df['precipitation'].sum().idxmax()", "AttributeError", "already reduced", id="scalar"

@@ -16,6 +16,7 @@ from reckon.agent._code import ToolArguments, parse_tool_arguments
 from reckon.agent._observe import format_observation, observation_message
 from reckon.agent._options import AgentOptions
 from reckon.agent._privacy import Redactor
+from reckon.agent._reads import rewrite_reads
 from reckon.agent._reply import Move
 from reckon.agent._steps import StepLog
 from reckon.agent._stopping import Stopped, Stopping
@@ -34,6 +35,7 @@ class Cells:
     redactor: Redactor | None = None  # schema privacy: what the model may not see
     load_lines: list[str] = field(default_factory=list)  # how the tables were loaded
     loaded: bool = False  # Reckon loaded them before the model's turn
+    uploads: list[str] = field(default_factory=list)  # the table files (``_reads``)
     proposals: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     # The last cell that ran (code, observation), and how often in a row it came back.
     previous: tuple[str, str] | None = None
@@ -91,7 +93,8 @@ class Cells:
                 answer(call_id, observation)
                 step = {"kind": "code", "text": text, "code": ran, "result": result, **extra}
                 log.add(step, started)
-                results.append((ran, result))
+                # The model's own code: a reply quoting it again is a quote, not a cell.
+                results.append((str(extra.get("proposed", ran)), result))
                 started = time.monotonic()
         finally:
             if observations:
@@ -110,6 +113,9 @@ class Cells:
         """
         extra: JSONDict = {}
         note = ""
+        rewrite = rewrite_reads(code, self.uploads)
+        if rewrite.calls:
+            extra["proposed"], code = code, rewrite.code
         if self.options.approval == "ask":
             decision = await self._decision(code, tool)
             extra["decision"] = decision.action
@@ -126,6 +132,7 @@ class Cells:
             shown, hidden = self.redactor.filter_result(result)
             extra["hidden"] = hidden
         observation = format_observation(shown, limit=self.options.observation_limit)
+        observation += rewrite.note()
         observation += _name_hint(result, self.load_lines, loaded=self.loaded)
         observation += self._repeat_hint(code, observation)
         if extra.get("hidden"):

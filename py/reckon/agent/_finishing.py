@@ -8,7 +8,13 @@ from dataclasses import dataclass
 
 from reckon.agent._grounding import ground_answer, step_sources
 from reckon.agent._method import answer_method
-from reckon.agent._recheck import is_question, recheck_message, repair_form, typed_not_ran
+from reckon.agent._recheck import (
+    EMPTY_REPLY,
+    is_question,
+    recheck_message,
+    repair_form,
+    typed_not_ran,
+)
 from reckon.agent._steps import Progress, StepLog, outcome
 from reckon.agent._types import JSONDict
 from reckon.agent._verify import compare
@@ -35,6 +41,12 @@ class Finishing:
         """The model answered (``written``): the outcome, or None when the answer goes
         back to the model (``rechecks``: it may)."""
         log = self.log
+        if not written and rechecks and "empty" not in progress.rechecks:
+            # Seen after a recheck: an empty reply. Once, it is asked for again.
+            progress.rechecks.add("empty")
+            self.messages.append({"role": "user", "content": EMPTY_REPLY})
+            log.add({"kind": "recheck", "text": "", "message": EMPTY_REPLY}, started)
+            return None
         if not written:
             message = "The model returned an empty reply."
             log.add({"kind": "error", "text": message}, started)

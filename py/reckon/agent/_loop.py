@@ -134,6 +134,9 @@ class Agent:
             return self._finish(outcome("stopped", "", log.steps, STOPPED))
         names = self._tables.names
         cells.load_lines, cells.loaded = load_lines(files, names), bool(names)
+        # A pandas re-read of a table Reckon loaded runs as read_table (_reads); not for
+        # a model that reads its own files (the demo) or when nothing was loaded.
+        cells.uploads = [str(f["path"]) for f in files if f.get("kind") == "table"] if names else []
         tools = bool(getattr(self.model, "use_tools", True))
         prompt = build_system_prompt(
             environment, privacy=self.privacy, tools=tools, loaded=dict(names)

@@ -35,10 +35,11 @@ Rules:
 
 _NOTHING_LOADED = """\
 pd (pandas), np (numpy) and plt (matplotlib.pyplot) are imported; no file is loaded:
-  load each file as shown above before using it. Variables persist between cells."""
+  load each file as shown below before using it. Variables persist between cells."""
 _LOADED = """\
 pd (pandas), np (numpy) and plt (matplotlib.pyplot) are imported, and the files are
-  loaded as shown above. Variables persist between cells."""
+  loaded into the variables named below: use them, do not read the files again.
+  Variables persist between cells."""
 
 # pandas first: with run_sql offered on an equal footing, the small model below wrote
 # MySQL backticks and invented column names in SQL, where pandas would have worked.
@@ -109,8 +110,9 @@ def build_system_prompt(
             for f in files
         ]
         lines.append(
-            "read_table(path) is pre-loaded: it reads messy tables (encodings, delimiters, "
-            "header rows, sheets) into a DataFrame."
+            # "pre-loaded read_table" was read as pandas' tab reader: say whose it is.
+            "read_table(path) is Reckon's reader (not pandas'), already defined: it reads "
+            "messy tables (encodings, delimiters, header rows, sheets) into a DataFrame."
         )
     else:
         lines += ["", _NO_FILES]
@@ -146,7 +148,7 @@ def describe_file(entry: JSONDict, *, loaded_as: str | None = None, rows: bool =
         size = entry.get("size")
         if entry.get("read_with") and loaded_as:
             run = f"{loaded_as} = {entry['read_with']}"
-            lines.append(f"  loaded as {loaded_as} (already run: {run})")
+            lines.append(f"  loaded as {loaded_as}: use {loaded_as} (Reckon ran: {run})")
         elif isinstance(size, int) and size > TOO_BIG_TO_LOAD:
             # A runnable example: small models copy what they are shown.
             raw = [c.get("name") if isinstance(c, dict) else c for c in entry.get("columns") or []]

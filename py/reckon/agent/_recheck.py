@@ -21,7 +21,12 @@ from reckon.agent._observe import trim_text, user_text
 from reckon.agent._retry import FRESH_START
 from reckon.agent._types import JSONDict
 
-__all__ = ["is_question", "recheck_message", "repair_form"]
+__all__ = ["EMPTY_REPLY", "is_question", "recheck_message", "repair_form"]
+
+EMPTY_REPLY = (
+    "Your reply was empty. Run code that answers the question, or give the final answer "
+    "from the output of the code you ran."
+)
 
 _NO_CODE = (
     "You answered without running any code. Compute the answer from the user's files "
@@ -246,7 +251,7 @@ def is_question(message: JSONDict) -> bool:
     content = user_text(message)
     return (
         content is not None
-        and content not in (_NO_CODE, _WORK_IT_OUT)
+        and content not in (_NO_CODE, _WORK_IT_OUT, EMPTY_REPLY)
         and not content.startswith(_UNRUN.split("{", 1)[0])
         and not content.startswith(FRESH_START.split("{", 1)[0])
         and not content.startswith(_UNGROUNDED.split("{", 1)[0])

@@ -101,6 +101,12 @@ def _closest(key: str, columns: list[str], frame: Any) -> str:
     same = [c for c in columns if _folded(c) == _folded(key)]
     if same:
         return f"there is no column {key!r}; the table's column is spelled {same[0]!r}"
+    holder = _holding_column(key, frame)
+    if holder is not None:
+        return (
+            f"{key!r} is not a column but a value of the column {holder!r}: select its row "
+            f"with df[df[{holder!r}] == {key!r}] (or df.set_index({holder!r}).loc[{key!r}])"
+        )
     part = _DATE_PARTS.get(key.strip().lower())
     dates = [c for c in columns if pd.api.types.is_datetime64_any_dtype(frame[c])]
     if part and dates:
@@ -114,6 +120,16 @@ def _closest(key: str, columns: list[str], frame: Any) -> str:
     listed += ", …" if len(columns) > _LISTED else ""
     meant = f"did you mean {' or '.join(repr(c) for c in close[:3])}? " if close else ""
     return f"there is no column {key!r}; {meant}the columns are: {listed}"
+
+
+def _holding_column(key: str, frame: Any) -> str | None:
+    """The text column that holds ``key`` as a value (a row label such as 'Aantal
+    inwoners' asked for as a column), if one does."""
+    for column in frame.columns:
+        values = frame[column]
+        if isinstance(column, str) and values.dtype.kind == "O" and (values == key).any():
+            return column
+    return None
 
 
 def _attribute(message: str, frames: list[Any]) -> str:

@@ -1,0 +1,115 @@
+"""A model's own pandas read of an upload, run as Reckon's ``read_table``.
+
+The table is loaded before the model's first turn, tidied (a header over several
+lines, "2.830" as 2830, "****" as missing). A small model still starts its cell with
+``df = pd.read_table('/data/x.csv')`` (pandas' tab reader, for a CSV) or
+``pd.read_csv`` with a guessed encoding: in a benchmark run that undid the load in
+most failed questions (KeyError on every column, UnicodeDecodeError). Such a call,
+with no option beyond how to parse the text (encoding, delimiter, engine, …), reads
+what ``read_table`` reads better, so it is rewritten to it; the step shows the code
+that ran and keeps the model's as ``proposed``, and the model is told.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+__all__ = ["Rewrite", "rewrite_reads"]
+
+_READERS = {"read_csv", "read_table", "read_excel"}
+_MODULES = {"pd", "pandas"}
+# Options that only say how to parse the file, which read_table finds out itself.
+_PARSING = {
+    "encoding", "encoding_errors", "sep", "delimiter", "engine", "on_bad_lines",
+    "low_memory", "skipinitialspace", "thousands", "decimal", "header", "skiprows",
+    "error_bad_lines", "warn_bad_lines", "quotechar", "escapechar", "dtype_backend",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """The code to run and what was rewritten in it (``pd.read_csv(...)`` calls)."""
+
+    code: str
+    calls: tuple[str, ...] = ()
+
+    def note(self) -> str:
+        if not self.calls:
+            return ""
+        shown = ", ".join(self.calls[:3])
+        return (
+            f"\nnote: {shown} ran as read_table(path), which reads this file's layout "
+            "(encoding, delimiter, header rows, numbers) as the loaded table does; use the "
+            "loaded variable, or read_table, not pandas' readers"
+        )
+
+
+def rewrite_reads(code: str, uploads: Iterable[str]) -> Rewrite:
+    """``code`` with each pandas read of one of ``uploads`` (paths) as ``read_table``."""
+    paths = {os.path.normpath(p): p for p in uploads}
+    if not paths or not any(f"read_{kind}" in code for kind in ("csv", "table", "excel")):
+        return Rewrite(code)
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return Rewrite(code)
+    lines = code.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    found: list[tuple[int, int, str, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        path = _upload_read(node, paths)
+        if path is None or node.end_lineno is None or node.end_col_offset is None:
+            continue
+        start = _offset(lines, starts, node.lineno, node.col_offset)
+        end = _offset(lines, starts, node.end_lineno, node.end_col_offset)
+        found.append((start, end, code[start:end], f"read_table({path!r})"))
+    if not found:
+        return Rewrite(code)
+    out, last = [], 0
+    for start, end, _, replacement in sorted(found):
+        out += [code[last:start], replacement]
+        last = end
+    out.append(code[last:])
+    return Rewrite("".join(out), tuple(original for _, _, original, _ in sorted(found)))
+
+
+def _upload_read(node: ast.Call, paths: dict[str, str]) -> str | None:
+    """The upload a ``pd.read_csv('<path>', <parsing options>)`` call reads, or None."""
+    if not isinstance(node.func, ast.Attribute):
+        return None
+    func = node.func
+    if func.attr not in _READERS or not isinstance(func.value, ast.Name):
+        return None
+    if func.value.id not in _MODULES or len(node.args) != 1:
+        return None
+    argument = node.args[0]
+    if not isinstance(argument, ast.Constant) or not isinstance(argument.value, str):
+        return None
+    if any(k.arg is None or k.arg not in _PARSING for k in node.keywords):
+        return None
+    if func.attr == "read_excel" and node.keywords:
+        return None
+    return _match(argument.value, paths)
+
+
+def _match(written: str, paths: dict[str, str]) -> str | None:
+    key = os.path.normpath(written)
+    if key in paths:
+        return paths[key]
+    if os.path.dirname(written) in ("", "data", "./data"):
+        named = [p for k, p in paths.items() if os.path.basename(k) == os.path.basename(key)]
+        return named[0] if len(named) == 1 else None
+    return None
+
+
+def _offset(lines: list[str], starts: list[int], lineno: int, column: int) -> int:
+    # ast columns count UTF-8 bytes; the line's text is needed to turn them into characters.
+    line = lines[lineno - 1] if lineno - 1 < len(lines) else ""
+    return starts[lineno - 1] + len(line.encode()[:column].decode(errors="ignore"))
