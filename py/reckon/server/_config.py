@@ -124,6 +124,9 @@ class RelayConfig:
     # connection held open by a trickle ties up the relay (slowloris).
     header_timeout: float = 10.0
     body_timeout: float = 30.0
+    # A client that takes nothing of an answer for this long is dropped: one that never
+    # reads would otherwise hold its connection (and a file, or a model call) for ever.
+    send_timeout: float = 60.0
     log_prompts: bool = False
     # Callers with an identity of their own: a token each, or a token the embedding site
     # signed with `client_secret` (see _identity). `token` above stays the one shared token.
@@ -165,7 +168,10 @@ class RelayConfig:
         _check_access(self)
 
 
-_TIMEOUTS = ("connect_timeout", "first_byte_timeout", "header_timeout", "body_timeout")
+_TIMEOUTS = (
+    *("connect_timeout", "first_byte_timeout", "header_timeout", "body_timeout"),
+    "send_timeout",
+)
 _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "host": str,
     "port": int,
@@ -180,6 +186,7 @@ _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "first_byte_timeout": (int, float),
     "header_timeout": (int, float),
     "body_timeout": (int, float),
+    "send_timeout": (int, float),
     "log_prompts": bool,
     "profile": list,
     "client": list,
