@@ -127,6 +127,10 @@ class RelayConfig:
     # A client that takes nothing of an answer for this long is dropped: one that never
     # reads would otherwise hold its connection (and a file, or a model call) for ever.
     send_timeout: float = 60.0
+    # Each model call's ceiling, first byte to last: a model server that streams without
+    # end holds a place of the concurrency limits and, unstreamed, the relay's memory.
+    call_timeout: float = 1800.0
+    max_answer_bytes: int = 64 * 1024 * 1024
     log_prompts: bool = False
     # Callers with an identity of their own: a token each, or a token the embedding site
     # signed with `client_secret` (see _identity). `token` above stays the one shared token.
@@ -152,7 +156,7 @@ class RelayConfig:
             raise ConfigError(f"profile names must be unique; repeated: {', '.join(duplicates)}")
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"port {self.port} is out of range 0-65535")
-        for name in ("max_body_bytes", "max_concurrent_streams"):
+        for name in ("max_body_bytes", "max_concurrent_streams", "max_answer_bytes"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1")
         for name in _TIMEOUTS:
@@ -170,7 +174,7 @@ class RelayConfig:
 
 _TIMEOUTS = (
     *("connect_timeout", "first_byte_timeout", "header_timeout", "body_timeout"),
-    "send_timeout",
+    *("send_timeout", "call_timeout"),
 )
 _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "host": str,
@@ -187,6 +191,8 @@ _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "header_timeout": (int, float),
     "body_timeout": (int, float),
     "send_timeout": (int, float),
+    "call_timeout": (int, float),
+    "max_answer_bytes": int,
     "log_prompts": bool,
     "profile": list,
     "client": list,
