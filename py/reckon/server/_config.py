@@ -136,6 +136,8 @@ class RelayConfig:
     # signed with `client_secret` (see _identity). `token` above stays the one shared token.
     clients: list[Client] = field(default_factory=list)
     client_secret: str | None = field(default=None, repr=False)
+    # A signed token is good for at most this long, whatever expiry it carries (_identity).
+    max_token_ttl: int = 86400
     limits: Limits = field(default_factory=Limits)
     # Where the limits are counted when several replicas share them; None: in memory.
     redis_url: str | None = field(default=None, repr=False)
@@ -193,6 +195,7 @@ _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "send_timeout": (int, float),
     "call_timeout": (int, float),
     "max_answer_bytes": int,
+    "max_token_ttl": int,
     "log_prompts": bool,
     "profile": list,
     "client": list,
@@ -316,6 +319,11 @@ def _check_access(config: RelayConfig) -> None:
         owner = next(c.id for c in config.clients if c.token == config.token)
         raise ConfigError(
             f"client {owner!r} has the relay's shared token; give the client a token of its own"
+        )
+    if not 60 <= config.max_token_ttl <= 366 * 86400:
+        raise ConfigError(
+            f"max_token_ttl {config.max_token_ttl} must be a number of seconds between 60 and "
+            "31622400 (a year): the longest a signed token may be good for"
         )
     if config.client_secret is not None and len(config.client_secret) < MIN_SECRET_LENGTH:
         raise ConfigError(
