@@ -27,6 +27,7 @@ the agent worker.
 
 from __future__ import annotations
 
+import bisect
 import re
 import string
 
@@ -83,23 +84,27 @@ def _run_at(text: str, start: int) -> int:
     return end - start
 
 
-def _closing(text: str, start: int, length: int) -> int | None:
-    """Where the backtick run of exactly ``length`` that closes a span begins."""
-    i = start
-    while i < len(text):
-        if text[i] == "`":
-            run = _run_at(text, i)
-            if run == length:
-                return i
-            i += run
-        else:
-            i += 1
-    return None
+class _Runs:
+    """Where the backtick runs of a paragraph start, by length: finding the run that
+    closes a span is a lookup, so a text of many unmatched runs costs no rescans."""
+
+    def __init__(self, text: str) -> None:
+        self.starts: dict[int, list[int]] = {}
+        for run in re.finditer(r"`+", text):
+            self.starts.setdefault(len(run[0]), []).append(run.start())
+
+    def closing(self, after: int, length: int) -> int | None:
+        """Where the first run of exactly ``length`` at or after ``after`` begins (inside
+        a code span a backslash escapes nothing, so raw runs are what close it)."""
+        starts = self.starts.get(length, [])
+        index = bisect.bisect_left(starts, after)
+        return starts[index] if index < len(starts) else None
 
 
 def _paragraph(text: str) -> str:
     """One paragraph (no blank line inside): code spans kept, the rest escaped."""
     out: list[str] = []
+    runs = _Runs(text)
     prose_start = i = 0
     while i < len(text):
         char = text[i]
@@ -110,7 +115,7 @@ def _paragraph(text: str) -> str:
             i += 1
             continue
         length = _run_at(text, i)
-        close = _closing(text, i + length, length)
+        close = runs.closing(i + length, length)
         if close is None:
             i += length  # an unmatched run is text (and escaped as such)
             continue
