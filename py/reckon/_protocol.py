@@ -20,6 +20,7 @@ __all__ = [
     "Figure",
     "FileChange",
     "FileEntry",
+    "Formulas",
     "ListReply",
     "Reply",
     "RunError",
@@ -96,10 +97,19 @@ class Figure(TypedDict):
     description: str
 
 
+class Formulas(TypedDict):
+    """Cells of a spreadsheet file that a spreadsheet program would run (§1)."""
+
+    count: int
+    first: str
+    checked: bool
+
+
 class FileChange(TypedDict):
     path: str
     size: int
     change: Literal["created", "modified"]
+    formulas: NotRequired[Formulas]
 
 
 class Assigned(TypedDict):

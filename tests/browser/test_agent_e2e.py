@@ -7,6 +7,7 @@ on loopback) whose first code fails, so the retry path runs for real.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from support import SALES, SITE, ScriptedModel, a_model_server, reckon_serve
+from support import SALES, SITE, ScriptedModel, a_model_server, live_markdown, reckon_serve
 
 from .helpers import a_chat_page_with
 
@@ -137,3 +138,20 @@ def test_model_text_is_shown_as_text_never_as_markup(a_chat_page: Any) -> None:
     assert answer.locator("img, script, a").count() == 0
     assert answer.locator("strong").inner_text() == "bold"
     assert a_chat_page.evaluate("() => window.pwned") is None
+
+
+def test_an_exported_hostile_answer_renders_nothing_live(a_chat_page: Any) -> None:
+    # Issue 32, E1: the question (a person's) and the answer (the model's) go into the
+    # exports' Markdown; under a CommonMark renderer none of it may be HTML or a link.
+    question = "a hostile answer please `` <img src=x onerror=alert(1)> ` ![a\nb](http://e/x)"
+    assert ask(a_chat_page, question, "scripted")["status"] == "ok"
+    notebook = json.loads(a_chat_page.evaluate("() => window.reckon.exportNotebook()"))
+    script = a_chat_page.evaluate("() => window.reckon.exportScript()")
+    markdown = ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown"]
+    for part in script.split("# %% [markdown]\n")[1:]:
+        comments = part.split("# %%")[0].splitlines()
+        markdown.append("\n".join(line[2:] for line in comments))
+    assert any("window.pwned=1" in m for m in markdown)  # the answer is there, as text
+    assert sum("onerror=alert(1)" in m for m in markdown) >= 2
+    for text in markdown:
+        assert live_markdown(text) == [], text

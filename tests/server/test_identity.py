@@ -235,3 +235,89 @@ def test_an_unreadable_header_is_a_401_not_a_crash(a_relay_with: Callable[..., R
         )
 
     assert response.status_code == 401
+
+
+# -- A maximum lifetime (issue 32, R1) ---------------------------------------------------
+
+NOW = 1_700_000_000
+
+
+def test_a_token_that_expires_further_away_than_max_token_ttl_is_refused() -> None:
+    keyring = Keyring(RelayConfig(client_secret=SECRET, max_token_ttl=3600))
+    year = mint_token("alice", SECRET, ttl=365 * 86400, now=NOW)
+
+    message = refusal(keyring, year, now=NOW)
+
+    assert "The signed token for client 'alice' is valid until 2024-11-13" in message
+    assert "31536000 s from now" in message and "at most 3600 s (max_token_ttl)" in message
+    assert "Ask the site for a token with a shorter lifetime" in message and year not in message
+
+
+def test_a_forged_far_future_expiry_is_refused_although_its_signature_is_right() -> None:
+    # With a secret that leaked (and was not yet changed) anyone can sign any expiry; no
+    # such token is good for more than max_token_ttl, so it cannot be kept for years.
+    keyring = Keyring(RelayConfig(client_secret=SECRET))  # the default: a day
+    forged = site_mints("mallory", 99_999_999_999)
+
+    assert "at most 86400 s (max_token_ttl)" in refusal(keyring, forged, now=NOW)
+
+
+def test_no_token_is_accepted_for_longer_than_max_token_ttl_whatever_its_expiry() -> None:
+    keyring = Keyring(RelayConfig(client_secret=SECRET, max_token_ttl=3600))
+    for ttl in (3600, 7200, 30 * 86400):
+        expiry = NOW + ttl
+        token = site_mints("alice", expiry)
+        accepted = [t for t in range(NOW, expiry + 2, 30) if _accepts(keyring, token, now=t)]
+        # Accepted from max_token_ttl (plus a minute of clock skew) before its expiry on.
+        assert accepted[0] >= expiry - 3600 - 60 and accepted[-1] < expiry
+        assert accepted[-1] - accepted[0] <= 3600 + 60
+
+
+def test_a_token_minted_for_max_token_ttl_by_a_clock_a_little_ahead_is_accepted() -> None:
+    keyring = Keyring(RelayConfig(client_secret=SECRET, max_token_ttl=3600))
+    ahead = mint_token("alice", SECRET, ttl=3600, now=NOW + 30)  # the site's clock: +30 s
+
+    assert keyring.identify(f"Bearer {ahead}", now=NOW) == Identity("signed", "alice")
+
+
+def _accepts(keyring: Keyring, token: str, *, now: float) -> bool:
+    try:
+        keyring.identify(f"Bearer {token}", now=now)
+    except RelayError:
+        return False
+    return True
+
+
+def test_through_a_relay_a_token_with_too_long_a_lifetime_is_a_401(
+    a_relay_with: Callable[..., Relay],
+) -> None:
+    relay = a_relay_with(client_secret=SECRET, max_token_ttl=600)
+    with relay.client() as client:
+        short, long = (mint_token("bob", SECRET, ttl=ttl) for ttl in (600, 601 + 60))
+        answers = [
+            client.post(
+                "/v1/chat/completions",
+                json={"model": MODEL, "messages": HELLO},
+                headers={"Authorization": f"Bearer {token}"},
+            )
+            for token in (short, long)
+        ]
+    assert [a.status_code for a in answers] == [200, 401]
+    assert "at most 600 s (max_token_ttl)" in answers[1].json()["error"]["message"]
+    assert len(relay.upstream.seen) == 1
+
+
+@pytest.mark.parametrize("value", [0, 59, 366 * 86400 + 1])
+def test_max_token_ttl_must_be_between_a_minute_and_a_year(value: int) -> None:
+    with pytest.raises(ConfigError, match=r"max_token_ttl .* must be a number of seconds"):
+        RelayConfig(client_secret=SECRET, max_token_ttl=value)
+
+
+def test_reckon_token_says_when_its_lifetime_is_over_the_default_maximum(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("RECKON_CLIENT_SECRET", SECRET)
+    assert main(["token", "--client", "a", "--ttl", str(2 * 86400)]) == 0
+    assert (
+        "refuses signed tokens that expire more than its max_token_ttl" in capsys.readouterr().err
+    )

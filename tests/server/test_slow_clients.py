@@ -1,17 +1,21 @@
-"""Clients that hold the relay's connections open by sending slowly (slowloris).
+"""Clients that hold the relay's connections open by sending slowly (slowloris), or by
+never reading what it sends.
 
 An outside attack held 300 half-open connections for over 70 s and kept a body
-trickling at one byte every five seconds open. The relay under uvicorn, as
-``reckon serve`` runs it, closes a connection whose headers are late and answers
-408 to a body that is late.
+trickling at one byte every five seconds open; another kept 40 connections that never
+read the 117 MB snapshot (issue 32, R1). The relay under uvicorn, as ``reckon serve``
+runs it, closes a connection whose headers are late, answers 408 to a body that is
+late, and drops a client that takes nothing for ``send_timeout`` seconds.
 """
 
 from __future__ import annotations
 
+import os
 import select
 import socket
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -109,3 +113,72 @@ def test_keep_alive_requests_still_work_after_the_first_answer(
             response = client.post("/v1/chat/completions", content=BODY)
             assert response.status_code == 200
             time.sleep(0.3)  # idle between requests, under the header timeout
+
+
+BIG = 24 * 1024 * 1024
+
+
+@pytest.fixture
+def a_big_site(tmp_path: Path) -> Path:
+    """A site with one file far larger than the socket buffers between two ends."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<!doctype html><title>Reckon</title>")
+    (site / "snapshot.heap").write_bytes(os.urandom(BIG))
+    return site
+
+
+def ask_for_the_big_file(relay: Relay) -> socket.socket:
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect: a small window
+    sock.settimeout(10)
+    sock.connect(("127.0.0.1", relay.port))
+    sock.sendall(b"GET /snapshot.heap HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % relay.port)
+    return sock
+
+
+def read_all_there_is(sock: socket.socket) -> int:
+    """Bytes read until the relay closes or resets the connection (a 10 s wait fails)."""
+    total = 0
+    try:
+        while chunk := sock.recv(1 << 20):
+            total += len(chunk)
+    except ConnectionResetError:
+        pass
+    except TimeoutError:
+        pytest.fail(f"the relay held the connection open ({total} bytes read)")
+    return total
+
+
+def test_clients_that_never_read_are_dropped_after_the_send_timeout(
+    a_relay_with: Callable[..., Relay], a_big_site: Path
+) -> None:
+    relay = a_relay_with(site_dir=a_big_site, send_timeout=1)
+    socks = [ask_for_the_big_file(relay) for _ in range(40)]
+    try:
+        time.sleep(1 + 2)  # the send timeout, and room for a busy machine
+        started = time.monotonic()
+        read = [read_all_there_is(sock) for sock in socks]
+    finally:
+        for sock in socks:
+            sock.close()
+    assert max(read) < BIG // 2, read  # what the socket buffers held, then the end
+    assert time.monotonic() - started < 5
+    with relay.client() as client:  # and the relay goes on serving
+        assert client.get("/index.html").status_code == 200
+
+
+def test_a_client_that_pauses_for_less_than_the_send_timeout_gets_the_whole_file(
+    a_relay_with: Callable[..., Relay], a_big_site: Path
+) -> None:
+    relay = a_relay_with(site_dir=a_big_site, send_timeout=3)
+    with ask_for_the_big_file(relay) as sock:
+        time.sleep(0.5)  # buffers full, writes paused, but not for long
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += sock.recv(4096)
+        _, _, body = head.partition(b"\r\n\r\n")
+        got = len(body)
+        while got < BIG:
+            got += len(sock.recv(1 << 20) or pytest.fail(f"closed after {got} bytes"))
+    assert got == BIG

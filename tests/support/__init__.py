@@ -6,6 +6,7 @@ the conftest files only register fixtures built from these pieces.
 """
 
 from ._browser import CHROMIUM_ARGS
+from ._markdown import live_markdown, rendered
 from ._paths import CHROMIUM, PY, QUESTION_SETS, ROOT, SITE, TEST_DATA
 from ._relay import (
     HELLO_BODY,
@@ -84,9 +85,11 @@ __all__ = [
     "chunk",
     "event_stream",
     "json_reply",
+    "live_markdown",
     "reckon_serve",
     "relay_config",
     "relays",
+    "rendered",
     "serve_folder",
     "serving",
     "split_every",

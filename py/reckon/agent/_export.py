@@ -3,10 +3,10 @@
 The notebook holds each question as Markdown, each cell that ran ``ok`` as code
 with the outputs the browser produced (text, HTML tables, PNG figures), and each
 answer as Markdown; HTML that could act when the notebook is opened is made inert
-(``_inert``). Paths are made portable: the sandbox reads ``/data`` and
-writes ``/output``; the exported code reads ``data/`` and writes ``output/``
-next to the notebook, so it runs anywhere the input files are copied. Importing
-turns them back.
+(``_inert``), and so is every Markdown text (``_inert_markdown``: no HTML, link or
+image renders). Paths are made portable: the sandbox reads ``/data`` and writes
+``/output``; the exported code reads ``data/`` and writes ``output/`` next to the
+notebook, so it runs anywhere the input files are copied. Importing turns them back.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import tokenize
 from collections.abc import Iterable
 from typing import Any
 
-from reckon.agent._inert import inert_markdown, safe_table_html
+from reckon.agent._inert import safe_table_html
+from reckon.agent._inert_markdown import inert_markdown, markdown_line
 from reckon.agent._transcript import Transcript
 from reckon.agent._types import JSONDict
 
@@ -192,7 +193,7 @@ def _asks(transcript: Transcript | JSONDict) -> list[JSONDict]:
 def export_notebook(transcript: Transcript | JSONDict, *, title: str = "Reckon session") -> str:
     """The session as nbformat 4 JSON text (valid under the ``nbformat`` validator)."""
     cells: list[JSONDict] = [
-        {"cell_type": "markdown", "metadata": {}, "source": _lines(f"# {title}")},
+        {"cell_type": "markdown", "metadata": {}, "source": _lines(f"# {markdown_line(title)}")},
         {
             "cell_type": "code",
             "metadata": {"reckon": {"setup": True}},
@@ -259,14 +260,14 @@ def export_script(transcript: Transcript | JSONDict) -> str:
     ``%pip`` line is commented out (``# %pip install …``), so the script parses."""
     parts = ["# Reckon session, exported as a script.\n", "# %%\n" + SETUP_CODE + "\n"]
     for ask in _asks(transcript):
-        parts.append(_comment(f"Question: {ask.get('question', '')}"))
+        parts.append(_comment("Question: " + inert_markdown(str(ask.get("question", "")))))
         for code in _ok_cells(ask):
             # Commented first, so the rest of the cell parses and its paths are rewritten.
             script = portable_paths(_PIP_LINE.sub(r"\1# \2", code))
             parts.append("# %%\n" + script.rstrip() + "\n")
         answer = str(ask.get("answer") or "")
         if answer:
-            parts.append(_comment(f"Answer: {answer}"))
+            parts.append(_comment("Answer: " + inert_markdown(answer)))
     return "\n".join(parts)
 
 
@@ -279,8 +280,11 @@ def _ok_cells(ask: JSONDict) -> list[str]:
     return cells
 
 
-def _comment(text: str) -> str:
-    return "# %% [markdown]\n" + "".join(f"# {line}\n" for line in text.splitlines() or [""])
+def _comment(markdown: str) -> str:
+    """A Markdown cell of the percent format (jupytext and VS Code render it). A line
+    that would read as a cell marker (``# %%``) starts with an escape instead."""
+    lines = [f"\\{line}" if line.startswith("%%") else line for line in markdown.split("\n")]
+    return "# %% [markdown]\n" + "".join(f"# {line}\n" for line in lines)
 
 
 def import_cells(text: str) -> list[str]:

@@ -1,12 +1,10 @@
-"""Outputs and Markdown made inert before they leave in an exported notebook.
+"""HTML outputs made inert before they leave in an exported notebook.
 
-A notebook opened in Jupyter, VS Code or a viewer renders its ``text/html`` outputs
-and the HTML inside its Markdown cells. Both can come from a file's contents: a cell
-whose value has a ``_repr_html_`` of the file's text, an answer in which the model
-copied a tag it read. So an export keeps what the page itself shows (``render.js``
-``safeTable``): the first table, its table tags and text, ``colspan``/``rowspan``;
-and in Markdown, raw HTML is shown as text and images become plain links (an image
-loads by itself, and its address can carry data out).
+A notebook opened in Jupyter, VS Code or a viewer renders its ``text/html`` outputs.
+They can come from a file's contents: a cell whose value has a ``_repr_html_`` of
+the file's text. So an export keeps what the page itself shows (``render.js``
+``safeTable``): the first table, its table tags and text, ``colspan``/``rowspan``.
+(Markdown cells: ``_inert_markdown``.)
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ import re
 from html import escape
 from html.parser import HTMLParser
 
-__all__ = ["inert_markdown", "safe_table_html"]
+__all__ = ["safe_table_html"]
 
 _TABLE_TAGS = {"table", "thead", "tbody", "tfoot", "tr", "th", "td", "caption"}
 _SPAN = re.compile(r"^\d{1,3}$")
@@ -75,20 +73,3 @@ def safe_table_html(html: str) -> str | None:
         return None
     # A cut-off table (a repr that was capped) is closed, so the notebook's HTML is whole.
     return "".join(parser.out) + "".join(f"</{tag}>" for tag in reversed(parser.open))
-
-
-_CODE = re.compile(r"(^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\2[`~]*[ \t]*$|`+[^`\n]*`+)", re.M | re.S)
-_IMAGE = re.compile(r"!\[([^\]\n]*)\]\(")
-
-
-def inert_markdown(text: str) -> str:
-    """``text`` with raw HTML shown as text and images as links, code left as written."""
-    parts = _CODE.split(text)
-    out: list[str] = []
-    # re.split with two groups yields: prose, code, fence, prose, code, fence, ...
-    for index in range(0, len(parts), 3):
-        prose = parts[index]
-        out.append(_IMAGE.sub(r"[\1](", prose.replace("<", "&lt;")))
-        if index + 1 < len(parts):
-            out.append(parts[index + 1])
-    return "".join(out)

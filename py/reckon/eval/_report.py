@@ -1,4 +1,11 @@
-"""``report.json`` (everything, as data) and ``report.md`` (the same, for people)."""
+"""``report.json`` (everything, as data) and ``report.md`` (the same, for people).
+
+report.md quotes the model: its answers, step prose, code and outputs, which may copy
+text from an uploaded file. None of it may render as HTML or a link where the report
+is read (GitHub, an editor's preview), so each piece goes through
+``_inert_markdown``: prose stays Markdown without anything live, one-line values are
+literal text, and code and outputs are fenced by a run longer than any inside them.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from reckon.agent._inert_markdown import fenced, inert_markdown, markdown_line
 from reckon.eval._eval import RunRecord
 from reckon.eval._questions import Question
 
@@ -92,9 +100,11 @@ def _markdown(report: dict[str, Any]) -> str:
     lines = [
         "# Reckon evaluation",
         "",
-        f"- questions: {setup['questions_file']} ({summary['questions']} questions, "
+        f"- questions: {markdown_line(str(setup['questions_file']))} "
+        f"({summary['questions']} questions, "
         f"{setup['repeat']} run(s) each, {summary['runs']} runs)",
-        f"- model: {setup['model']}" + (f" via {setup['upstream']}" if setup["upstream"] else ""),
+        f"- model: {markdown_line(str(setup['model']))}"
+        + (f" via {markdown_line(str(setup['upstream']))}" if setup["upstream"] else ""),
         f"- started: {setup['started']}, took {setup['wall_seconds']:.0f} s",
         "",
         "| measure | value |",
@@ -132,7 +142,8 @@ def _markdown(report: dict[str, Any]) -> str:
     for row in summary["per_question"]:
         same = {True: "yes", False: "no", None: "n/a"}[row["reproducible"]]
         lines.append(
-            f"| {row['id']} | {row['correct']}/{row['runs']} | {row['executed']}/{row['runs']} "
+            f"| {markdown_line(str(row['id']))} | {row['correct']}/{row['runs']} "
+            f"| {row['executed']}/{row['runs']} "
             f"| {same} | {_percent(row.get('fresh'))} "
             + (f"| {_percent(row.get('cpython'))} " if host else "")
             + f"| {_join(row['steps'])} | {_join(row['retries'])} | {_join(row['seconds'])} |"
@@ -177,12 +188,14 @@ def _differences_section(runs: list[dict[str, Any]], rerun: str) -> list[str]:
     lines = ["", f"## Differences {name}", ""]
     found = False
     for run in runs:
-        where = f"{run['question_id']}, run {run['attempt']}"
+        where = f"{markdown_line(str(run['question_id']))}, run {run['attempt']}"
         if run.get(f"{rerun}_error"):
-            lines.append(f"- {where}: could not be run {name}: {run[f'{rerun}_error']}")
+            error = markdown_line(str(run[f"{rerun}_error"]))
+            lines.append(f"- {where}: could not be run {name}: {error}")
             found = True
         for item in run.get(f"{rerun}_differences") or []:
-            lines.append(f"- {where}, cell {item['cell']} ({item['output']}): {item['why']}")
+            cell, output, why = (markdown_line(str(item[k])) for k in ("cell", "output", "why"))
+            lines.append(f"- {where}, cell {cell} ({output}): {why}")
             found = True
     if not found:
         lines.append(f"None: every exported cell gave the same output {name}.")
@@ -194,23 +207,26 @@ def _join(values: list[Any]) -> str:
 
 
 def _failure(failure: dict[str, Any]) -> list[str]:
+    head = f"{markdown_line(str(failure['question_id']))}, run {failure['attempt']}"
     lines = [
-        f"### {failure['question_id']}, run {failure['attempt']}: {'; '.join(failure['reasons'])}",
+        f"### {head}: {markdown_line('; '.join(failure['reasons']))}",
         "",
-        f"**Question:** {failure['question']}",
+        f"**Question:** {markdown_line(str(failure['question']))}",
         "",
         "**Answer:**",
         "",
         _fenced(failure["answer"] or "(none)", ""),
     ]
     for step in failure["transcript"]:
-        lines.append(f"Step {step.get('index')} ({step.get('kind')}): {step.get('text') or ''}")
+        kind = markdown_line(str(step.get("kind")))
+        prose = inert_markdown(str(step.get("text") or ""))
+        lines.append(f"Step {markdown_line(str(step.get('index')))} ({kind}): {prose}")
         lines.append("")
         if step.get("code"):
             lines.append(_fenced(step["code"], "python"))
         result = step.get("result") or {}
         if result:
-            lines.append(f"status: {result.get('status')}")
+            lines.append(f"status: {markdown_line(str(result.get('status')))}")
             lines.append("")
             output = (result.get("stdout") or "") + (result.get("stderr") or "")
             error = result.get("error") or {}
@@ -222,8 +238,8 @@ def _failure(failure: dict[str, Any]) -> list[str]:
 
 
 def _fenced(text: str, language: str) -> str:
-    fence = "````" if "```" in text else "```"
-    return f"{fence}{language}\n{text.rstrip()}\n{fence}\n"
+    # After a blank line (the caller's), and followed by one: a block of its own.
+    return fenced(str(text), language) + "\n"
 
 
 def write_report(report: dict[str, Any], out: Path) -> tuple[Path, Path]:

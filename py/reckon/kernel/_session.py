@@ -16,6 +16,7 @@ from reckon.kernel._cells import CompiledCell, compile_cell, execute
 from reckon.kernel._display import describe_value
 from reckon.kernel._figures import FigureCollector, prepare_matplotlib
 from reckon.kernel._files import diff_snapshots, snapshot
+from reckon.kernel._formulas import flag_formulas
 from reckon.kernel._packages import (
     PIP_NAME,
     InstallError,
@@ -155,14 +156,16 @@ class Kernel:
                 )
         stdout = capture.stdout.getvalue()
         shown = {"assigned": assigned} if assigned and not stdout and status == "ok" else {}
+        files = diff_snapshots(before, snapshot(self.output_dir))
         return {
             "status": status,
             "stdout": stdout,
-            "stderr": capture.stderr.getvalue(),
+            # Spreadsheet cells of the run's files that would run as formulas (_formulas).
+            "stderr": capture.stderr.getvalue() + flag_formulas(files),
             "truncated": capture.truncated,
             "result": result,
             "figures": figures.figures,
-            "files": diff_snapshots(before, snapshot(self.output_dir)),
+            "files": files,
             "error": error,
             "duration_ms": (time.perf_counter() - started) * 1000.0,
             "restarted": False,

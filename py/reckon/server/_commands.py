@@ -275,4 +275,11 @@ def mint(args: argparse.Namespace) -> int:
         f"reckon: token for client {args.client!r}, valid until {expiry:%Y-%m-%d %H:%M:%S} UTC",
         file=sys.stderr,
     )
+    default_max = RelayConfig.max_token_ttl
+    if args.ttl > default_max:
+        print(
+            f"reckon: note: a relay refuses signed tokens that expire more than its "
+            f"max_token_ttl ({default_max} s unless configured) from now",
+            file=sys.stderr,
+        )
     return 0

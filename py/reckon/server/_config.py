@@ -124,11 +124,20 @@ class RelayConfig:
     # connection held open by a trickle ties up the relay (slowloris).
     header_timeout: float = 10.0
     body_timeout: float = 30.0
+    # A client that takes nothing of an answer for this long is dropped: one that never
+    # reads would otherwise hold its connection (and a file, or a model call) for ever.
+    send_timeout: float = 60.0
+    # Each model call's ceiling, first byte to last: a model server that streams without
+    # end holds a place of the concurrency limits and, unstreamed, the relay's memory.
+    call_timeout: float = 1800.0
+    max_answer_bytes: int = 64 * 1024 * 1024
     log_prompts: bool = False
     # Callers with an identity of their own: a token each, or a token the embedding site
     # signed with `client_secret` (see _identity). `token` above stays the one shared token.
     clients: list[Client] = field(default_factory=list)
     client_secret: str | None = field(default=None, repr=False)
+    # A signed token is good for at most this long, whatever expiry it carries (_identity).
+    max_token_ttl: int = 86400
     limits: Limits = field(default_factory=Limits)
     # Where the limits are counted when several replicas share them; None: in memory.
     redis_url: str | None = field(default=None, repr=False)
@@ -149,7 +158,7 @@ class RelayConfig:
             raise ConfigError(f"profile names must be unique; repeated: {', '.join(duplicates)}")
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"port {self.port} is out of range 0-65535")
-        for name in ("max_body_bytes", "max_concurrent_streams"):
+        for name in ("max_body_bytes", "max_concurrent_streams", "max_answer_bytes"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1")
         for name in _TIMEOUTS:
@@ -165,7 +174,10 @@ class RelayConfig:
         _check_access(self)
 
 
-_TIMEOUTS = ("connect_timeout", "first_byte_timeout", "header_timeout", "body_timeout")
+_TIMEOUTS = (
+    *("connect_timeout", "first_byte_timeout", "header_timeout", "body_timeout"),
+    *("send_timeout", "call_timeout"),
+)
 _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "host": str,
     "port": int,
@@ -180,6 +192,10 @@ _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "first_byte_timeout": (int, float),
     "header_timeout": (int, float),
     "body_timeout": (int, float),
+    "send_timeout": (int, float),
+    "call_timeout": (int, float),
+    "max_answer_bytes": int,
+    "max_token_ttl": int,
     "log_prompts": bool,
     "profile": list,
     "client": list,
@@ -303,6 +319,11 @@ def _check_access(config: RelayConfig) -> None:
         owner = next(c.id for c in config.clients if c.token == config.token)
         raise ConfigError(
             f"client {owner!r} has the relay's shared token; give the client a token of its own"
+        )
+    if not 60 <= config.max_token_ttl <= 366 * 86400:
+        raise ConfigError(
+            f"max_token_ttl {config.max_token_ttl} must be a number of seconds between 60 and "
+            "31622400 (a year): the longest a signed token may be good for"
         )
     if config.client_secret is not None and len(config.client_secret) < MIN_SECRET_LENGTH:
         raise ConfigError(

@@ -9,6 +9,14 @@ the relay can tell them apart without keeping a list of them::
 The relay checks the signature (in constant time) before it looks at the expiry, so
 a forged token learns nothing, and it never needs to store a token it did not issue.
 Nothing here logs a token: refusals say what was wrong, never what was sent.
+
+A token carries its expiry but not when it was made, so a token minted with a year's
+lifetime, or forged far ahead with a secret that leaked, would be good for all of it.
+The relay accepts a token only while its expiry is at most ``max_token_ttl`` seconds
+away (plus ``_SKEW`` for a site whose clock runs ahead): whatever expiry a token
+names, the span in which it is accepted is at most ``max_token_ttl`` long. A token
+made for longer is refused until its last ``max_token_ttl`` seconds; the refusal
+says to mint shorter ones.
 """
 
 from __future__ import annotations
@@ -35,6 +43,9 @@ IDENTITY = "reckon.identity"
 # 32 bytes of HMAC-SHA256 are 43 base64url characters without padding.
 _SIGNED = re.compile(r"^(?P<id>.+)\.(?P<expiry>[0-9]{1,12})\.(?P<signature>[A-Za-z0-9_-]{43})$")
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
+# How far ahead of the relay's clock an embedding site's clock may run: a token minted
+# there with the longest lifetime still passes.
+_SKEW = 60
 
 How = Literal["open", "shared", "client", "signed"]
 
@@ -80,6 +91,7 @@ class Keyring:
         # with ==, which stops at the first differing byte.
         self.clients = {_digest(c.token): c for c in config.clients}
         self.required = config.auth_required
+        self.max_ttl = config.max_token_ttl
 
     def identify(self, authorization: str | None, *, now: float | None = None) -> Identity:
         if not self.required:
@@ -117,6 +129,14 @@ class Keyring:
             raise self._refuse(
                 f"The signed token for client {client_id!r} expired at {when} "
                 f"({now - expiry:.0f} s ago). Ask the site for a new token."
+            )
+        if expiry - now > self.max_ttl + _SKEW:
+            when = datetime.fromtimestamp(expiry, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+            raise self._refuse(
+                f"The signed token for client {client_id!r} is valid until {when}, "
+                f"{expiry - now:.0f} s from now; this relay accepts signed tokens for at most "
+                f"{self.max_ttl} s (max_token_ttl). Ask the site for a token with a shorter "
+                "lifetime."
             )
         return Identity("signed", client_id)
 

@@ -18,7 +18,8 @@ import anyio
 import httpx
 from starlette.types import Receive, Scope, Send
 
-from reckon.server import _anthropic, _json
+from reckon.server import _anthropic
+from reckon.server._caps import CallCapped, CappedChunks, too_long
 from reckon.server._errors import RelayError, Scrubber
 from reckon.server._identity import IDENTITY, Identity
 from reckon.server._limits import Limiter
@@ -26,7 +27,13 @@ from reckon.server._metrics import Metrics
 from reckon.server._pump import pump
 from reckon.server._request import ClientGone, parse_request, read_body
 from reckon.server._scrub import EventScrubber
-from reckon.server._upstream import ResolvedModel, Upstreams, chat_call, describe_failure
+from reckon.server._upstream import (
+    ResolvedModel,
+    Upstreams,
+    chat_call,
+    describe_failure,
+    upstream_error,
+)
 from reckon.server._usage import UsageMeter, estimate_prompt_tokens
 
 __all__ = ["ChatCompletions"]
@@ -42,48 +49,11 @@ _STREAM_HEADERS = [
 _ERROR_BODY_LIMIT = 64 * 1024
 
 
-def _upstream_error(
-    response: httpx.Response,
-    body: bytes,
-    target: ResolvedModel,
-    key_env: str | None,
-    key_set: bool,
-    scrub: Scrubber,
-) -> RelayError:
-    kind, detail = None, body.decode("utf-8", "replace").strip()
-    try:
-        data = _json.loads(body)
-    except ValueError:
-        data = None
-    if isinstance(data, dict):
-        error = data.get("error", data)
-        if isinstance(error, dict):
-            kind = error.get("type") if isinstance(error.get("type"), str) else None
-            detail = str(error.get("message") or error.get("detail") or detail)
-        elif isinstance(error, str):
-            detail = error
-    status = response.status_code
-    detail = detail if len(detail) <= 1000 else detail[:1000] + "..."
-    message = f"The model server '{target.profile.name}' answered HTTP {status}: {detail}"
-    if status in (401, 403):
-        if key_env is None:
-            message += " (this profile sends no API key; set its api_key_env)"
-        elif not key_set:
-            message += f" (the environment variable {key_env} is not set on the relay)"
-        else:
-            message += f" (check the API key in {key_env} on the relay)"
-    elif status == 404:
-        message += f" (check that it serves the model {target.model!r})"
-    headers = {}
-    if "retry-after" in response.headers:
-        headers["Retry-After"] = response.headers["retry-after"]
-    return RelayError(status, scrub.text(message), type=kind or "upstream_error", headers=headers)
-
-
 def _error_event(error: RelayError, tail: bytes) -> bytes:
     # The OpenAI SDKs raise an APIError for a `data:` event carrying "error".
     lead = b"" if tail.endswith(b"\n\n") else b"\n" if tail.endswith(b"\n") else b"\n\n"
-    event = {"error": {"type": error.type, "message": error.message}}
+    code = {"code": error.code} if error.code else {}
+    event = {"error": {"type": error.type, "message": error.message, **code}}
     return lead + b"data: " + json.dumps(event).encode() + b"\n\n"
 
 
@@ -189,14 +159,22 @@ class ChatCompletions:
         )
         sent = time.monotonic()
         try:
-            response = await client.send(request, stream=True)
-        except httpx.HTTPError as exc:
-            error = describe_failure(exc, target.profile, self.config)
+            with anyio.fail_after(self.config.call_timeout):  # see _caps
+                response = await client.send(request, stream=True)
+        except (httpx.HTTPError, TimeoutError) as exc:
+            error = (
+                describe_failure(exc, target.profile, self.config)
+                if isinstance(exc, httpx.HTTPError)
+                else too_long(self.config, target.profile.name)
+            )
             await error.response()(scope, receive, send)
             return str(error.status)
         self.metrics.upstream(target.profile.name, time.monotonic() - sent)
+        deadline = sent + self.config.call_timeout
         try:
-            return await self._answer(response, target, payload, scrub, meter, scope, receive, send)
+            return await self._answer(
+                response, target, payload, scrub, meter, deadline, scope, receive, send
+            )
         finally:
             # Shielded: on cancellation this close is what tells the upstream to stop.
             with anyio.CancelScope(shield=True):
@@ -209,6 +187,7 @@ class ChatCompletions:
         payload: dict[str, Any],
         scrub: Scrubber,
         meter: UsageMeter,
+        deadline: float,
         scope: Scope,
         receive: Receive,
         send: Send,
@@ -216,12 +195,19 @@ class ChatCompletions:
         status = response.status_code
         profile = target.profile
         stream = payload.get("stream") is True
+
+        def capped(chunks: AsyncIterator[bytes]) -> CappedChunks:
+            return CappedChunks(chunks, deadline=deadline, config=self.config, profile=profile.name)
+
         if status >= 300:
             body = b""
-            async for chunk in response.aiter_raw():
-                body += chunk
-                if len(body) > _ERROR_BODY_LIMIT:
-                    break
+            try:
+                async for chunk in capped(response.aiter_raw()):
+                    body += chunk
+                    if len(body) > _ERROR_BODY_LIMIT:
+                        break
+            except CallCapped:
+                pass  # what came of the error answer in time is enough to report it
             if status < 400:
                 error = RelayError(
                     502,
@@ -230,20 +216,21 @@ class ChatCompletions:
                 )
             else:
                 key = self.upstreams.key(profile)
-                error = _upstream_error(
+                error = upstream_error(
                     response, body, target, profile.api_key_env, key is not None, scrub
                 )
             await error.response()(scope, receive, send)
             return str(status)
         is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
         headers = list(_STREAM_HEADERS) if stream and is_sse else []
-        chunks: AsyncIterator[bytes] = response.aiter_raw()
+        chunks: AsyncIterator[bytes] = capped(response.aiter_raw())
         if profile.protocol == "anthropic":
             # Translated, so decoded first and sent under our own content type.
             options = payload.get("stream_options")
             usage = isinstance(options, dict) and options.get("include_usage") is True
+            raw = capped(response.aiter_bytes())
             chunks = _anthropic.translate(
-                response.aiter_bytes(), stream=stream, model=target.model, include_usage=usage
+                raw, stream=stream, model=target.model, include_usage=usage
             )
             is_sse = stream
             headers = list(_STREAM_HEADERS) if stream else [(b"content-type", b"application/json")]
@@ -285,12 +272,15 @@ class ChatCompletions:
         try:
             await pump(chunks, forward)
             ending = clean.flush()
-        except httpx.HTTPError as exc:
-            outcome = f"{status}, then failed mid-answer ({type(exc).__name__})"
-            log.warning("model server %r failed mid-answer: %s", profile.name, type(exc).__name__)
+        except (httpx.HTTPError, CallCapped) as exc:
+            if isinstance(exc, CallCapped):
+                error, why = exc, f"cut at its {exc.code}"
+            else:
+                error, why = describe_failure(exc, profile, self.config), type(exc).__name__
+            outcome = f"{status}, then failed mid-answer ({why})"
+            log.warning("model server %r failed mid-answer: %s", profile.name, why)
             ending = clean.flush()
             if is_sse:
-                error = describe_failure(exc, profile, self.config)
                 ending += _error_event(error, ending or sent[0])
                 self.metrics.error(error.type)
         meter.feed(ending)

@@ -25,7 +25,7 @@ from reckon.server._access import redis_password
 from reckon.server._config import Profile, RelayConfig
 from reckon.server._errors import RelayError, Scrubber
 
-__all__ = ["ResolvedModel", "Upstreams", "chat_call", "describe_failure"]
+__all__ = ["ResolvedModel", "Upstreams", "chat_call", "describe_failure", "upstream_error"]
 
 # Discovered model lists are kept this long; configured lists never expire.
 _MODELS_TTL = 300.0
@@ -75,6 +75,46 @@ def describe_failure(exc: httpx.HTTPError, profile: Profile, config: RelayConfig
             "overloaded or still loading the model; try again, or raise first_byte_timeout.",
         )
     return RelayError(502, f"The connection to {where} failed ({type(exc).__name__}). Try again.")
+
+
+def upstream_error(
+    response: httpx.Response,
+    body: bytes,
+    target: ResolvedModel,
+    key_env: str | None,
+    key_set: bool,
+    scrub: Scrubber,
+) -> RelayError:
+    """An upstream's error answer (``body``, its first bytes) as the error the browser gets:
+    its status and message, keys scrubbed, with a hint for the usual causes."""
+    kind, detail = None, body.decode("utf-8", "replace").strip()
+    try:
+        data = _json.loads(body)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict):
+            kind = error.get("type") if isinstance(error.get("type"), str) else None
+            detail = str(error.get("message") or error.get("detail") or detail)
+        elif isinstance(error, str):
+            detail = error
+    status = response.status_code
+    detail = detail if len(detail) <= 1000 else detail[:1000] + "..."
+    message = f"The model server '{target.profile.name}' answered HTTP {status}: {detail}"
+    if status in (401, 403):
+        if key_env is None:
+            message += " (this profile sends no API key; set its api_key_env)"
+        elif not key_set:
+            message += f" (the environment variable {key_env} is not set on the relay)"
+        else:
+            message += f" (check the API key in {key_env} on the relay)"
+    elif status == 404:
+        message += f" (check that it serves the model {target.model!r})"
+    headers = {}
+    if "retry-after" in response.headers:
+        headers["Retry-After"] = response.headers["retry-after"]
+    return RelayError(status, scrub.text(message), type=kind or "upstream_error", headers=headers)
 
 
 class Upstreams:
