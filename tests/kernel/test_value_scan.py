@@ -4,8 +4,12 @@ column names count as values unless they look like a header (``_headerlike``).""
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import io
+import lzma
 import shutil
+import tarfile
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -98,8 +102,8 @@ def test_every_member_of_an_archive_is_read_also_inside_another(tmp_path: Path) 
     [
         pytest.param({"ok.csv": b"a,b\n1,2\n", "broken.xlsx": b"PK\x03\x04 not really"},
                      "broken.xlsx", id="a-member-that-cannot-be-read"),
-        pytest.param({"a.zip": zipped({"b.zip": zipped({"c.csv": b"x,y\n1,2\n"})})},
-                     "an archive inside an archive inside an archive", id="too-deep"),
+        pytest.param({"a.zip": zipped({"b.zip": zipped({"c.zip": zipped({"d.csv": b"x\n1\n"})})})},
+                     "archives nested 4 deep", id="too-deep"),
     ],
 )  # fmt: skip
 def test_an_archive_part_that_cannot_be_read_is_a_problem(
@@ -108,6 +112,44 @@ def test_an_archive_part_that_cannot_be_read_is_a_problem(
     (tmp_path / "upload.zip").write_bytes(zipped(members))
     (found,) = scan_uploads(str(tmp_path))["problems"]
     assert str(tmp_path / "upload.zip") in found and problem in found
+
+
+def tarred(members: dict[str, bytes], mode: str = "w") -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode=mode) as archive:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        pytest.param("people.tar", tarred({"a/secret.csv": SECRET.to_csv().encode()}), id="tar"),
+        pytest.param("people.tar.gz", tarred({"s.csv": SECRET.to_csv().encode()}, "w:gz"),
+                     id="tar.gz"),
+        pytest.param("people.tgz", tarred({"s.csv": SECRET.to_csv().encode()}, "w:bz2"),
+                     id="tgz-holding-bz2"),
+        pytest.param("people.csv.gz", gzip.compress(SECRET.to_csv().encode()), id="csv.gz"),
+        pytest.param("people.csv.bz2", bz2.compress(SECRET.to_csv().encode()), id="csv.bz2"),
+        pytest.param("people.csv.xz", lzma.compress(SECRET.to_csv().encode()), id="csv.xz"),
+        pytest.param("people.bin", zipped({"s.csv": SECRET.to_csv().encode()}),
+                     id="a-zip-by-any-name"),
+    ],
+)  # fmt: skip
+def test_other_archives_are_read_too(tmp_path: Path, name: str, data: bytes) -> None:
+    (tmp_path / name).write_bytes(data)
+    found = scan_uploads(str(tmp_path))
+    assert found["problems"] == []
+    assert {"Cornelius Ashdown", "555-02-1111"} <= set(found["strings"])
+
+
+def test_an_archive_the_scan_cannot_open_is_a_problem(tmp_path: Path) -> None:
+    (tmp_path / "people.7z").write_bytes(b"7z\xbc\xaf\x27\x1c" + bytes(64))
+    (problem,) = scan_uploads(str(tmp_path))["problems"]
+    assert "people.7z: a 7z archive" in problem and "upload them" in problem
 
 
 def test_a_member_too_big_to_read_is_a_problem(

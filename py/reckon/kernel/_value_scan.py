@@ -3,21 +3,25 @@ value it holds that must not reach the model, and the names that may (``scan_upl
 
 It runs where no cell can reach it, in a fresh worker with only the person's uploads
 mounted (PROTOCOL.md §3), or, where there is no page, in a hidden cell. Every sheet of
-a workbook and every member of an archive is read (also the rows above a header); a
-part it cannot read is a *problem*, and schema privacy then sends nothing.
+a workbook and every member of an archive (zip, tar; gz, bz2 and xz files; archives
+inside archives) is read, also the rows above a header; a part it cannot read (or a
+7z or rar archive, which it cannot open) is a *problem*, and then nothing is sent.
 Column names count as values unless they look like a header (``_headerlike``) or
 their column is allowed. Text files, images and PDFs are described, not read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
-import gzip
+import importlib
 import os
+import tarfile
 import tempfile
 import zipfile
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
+from typing import IO, Any
 
 from reckon.kernel._headerlike import header_names
 from reckon.kernel._inspect import inspect
@@ -31,7 +35,7 @@ __all__ = ["MEMBER_BYTES", "scan_uploads"]
 
 MEMBER_BYTES = 256_000_000  # an archive's member is read up to this size, uncompressed
 _MAX_MEMBERS = 2_000
-_MAX_DEPTH = 2  # an archive in an archive is read; one more level is a problem
+_MAX_DEPTH = 3  # archives in archives (a .tar.gz is two) are read; one more is a problem
 _TABLE_EXTENSIONS = {"csv", "tsv", "psv", "ssv", "tab", "xlsx", "xlsm", "xls", "ods",
                      "json", "jsonl", "ndjson", "parquet"}  # fmt: skip
 _SKIPPED = ("__MACOSX/",)  # a Mac's resource forks: metadata, never tables
@@ -79,18 +83,21 @@ class _Scan:
         head = read_head(path)
         fmt = table_format(path, head) if head else None
         extension = os.path.splitext(path)[1].lower().lstrip(".")
-        try:
-            if fmt in ("zip", "gz") and extension != "whl":
-                return self._archive(path, shown, fmt, depth)
-            if info.get("status") == "ok" and info.get("kind") == "table":
-                if fmt in ENGINES:
-                    return self._workbook(path, shown, str(fmt))
-                return self._table(path, shown, extension)
-        except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
-            self.problems.append(f"{shown}: {exc}")
-            return 0
-        if info.get("status") != "ok" and extension in _TABLE_EXTENSIONS:
+        readable = info.get("status") == "ok"
+        if not readable and extension in _TABLE_EXTENSIONS:
             self.problems.append(f"{shown}: {info.get('message')}")
+            return 0
+        try:
+            if readable and info.get("kind") == "table" and fmt in ENGINES:
+                return self._workbook(path, shown, str(fmt))
+            archive = _archive_kind(head)
+            if archive is not None and info.get("kind") != "wheel":  # a wheel is code
+                return self._archive(path, shown, archive, depth)
+            if readable and info.get("kind") == "table":
+                return self._table(path, shown, extension)
+        except (ValueError, OSError, EOFError, ImportError, zipfile.BadZipFile,
+                tarfile.TarError) as exc:  # fmt: skip
+            self.problems.append(f"{shown}: {exc}")
         return 0
 
     def _workbook(self, path: str, shown: str, fmt: str) -> int:
@@ -175,36 +182,52 @@ class _Scan:
                     count += 1
         return count
 
-    def _archive(self, path: str, shown: str, fmt: str, depth: int) -> int:
+    def _archive(self, path: str, shown: str, kind: str, depth: int) -> int:
         """Every member, each read as if it were an upload of its own."""
         if depth >= _MAX_DEPTH:
-            self.problems.append(f"{shown}: an archive inside an archive inside an archive")
+            self.problems.append(f"{shown}: archives nested {_MAX_DEPTH + 1} deep")
             return 0
-        count = 0
+        if kind in _UNREADABLE:
+            self.problems.append(
+                f"{shown}: a {kind} archive, which the scan cannot open; extract its tables "
+                "and upload them"
+            )
+            return 0
         with tempfile.TemporaryDirectory() as folder:
-            if fmt == "gz":
-                inner = os.path.basename(path)[: -len(".gz")] or "data"
-                target = os.path.join(folder, inner)
-                with gzip.open(path, "rb") as source:
-                    copied = self._copy(source, target, f"{shown} ({inner})")
-                return self._member(target, f"{shown} ({inner})", depth) if copied else 0
-            with zipfile.ZipFile(path) as archive:
-                members = [m for m in archive.infolist() if not m.is_dir()]
-                members = [m for m in members if not m.filename.startswith(_SKIPPED)]
-                if len(members) > _MAX_MEMBERS:
-                    raise ValueError(f"it holds {len(members)} files, too many to read")
-                for number, member in enumerate(members):
-                    where = f"{shown} ({member.filename})"
-                    if member.flag_bits & 0x1:
-                        self.problems.append(f"{where}: the member is password protected")
-                        continue
-                    name = os.path.basename(member.filename) or f"member-{number}"
-                    target = os.path.join(folder, f"{number}-{name}")
-                    with archive.open(member) as source:
-                        copied = self._copy(source, target, where)
-                    count += self._member(target, where, depth) if copied else 0
-                    os.remove(target)
+            if kind in _STREAMS:
+                return self._stream(path, shown, kind, folder, depth)
+            with contextlib.ExitStack() as stack:
+                return self._members(list(_members(path, kind, stack)), shown, folder, depth)
+
+    def _members(
+        self, members: list[tuple[str, bool, Callable[[], IO[bytes]]]], shown: str,
+        folder: str, depth: int,
+    ) -> int:  # fmt: skip
+        if len(members) > _MAX_MEMBERS:
+            raise ValueError(f"it holds {len(members)} files, too many to read")
+        count = 0
+        for number, (name, flagged, open_member) in enumerate(members):
+            where = f"{shown} ({name})"
+            if flagged:
+                self.problems.append(f"{where}: the member is password protected")
+                continue
+            target = os.path.join(folder, f"{number}-{os.path.basename(name) or 'member'}")
+            with open_member() as source:
+                copied = self._copy(source, target, where)
+            count += self._member(target, where, depth) if copied else 0
+            os.remove(target)
         return count
+
+    def _stream(self, path: str, shown: str, kind: str, folder: str, depth: int) -> int:
+        """A compressed file (gz, bz2, xz): what it holds, read as an upload."""
+        base = os.path.basename(path)
+        stem, extension = os.path.splitext(base)
+        inner = stem + ".tar" if extension.lower() in (".tgz", ".tbz", ".txz") else stem
+        where = f"{shown} ({inner or 'data'})"
+        target = os.path.join(folder, inner or "data")
+        with _STREAMS[kind](path) as source:
+            copied = self._copy(source, target, where)
+        return self._member(target, where, depth) if copied else 0
 
     def _copy(self, source: Any, target: str, where: str) -> bool:
         """A member extracted, up to ``MEMBER_BYTES``; a bigger one is a problem."""
@@ -223,3 +246,52 @@ class _Scan:
 
     def _member(self, target: str, where: str, depth: int) -> int:
         return self.file(target, where, info=inspect(target), depth=depth + 1)
+
+
+def _archive_kind(head: bytes) -> str | None:
+    """What kind of archive the file is, by its first bytes (``None``: not one)."""
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    if len(head) >= 262 and head[257:262] == b"ustar":
+        return "tar"
+    return None
+
+
+def _members(
+    path: str, kind: str, stack: contextlib.ExitStack
+) -> Iterator[tuple[str, bool, Callable[[], IO[bytes]]]]:
+    """``(name, password protected, open)`` for each file of a zip or tar archive (open
+    while ``stack`` is)."""
+    if kind == "zip":
+        archive = stack.enter_context(zipfile.ZipFile(path))
+        for info in archive.infolist():
+            if not info.is_dir() and not info.filename.startswith(_SKIPPED):
+                yield info.filename, bool(info.flag_bits & 0x1), partial(archive.open, info)
+        return
+    bundle = stack.enter_context(tarfile.open(path))  # noqa: SIM115 (the stack closes it)
+    for member in bundle.getmembers():
+        if member.isfile():
+            yield member.name, False, partial(_extracted, bundle, member)
+
+
+def _extracted(bundle: tarfile.TarFile, member: tarfile.TarInfo) -> IO[bytes]:
+    source = bundle.extractfile(member)
+    if source is None:
+        raise ValueError(f"{member.name} could not be read")
+    return source
+
+
+def _opener(module: str) -> Callable[[str], IO[bytes]]:
+    def open_(path: str) -> IO[bytes]:
+        return importlib.import_module(module).open(path, "rb")  # type: ignore[no-any-return]
+
+    return open_
+
+
+_MAGIC = [
+    (b"PK\x03\x04", "zip"), (b"PK\x05\x06", "zip"), (b"\x1f\x8b", "gz"), (b"BZh", "bz2"),
+    (b"\xfd7zXZ\x00", "xz"), (b"7z\xbc\xaf\x27\x1c", "7z"), (b"Rar!\x1a\x07", "rar"),
+]  # fmt: skip
+_STREAMS = {"gz": _opener("gzip"), "bz2": _opener("bz2"), "xz": _opener("lzma")}
+_UNREADABLE = ("7z", "rar")
