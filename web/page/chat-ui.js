@@ -7,6 +7,7 @@ import { Turn, modelLabel, zoomFigure } from "./chat-turn.js";
 import { renderWelcome, exampleQuestions, questionButtons } from "./chat-welcome.js";
 import { modelPicker } from "./chat-models.js";
 import { fileLists } from "./chat-files.js";
+import { personalDataFlag } from "./privacy-flag.js";
 import { chatMarkup } from "./chat-markup.js";
 import { wireTools, submitOnEnter } from "./chat-tools.js";
 
@@ -107,11 +108,15 @@ export function mountChat(root, reckon, options = {}) {
     strip.replaceChildren(el("span", "muted small", `Try, about ${info.name}:`), questionButtons(questions, (q) => ask(q)));
     strip.hidden = false;
   }
+  const flagPersonal = personalDataFlag(reckon, { before: $("suggestions"), settings: $("settings") });
   const files = fileLists(reckon, {
     lists: [["/data", $("file-list")], ["/output", $("output-list")]],
     save,
     setStatus,
-    onUpload: suggest,
+    onUpload: (info) => {
+      suggest(info);
+      flagPersonal(info);
+    },
     // After a reload into an empty conversation: questions about the newest saved table.
     onFound: (info) => {
       if (!conversationEmpty() || info.kind !== "table") return;

@@ -3,8 +3,10 @@ prompt (rebuilt for each question) at the head of the history."""
 
 from __future__ import annotations
 
+from reckon._exceptions import ProtocolError
 from reckon.agent._context import LEFT_OUT
-from reckon.agent._privacy import Privacy, Redactor, read_values, schema_environment, tables
+from reckon.agent._outgoing import PrivateEnvironment
+from reckon.agent._privacy import Privacy, Redactor, read_values, schema_environment
 from reckon.agent._scan import read_fresh_values
 from reckon.agent._types import Executor, JSONDict
 
@@ -21,24 +23,37 @@ class HiddenValues:
         self.allow: frozenset[str] | None = None
         self.strings: set[str] = set()
         self.numbers: set[float] = set()
+        self._filter: tuple[tuple[int, int, tuple[str, ...]], Redactor] | None = None
 
     def add(
         self, allow: frozenset[str], strings: list[str], numbers: list[float]
     ) -> tuple[list[str], list[float]]:
         if allow != self.allow:
             self.allow, self.strings, self.numbers = allow, set(), set()
+            self._filter = None
         self.strings.update(strings)
         self.numbers.update(numbers)
         return sorted(self.strings), sorted(self.numbers)
+
+    def redactor(self, keep: list[str]) -> Redactor:
+        """The filter for these values and names: the same one while neither changed
+        (values are only ever added, so their counts say whether they did), so what it
+        filtered for one ask is not filtered again for the next."""
+        key = (len(self.strings), len(self.numbers), tuple(sorted(set(keep))))
+        if self._filter is None or self._filter[0] != key:
+            self._filter = (key, Redactor(self.strings, self.numbers, keep=keep))
+        return self._filter[1]
 
 
 async def apply_privacy(
     privacy: Privacy, executor: Executor, environment: JSONDict, *, hidden: HiddenValues
 ) -> tuple[JSONDict, Redactor | None]:
-    """In schema mode: read the values to hide and drop previews. In the browser the
-    scan runs in a fresh worker (``scan``); elsewhere in a hidden cell of the session.
+    """In schema mode: scan the uploads for the values to hide (in the browser in a
+    fresh worker, ``scan``; elsewhere in a hidden cell of the session) and describe
+    them from that scan, without previews.
 
-    Returns the environment the model may see and the redactor for cell outputs."""
+    Returns the environment the model may see, which also carries the filter every
+    string sent passes (``PrivateEnvironment``), and that filter for cell outputs."""
     if not privacy.hides:
         return environment, None
     scan = getattr(executor, "scan", None)
@@ -47,10 +62,25 @@ async def apply_privacy(
     else:
         run = getattr(executor, "run_hidden", None) or executor.run
         found = await read_values(run, environment, privacy.allow_columns)
-    strings, numbers = hidden.add(privacy.allow_columns, *found)
-    names = [name for table in tables(environment) for name in table.names]
-    # Column and table names are schema, which this mode sends: a value equal to one stays.
-    return schema_environment(environment), Redactor(strings, numbers, keep=names)
+    if found.problems:
+        raise ProtocolError(_unreadable(found.problems))
+    hidden.add(privacy.allow_columns, found.strings, found.numbers)
+    # The file list and the names that may be sent come from the scan's own look at the
+    # uploads: not from the session's inspect (a cell can patch it), nor from files a
+    # cell wrote under /data (the fresh worker has only the uploads).
+    seen = schema_environment({**environment, "files": found.files})
+    redactor = hidden.redactor(sorted({*found.names, *privacy.allow_columns}))
+    return PrivateEnvironment(seen, redactor=redactor), redactor
+
+
+def _unreadable(problems: list[str]) -> str:
+    more = f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
+    shown = "; ".join(problems[:5]) + more
+    return (
+        f"some parts of your files could not be read, so their values cannot be hidden "
+        f"({shown}). Fix or remove those files (a workbook saved again, an archive's "
+        "tables uploaded one by one), or use privacy 'full'"
+    )
 
 
 def load_lines(files: list[JSONDict], names: dict[str, str]) -> list[str]:

@@ -26,13 +26,13 @@ name it, or whose result changed after it printed its digest, fails closed.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from reckon._exceptions import ProtocolError
 from reckon.agent._redactor import HIDDEN, Redactor
+from reckon.agent._scan import MARKER, PAGE, Found, found_from, scan_expression, sized
 from reckon.agent._types import JSONDict
 
 __all__ = [
@@ -48,10 +48,7 @@ __all__ = [
 ]
 
 MODES = ("full", "schema")
-_VALUES_MARKER = "RECKON-HIDDEN-VALUES:"
 _STORE = "_reckon_hidden_json"  # the values' JSON, kept in the sandbox while paged out
-_PAGE = 60_000  # characters per hidden run: under the sandbox's output cap
-_MAX_CHARS = 8_000_000  # beyond this, schema privacy refuses rather than hide a part
 _RESTART = ". Restart the sandbox (your files stay) and ask again"
 
 
@@ -129,49 +126,23 @@ def schema_environment(environment: JSONDict) -> JSONDict:
 
 
 def values_cell(environment: JSONDict, allow: Iterable[str]) -> str:
-    """A cell that collects the distinct values of every table column not allowed,
-    keeps them as JSON text in the sandbox and prints its length and SHA-256
-    (``read_values`` then pages it out, checks it and deletes it). It runs hidden:
-    not logged, not shown.
+    """A cell that scans the environment's data folder as the fresh worker does
+    (``reckon.kernel._value_scan``: every sheet and archive member, the names that may
+    be sent), keeps the result as JSON text in the sandbox and prints its length and
+    SHA-256 (``read_values`` then pages it out, checks it and deletes it). It runs
+    hidden: not logged, not shown.
 
     The scan runs in a namespace of its own, reached through ``__builtins__`` (which
     the kernel sets to the real ``builtins`` module at the start of every run): a
     name a cell defined (``sorted``, ``print``, ``globals``, ``read_table``) is not
-    the scan's. It binds what it uses by its own imports, so a patched module (pandas,
-    ``json``, ``builtins`` itself) can still shape it; see the module's docstring.
+    the scan's. What it imports (pandas, the kernel) a cell can still have patched;
+    see the module's docstring.
     """
-    read = [[table.path, table.read_with] for table in tables(environment)]
+    root = str(environment.get("data_dir") or "/data")
     scan = f"""\
 import hashlib
-import json
-
-import pandas as pd
-from reckon.kernel import read_table
-
-tables, allow = {json.dumps(read)}, {json.dumps(sorted(allow))}
-strings, numbers, found = set(), set(), {{}}
-for path, read_with in tables:
-    own = set()
-    try:
-        frame = eval(read_with, {{"pd": pd, "read_table": read_table}}) if read_with else None
-    except Exception:
-        frame = None
-    if frame is None:
-        frame = read_table(path)
-    for name in frame.columns:
-        if str(name) in allow:
-            continue
-        column = frame[name].dropna()
-        if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
-            values = {{float(v) for v in column.unique()}}
-            numbers.update(values)
-        else:
-            values = {{str(v) for v in column.astype(str).unique()}}
-            strings.update(values)
-        own.update(values)
-    found[path] = len(own)
-text = json.dumps({{"strings": sorted(strings), "numbers": sorted(numbers), "found": found}})
-print({_VALUES_MARKER!r} + f"{{len(text)}} {{hashlib.sha256(text.encode()).hexdigest()}}")
+text = {scan_expression(root, allow)}
+print({MARKER!r} + f"{{len(text)}} {{hashlib.sha256(text.encode()).hexdigest()}}")
 namespace[{_STORE!r}] = text
 """
     return (
@@ -183,7 +154,7 @@ namespace[{_STORE!r}] = text
 # The builtins these cells use are taken from ``__builtins__``: a cell may have defined
 # ``print`` or ``globals``. The JSON they read is checked against the scan's digest.
 def _page_cell(offset: int) -> str:
-    return f"__builtins__.print({_VALUES_MARKER!r} + {_STORE}[{offset}:{offset + _PAGE}])"
+    return f"__builtins__.print({MARKER!r} + {_STORE}[{offset}:{offset + PAGE}])"
 
 
 _CLEANUP = f"__builtins__.globals().pop({_STORE!r}, None)"
@@ -191,17 +162,12 @@ _CLEANUP = f"__builtins__.globals().pop({_STORE!r}, None)"
 
 async def read_values(
     run: Callable[[str], Awaitable[JSONDict]], environment: JSONDict, allow: Iterable[str]
-) -> tuple[list[str], list[float]]:
+) -> Found:
     """Collect the values to hide with hidden runs; raises when that is not possible
     (then nothing may be sent: the caller fails closed)."""
     try:
-        size, digest = _sized(_printed(await run(values_cell(environment, allow))))
-        if size > _MAX_CHARS:
-            raise ProtocolError(
-                f"the files hold too many distinct values to hide ({size} characters); "
-                "allow the columns that need no hiding (allowColumns) or use privacy 'full'"
-            )
-        pages = [_printed(await run(_page_cell(offset))) for offset in range(0, size, _PAGE)]
+        size, digest = sized(_printed(await run(values_cell(environment, allow))))
+        pages = [_printed(await run(_page_cell(offset))) for offset in range(0, size, PAGE)]
     finally:
         await run(_CLEANUP)
     text = "".join(pages)
@@ -209,17 +175,9 @@ async def read_values(
         raise ProtocolError("the files' values could not be read: the hidden output was cut")
     if hashlib.sha256(text.encode()).hexdigest() != digest:
         raise ProtocolError(f"the files' values were altered after the scan read them{_RESTART}")
-    data = json.loads(text)
-    _check_found(environment, allow, data.get("found"))
-    return [str(s) for s in data["strings"]], [float(n) for n in data["numbers"]]
-
-
-def _sized(printed: str) -> tuple[int, str]:
-    """The scan's ``size digest`` line."""
-    size, _, digest = printed.partition(" ")
-    if not size.isdigit() or len(digest) != 64:
-        raise ProtocolError(f"the files' values could not be read: the scan was altered{_RESTART}")
-    return int(size), digest
+    found = found_from(text)
+    _check_found(environment, allow, found.found)
+    return found
 
 
 def _check_found(environment: JSONDict, allow: Iterable[str], found: Any) -> None:
@@ -251,7 +209,7 @@ def _printed(result: JSONDict) -> str:
         problem = detail or result.get("status")
         raise ProtocolError(f"the files' values could not be read: {problem}")
     lines = str(result.get("stdout") or "").splitlines()
-    printed = [line[len(_VALUES_MARKER) :] for line in lines if line.startswith(_VALUES_MARKER)]
+    printed = [line[len(MARKER) :] for line in lines if line.startswith(MARKER)]
     if not printed:
         raise ProtocolError("the files' values could not be read: the hidden cell printed nothing")
     if len(printed) > 1:  # something besides the hidden cell printed in its run

@@ -1,30 +1,37 @@
 """Schema privacy's filter: every protected value in text becomes ``[hidden]``, also in
-the forms a cell turns a value into with one line of code.
+the forms one line of code turns a value into.
 
-A value is found as written and:
-- in any letter case, and reversed (values of four characters or more: shorter ones
-  would hide common words);
-- with its characters spaced or separated (``A l i c e``, ``7-3-4-1-2``);
-- inside base64 (standard or URL-safe) or hex text;
+A text is read as written and in the views ``_normalise`` makes of it (compatibility
+forms, accents and invisible characters folded, escapes decoded, numbers written as
+numbers, rot13), and inside the runs ``_decode`` finds (base64/32/85, hex, character
+codes; nested up to ``_DEPTH``). In each, a value is found:
+
+- as written (short values) or in any letter case, and reversed (values of four
+  characters or more: shorter ones would hide common words);
+- with its separators collapsed (``_lexicon.Squeezed``: ``CorneliusAshdown``,
+  ``A l i c e``, ``7-3-4-1-2``);
 - as a number: by value (``73400`` is ``73,400.0``), rounded (down to the whole number
   either side), and scaled by a power of ten (``73.4`` for ``73400``) when it has three
   significant digits or more.
-Integers from -9 to 9 are never hidden: they are indistinguishable from counts, indexes
-and shapes. Anything else a cell computes from a value (an arithmetic mix, a cipher)
-passes: SECURITY.md says what schema mode does and does not promise.
+
+What is found is hidden in the original text (the views map back to it). Integers
+from -9 to 9 are never hidden: they are counts, indexes and shapes. A kept name (a
+column, file or table name schema mode sends) is never cut into. Anything else a cell
+computes from a value (an arithmetic mix, a cipher) passes: SECURITY.md says what
+schema mode does and does not promise.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import contextlib
 import math
 import re
 from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from reckon.agent._decode import encoded_runs
+from reckon.agent._lexicon import Lexicon, Squeezed
+from reckon.agent._normalise import View, folded, hex_bytes, numeric, rot13
 from reckon.agent._types import JSONDict
 
 __all__ = ["HIDDEN", "Redactor", "is_number"]
@@ -34,9 +41,7 @@ _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][+-]?\d+)?(?![
 _MAX_DECIMALS = 6
 _FOLDED = 4  # values this long or longer are also found in any case and reversed
 _SCALED_DIGITS = 3  # significant digits a number needs to be found scaled
-_ENCODED = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{8,}={0,2}(?![\w+/=-])")
-_SPACED = re.compile(r"(?<!\w)\w(?:[ .,_|/*:~-]{1,3}\w){3,}(?!\w)")
-_SQUEEZE_LIMIT = 400  # characters of a spaced run that are searched
+_DEPTH = 2  # encodings inside encodings that are read
 
 
 def is_number(text: str) -> bool:
@@ -52,33 +57,27 @@ def _mantissa(value: float) -> str:
     return "".join(map(str, digits)).strip("0")
 
 
-def _squeezed(text: str) -> str:
-    return re.sub(r"[\W_]+", "", text).casefold()
-
-
-def _alternation(words: Iterable[str]) -> str:
-    ordered = sorted(set(words), key=len, reverse=True)
-    return "|".join(rf"(?<!\w){re.escape(w)}(?!\w)" for w in ordered)
-
-
 class Redactor:
     """Replaces every protected value in text with ``[hidden]`` and counts them."""
 
     def __init__(
         self, strings: Iterable[str], numbers: Iterable[float], *, keep: Iterable[str] = ()
     ) -> None:
-        kept = set(keep)
-        words = {s for s in strings if s.strip() and s not in kept and not is_number(s)}
+        kept = {k for k in keep if k}
+        kept |= {folded(k).text for k in kept}
+        words: set[str] = set()
+        for value in strings:
+            for form in {value, value.strip(), folded(value).text.strip()}:
+                if form.strip() and form not in kept and not is_number(form):
+                    words.add(form)
         # A value that a kept name (a column, a file, a table) differs from only in case
         # is found as written: "Sales" must not hide the table `sales`.
         names = {k.casefold() for k in kept}
         long = {w for w in words if len(w) >= _FOLDED and w.casefold() not in names}
-        exact = _alternation(words - long)
-        folded = _alternation(long | {w[::-1] for w in long})
-        self._exact = re.compile(exact) if exact else None
-        self._folded = re.compile(folded, re.IGNORECASE) if folded else None
-        squeezed = {_squeezed(w) for w in long}
-        self._squeezed = {w for w in squeezed | {w[::-1] for w in squeezed} if len(w) >= _FOLDED}
+        self._exact = Lexicon(words - long)
+        self._folded = Lexicon(long | {w[::-1] for w in long}, fold=True)
+        self._squeezed = Squeezed(long | {w[::-1] for w in long})
+        self._kept = Lexicon([*kept, HIDDEN])
         self._numbers = {n for n in numbers if n == n}  # NaN never prints as a match
         self._numbers.update(float(s.replace(",", "")) for s in strings if is_number(s))
         fractions = [n for n in self._numbers if n != round(n) and abs(n) < 1e15]
@@ -89,59 +88,67 @@ class Redactor:
             m for m in map(_mantissa, self._numbers if len(self._numbers) < 10**6 else ())
             if len(m) >= _SCALED_DIGITS
         }  # fmt: skip
+        # Whole numbers spaced out one digit apart (7 3 4 1 2) or in long groupings.
+        whole = {str(int(abs(n))) for n in self._numbers if n == int(n) and abs(n) >= 1000}
+        self._spaced_numbers = Squeezed(w for w in whole if abs(int(w)) < 10**18)
+        self.memo: dict[str, str] = {}  # texts already filtered, by ``hidden``
+
+    def hidden(self, text: str) -> str:
+        """``text`` with every protected value hidden (``redact`` without the count),
+        remembered: a conversation sends the same messages again and again."""
+        if text not in self.memo:
+            self.memo[text] = self.redact(text)[0]
+        return self.memo[text]
 
     def redact(self, text: str) -> tuple[str, int]:
         if not text:
             return text, 0
-        text, count = self._plain(text)
-        total = count
+        spans = _merged(self._spans(text, 0))
+        if spans:
+            kept = self._kept.find(text)
+            spans = [s for s in spans if not any(a <= s[0] and s[1] <= b for a, b in kept)]
+        if not spans:
+            return text, 0
+        out, done = [], 0
+        for start, end in spans:
+            out += [text[done:start], HIDDEN]
+            done = end
+        out.append(text[done:])
+        return "".join(out), len(spans)
 
-        def encoded(match: re.Match[str]) -> str:
-            nonlocal total
-            run = match.group(0)
-            if any(self._plain(decoded)[1] for decoded in _decodings(run)):
-                total += 1
-                return HIDDEN
-            return run
+    def hides(self, text: str) -> bool:
+        """Whether ``text`` shows a protected value in any of the forms."""
+        return self.redact(text)[1] > 0
 
-        def spaced(match: re.Match[str]) -> str:
-            nonlocal total
-            run = match.group(0)
-            joined = re.sub(r"[\W_]+", "", run)
-            if self._plain(joined)[1] or self._holds_squeezed(joined.casefold()):
-                total += 1
-                return HIDDEN
-            return run
+    def _spans(self, text: str, depth: int) -> list[tuple[int, int]]:
+        """The spans of ``text`` that show a protected value (``depth``: how deep in
+        encodings this text was found)."""
+        base = folded(text)
+        normal = hex_bytes(base)
+        spans: list[tuple[int, int]] = []
+        for view in _distinct(View.of(text), normal):
+            spans += _mapped(view, self._exact.find(view.text))
+            spans += _mapped(view, self._folded.find(view.text))
+            spans += _mapped(view, self._squeezed.find(view.text))
+            spans += _mapped(view, self._number_spans(view.text))
+        turned = rot13(normal)
+        spans += _mapped(turned, self._folded.find(turned.text))
+        spans += _mapped(turned, self._squeezed.find(turned.text))
+        spans += _mapped(normal, self._spaced_numbers.find(normal.text))
+        numbers = numeric(base)
+        if numbers.text != normal.text:
+            spans += _mapped(numbers, self._number_spans(numbers.text))
+            spans += _mapped(numbers, self._spaced_numbers.find(numbers.text))
+        if depth < _DEPTH:
+            for start, end, decoded in encoded_runs(normal.text):
+                if any(self._spans(d, depth + 1) for d in decoded):
+                    spans.append(normal.source(start, end))
+        return spans
 
-        text = _ENCODED.sub(encoded, text)
-        return _SPACED.sub(spaced, text), total
-
-    def _holds_squeezed(self, joined: str) -> bool:
-        """Whether a value, its spaces and punctuation taken out, is part of ``joined``."""
-        joined = joined[:_SQUEEZE_LIMIT]
-        return any(
-            joined[i:j] in self._squeezed
-            for i in range(len(joined))
-            for j in range(i + _FOLDED, len(joined) + 1)
-        )
-
-    def _plain(self, text: str) -> tuple[str, int]:
-        """``text`` with the values hidden as written, in case and reversed, and numbers."""
-        count = 0
-
-        def hide(_: re.Match[str]) -> str:
-            nonlocal count
-            count += 1
-            return HIDDEN
-
-        for pattern in (self._folded, self._exact):
-            if pattern is not None:
-                text = pattern.sub(hide, text)
-
-        def number(match: re.Match[str]) -> str:
-            return hide(match) if self._protected(match.group(0)) else match.group(0)
-
-        return _NUMBER.sub(number, text), count
+    def _number_spans(self, text: str) -> list[tuple[int, int]]:
+        if not self._numbers:
+            return []
+        return [m.span() for m in _NUMBER.finditer(text) if self._protected(m.group(0))]
 
     def _protected(self, token: str) -> bool:
         value = float(token.replace(",", ""))
@@ -192,21 +199,25 @@ class Redactor:
         return filtered, total
 
 
-def _decodings(run: str) -> list[str]:
-    """The text ``run`` stands for as base64 or hex, where it is text."""
-    out: list[str] = []
-    candidates: list[bytes] = []
-    if len(run) % 2 == 0 and re.fullmatch(r"[0-9a-fA-F]+", run):
-        candidates.append(bytes.fromhex(run))
-    padded = run + "=" * (-len(run) % 4)
-    for decode in (base64.b64decode, base64.urlsafe_b64decode):
-        with contextlib.suppress(binascii.Error, ValueError):
-            candidates.append(decode(padded))
-    for raw in candidates:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-        if text.isprintable() and any(c.isalnum() for c in text):  # not chance bytes
-            out.append(text)
+def _distinct(*views: View) -> list[View]:
+    seen: set[str] = set()
+    out = []
+    for view in views:
+        if view.text not in seen:
+            seen.add(view.text)
+            out.append(view)
+    return out
+
+
+def _mapped(view: View, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    return [view.source(a, b) for a, b in spans if a < b]
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
     return out

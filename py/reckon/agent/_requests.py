@@ -8,6 +8,7 @@ from collections.abc import Callable
 from reckon._exceptions import ModelError
 from reckon.agent._context import estimate_tokens, fit_messages, is_overflow
 from reckon.agent._options import AgentOptions
+from reckon.agent._outgoing import outgoing
 from reckon.agent._sent import SentLog, offline_body
 from reckon.agent._stopping import Stopping
 from reckon.agent._types import (
@@ -80,7 +81,8 @@ class Requests:
             if isinstance(window, int) and window > 0:
                 messages[:] = fit_messages(messages, limit=int(window * 0.85))
             request = ChatRequest(
-                messages=list(messages),
+                # Schema privacy filters every string of what goes out (_outgoing).
+                messages=outgoing(messages, environment),
                 tools=[RUN_PYTHON_TOOL, RUN_SQL_TOOL],
                 model=model.name,
                 context=environment,

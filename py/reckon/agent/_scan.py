@@ -1,13 +1,13 @@
 """Schema privacy's value scan where no cell can reach it: a fresh worker.
 
 In the browser the page answers ``scan`` by booting another worker in the sandbox's
-frame, mounting the person's files in it, running one cell and ending it
-(web/sandbox/fresh.js). No cell of the session ran in that interpreter, so nothing
-a cell patched (pandas, ``json``, the kernel, ``builtins``) shapes what it finds, and
-it trusts nothing the session's sandbox reported: it lists /data itself and reads
-each table as the kernel's own ``inspect`` says to. What it reads are the uploads, the
-person's files; a file a cell wrote holds no value of theirs that the scan of the
-uploads did not find, unless the cell made it up.
+frame, mounting the person's uploads in it (and nothing a cell wrote), running one
+cell and ending it (web/sandbox/fresh.js). No cell of the session ran in that
+interpreter, so nothing a cell patched (pandas, ``json``, the kernel, ``builtins``)
+shapes what it finds. It trusts nothing the session's sandbox reported: the kernel's
+``scan_uploads`` lists /data itself, describes each file (the model's file list comes
+from here, not from the session's ``inspect``), and reads every sheet and archive
+member for the values to hide and the names that may be sent.
 """
 
 from __future__ import annotations
@@ -15,64 +15,59 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
 
 from reckon._exceptions import ProtocolError
-from reckon.agent._privacy import _MAX_CHARS, _PAGE, _VALUES_MARKER, _sized
 from reckon.agent._types import JSONDict
 
-__all__ = ["fresh_values_cell", "read_fresh_values"]
+__all__ = ["MARKER", "MAX_CHARS", "PAGE", "Found", "found_from", "fresh_values_cell",
+           "read_fresh_values", "sized"]  # fmt: skip
+
+MARKER = "RECKON-HIDDEN-VALUES:"
+PAGE = 60_000  # characters per printed line: under the sandbox's output cap
+MAX_CHARS = 8_000_000  # beyond this, schema privacy refuses rather than hide a part
+_RESTART = ". Restart the sandbox (your files stay) and ask again"
+
+
+@dataclass(frozen=True)
+class Found:
+    """What a scan found: the values to hide, the names that may be sent, the files as
+    it described them, how many values each file gave, and the parts it could not read."""
+
+    strings: list[str]
+    numbers: list[float]
+    names: list[str] = field(default_factory=list)
+    files: list[JSONDict] = field(default_factory=list)
+    found: Any = None  # {path: count} as the scan printed it (checked by ``_privacy``)
+    problems: list[str] = field(default_factory=list)
+
+
+def scan_expression(root: str, allow: Iterable[str]) -> str:
+    """The Python expression that scans ``root``, as JSON text."""
+    return (
+        "__import__('json').dumps(__import__('reckon.kernel._value_scan', fromlist=['x'])"
+        f".scan_uploads({root!r}, allow={sorted(allow)!r}))"
+    )
 
 
 def fresh_values_cell(allow: Iterable[str]) -> str:
-    """A cell for the fresh worker: every table under /data, each column not allowed,
-    its distinct values; printed as a ``size digest`` line, then the JSON in pages."""
+    """A cell for the fresh worker: the scan of /data printed as a ``size digest`` line,
+    then the JSON in pages."""
     return f"""\
 import hashlib
-import json
-import os
-
-import pandas as pd
-from reckon.kernel import read_table
-from reckon.kernel._inspect import inspect
-
-allow = set({json.dumps(sorted(allow))})
-strings, numbers, found = set(), set(), {{}}
-for folder, _, names in sorted(os.walk("/data")):
-    for name in sorted(names):
-        path = os.path.join(folder, name)
-        info = inspect(path)
-        if info.get("status") != "ok" or info.get("kind") != "table":
-            continue
-        read_with = info.get("read_with")
-        if read_with:
-            frame = eval(read_with, {{"pd": pd, "read_table": read_table}})
-        else:
-            frame = read_table(path)
-        own = 0
-        for column in frame.columns:
-            if str(column) in allow:
-                continue
-            values = frame[column].dropna()
-            if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
-                seen = {{float(v) for v in values.unique()}}
-                numbers.update(seen)
-            else:
-                seen = {{str(v) for v in values.astype(str).unique()}}
-                strings.update(seen)
-            own += len(seen)
-        found[path] = own
-text = json.dumps({{"strings": sorted(strings), "numbers": sorted(numbers), "found": found}})
-print({_VALUES_MARKER!r} + f"{{len(text)}} {{hashlib.sha256(text.encode()).hexdigest()}}")
-for start in range(0, len(text), {_PAGE}):
-    print({_VALUES_MARKER!r} + text[start:start + {_PAGE}])
+text = {scan_expression("/data", allow)}
+print({MARKER!r} + f"{{len(text)}} {{hashlib.sha256(text.encode()).hexdigest()}}")
+for start in range(0, len(text), {PAGE}):
+    print({MARKER!r} + text[start:start + {PAGE}])
 """
 
 
 async def read_fresh_values(
     scan: Callable[[str], Awaitable[JSONDict]], allow: Iterable[str]
-) -> tuple[list[str], list[float]]:
-    """The values to hide, from a fresh worker; raises when they cannot be read (then
-    nothing may be sent: the caller fails closed)."""
+) -> Found:
+    """What the fresh worker's scan found; raises when it cannot be read (then nothing
+    may be sent: the caller fails closed)."""
     result = await scan(fresh_values_cell(allow))
     if result.get("status") != "ok":
         error = result.get("error") or {}
@@ -88,17 +83,40 @@ async def read_fresh_values(
             )
         raise ProtocolError(f"the files' values could not be read: {problem}")
     lines = str(result.get("stdout") or "").splitlines()
-    printed = [line[len(_VALUES_MARKER) :] for line in lines if line.startswith(_VALUES_MARKER)]
+    printed = [line[len(MARKER) :] for line in lines if line.startswith(MARKER)]
     if not printed:
         raise ProtocolError("the files' values could not be read: the scan printed nothing")
-    size, digest = _sized(printed[0])
-    if size > _MAX_CHARS:
+    size, digest = sized(printed[0])
+    text = "".join(printed[1:])
+    if len(text) != size or hashlib.sha256(text.encode()).hexdigest() != digest:
+        raise ProtocolError("the files' values could not be read: the scan's output was cut")
+    return found_from(text)
+
+
+def sized(printed: str) -> tuple[int, str]:
+    """The scan's ``size digest`` line (too big a size is refused)."""
+    size, _, digest = printed.partition(" ")
+    if not size.isdigit() or len(digest) != 64:
+        raise ProtocolError(f"the files' values could not be read: the scan was altered{_RESTART}")
+    if int(size) > MAX_CHARS:
         raise ProtocolError(
             f"the files hold too many distinct values to hide ({size} characters); "
             "allow the columns that need no hiding (allowColumns) or use privacy 'full'"
         )
-    text = "".join(printed[1:])
-    if len(text) != size or hashlib.sha256(text.encode()).hexdigest() != digest:
-        raise ProtocolError("the files' values could not be read: the scan's output was cut")
+    return int(size), digest
+
+
+def found_from(text: str) -> Found:
+    """The scan's JSON as ``Found``."""
     data = json.loads(text)
-    return [str(s) for s in data["strings"]], [float(n) for n in data["numbers"]]
+    if not isinstance(data, dict):
+        raise ProtocolError(f"the files' values could not be read: the scan was altered{_RESTART}")
+    files = [f for f in data.get("files") or [] if isinstance(f, dict)]
+    return Found(
+        strings=[str(s) for s in data.get("strings") or []],
+        numbers=[float(n) for n in data.get("numbers") or []],
+        names=[str(n) for n in data.get("names") or []],
+        files=files,
+        found=data.get("found"),
+        problems=[str(p) for p in data.get("problems") or []],
+    )

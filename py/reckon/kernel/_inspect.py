@@ -7,6 +7,7 @@ import os
 import warnings
 from typing import Any
 
+from reckon.kernel._personal import personal_columns
 from reckon.kernel._sql import table_name
 from reckon.kernel._wheelfile import describe_wheel
 from reckon.kernel.tables import (
@@ -170,6 +171,8 @@ def _describe(base: dict[str, Any], loaded: Loaded) -> dict[str, Any]:
     head = _head(frame)
     if head:
         described["head"] = head
+    # Columns that look like personal data (the page offers schema privacy for them).
+    described["personal"] = personal_columns(frame)
     return described
 
 

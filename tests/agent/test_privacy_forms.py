@@ -1,0 +1,120 @@
+"""Schema privacy's filter against the forms one line of code turns a value into (issue
+32, P5). One id per form; SECURITY.md names exactly these forms (the last test checks
+it), so the promise says what is caught and nothing more."""
+
+from __future__ import annotations
+
+import base64
+import codecs
+import html
+import re
+import unicodedata
+import urllib.parse
+
+import pytest
+
+from reckon.agent import Agent
+from reckon.agent._privacy import Privacy
+from reckon.agent._redactor import Redactor
+from support import ROOT, ScriptedModel
+
+from .helpers import answer, code_reply, model_steps, run
+from .privacy_kit import FreshScanExecutor, leaked
+
+NAME = "Cornelius Ashdown"
+DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+FULLWIDTH = "".join(chr(ord(c) + 0xFEE0) if c != " " else "\u3000" for c in NAME)
+
+# Each form as one line of Python makes it (a text form of NAME, or of the salary 73412).
+FORMS = {
+    "case": NAME.upper(),
+    "reversed": NAME[::-1],
+    "spaces-removed": NAME.replace(" ", ""),
+    "spaces-replaced": NAME.replace(" ", "_"),
+    "separated": "-".join(NAME),
+    "spaced": " ".join(NAME),
+    "zero-width": "\u200b".join(NAME),
+    "soft-hyphens": "\u00ad".join(NAME),
+    "fullwidth": FULLWIDTH,
+    "accents": "Cörnéliüs Ashdówn",
+    "combining-marks": "".join(c + "\u0336" for c in NAME),
+    "x-escapes": "".join(f"\\x{b:02x}" for b in NAME.encode()),
+    "u-escapes": "".join(f"\\u{ord(c):04x}" for c in NAME),
+    "U-escapes": "".join(f"\\U{ord(c):08x}" for c in NAME),
+    "N-escapes": "".join(f"\\N{{{unicodedata.name(c)}}}" for c in NAME),
+    "0x-hex": "0x" + NAME.encode().hex(),
+    "0x-bytes": " ".join(f"0x{b:02x}" for b in NAME.encode()),
+    "hex": NAME.encode().hex(),
+    "hex-apart": NAME.encode().hex(" "),
+    "url-escapes": urllib.parse.quote(NAME, safe=""),
+    "html-entities": "".join(f"&#{ord(c)};" for c in NAME),
+    "html-hex-entities": "".join(f"&#x{ord(c):x};" for c in NAME),
+    "html-named-entities": html.escape("Ashdown & Sons"),
+    "base64": base64.b64encode(NAME.encode()).decode(),
+    "base64-urlsafe": base64.urlsafe_b64encode(NAME.encode()).decode().rstrip("="),
+    "base32": base64.b32encode(NAME.encode()).decode(),
+    "base85": base64.b85encode(NAME.encode()).decode(),
+    "ascii85": base64.a85encode(NAME.encode(), adobe=True).decode(),
+    "rot13": codecs.encode(NAME, "rot13"),
+    "character-codes": str([ord(c) for c in NAME]),
+    "encoded-twice": base64.b64encode(NAME.encode().hex().encode()).decode(),
+    "number-scaled": "73.412",
+    "number-rounded": "88124",
+    "number-commas": "73,412",
+    "number-spaces": "73 412",
+    "number-apostrophes": "73'412",
+    "number-underscores": "73_412",
+    "number-thin-spaces": "73\u2009412",
+    "number-spaced-digits": "7 3 4 1 2",
+    "number-digit-words": " ".join(DIGITS[int(d)] for d in "73412"),
+    "number-fullwidth": "７３４１２",
+    "number-0x": hex(73412),
+    "number-0o": oct(73412),
+    "number-0b": bin(73412),
+}
+VALUES = [NAME, "Ashdown & Sons"]
+NUMBERS = [73412.0, 88123.75]
+
+
+@pytest.mark.parametrize("form", FORMS, ids=list(FORMS))
+def test_a_value_in_each_form_is_hidden(form: str) -> None:
+    redactor = Redactor(VALUES, NUMBERS)
+    text, count = redactor.redact(f"found: {FORMS[form]} (done)")
+    assert count == 1 and text.startswith("found: ") and text.endswith(" (done)"), text
+    assert "[hidden]" in text and not redactor.hides(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "count 4, mean 64103.25, 2 rows, shape (4, 5)",
+        "Cornelia Ashford and Ash Down",  # near, not the same
+        "EmployeeNumber 42 and 0x7f3a2b1c",
+        "print the rows of df; 2011-01-01",
+        "73 and 412 and 7341 and 7.3",
+        "one of the three columns",
+        "QmFzZTY0IGlzIGZpbmU=",  # base64 of other text
+    ],
+)
+def test_what_is_not_a_value_stays(text: str) -> None:
+    assert Redactor(VALUES, NUMBERS).redact(text) == (text, 0)
+
+
+def test_the_forms_printed_by_a_cell_reach_no_request(tmp_path: object) -> None:
+    executor = FreshScanExecutor(tmp_path)  # type: ignore[arg-type]
+    path = executor.upload("people.csv", f"name,salary,firm\n{NAME},73412,Ashdown & Sons\n"
+                                         "Bob Quist,88123.75,Quist Ltd\n")  # fmt: skip
+    cell = "forms = " + repr(list(FORMS.values())) + "\nfor f in forms:\n    print(f)"
+    model = ScriptedModel([code_reply(cell), answer("Done.")])
+    agent = Agent(model, executor, privacy=Privacy.parse("schema"))
+    outcome = run(agent.ask("show", environment=executor.environment()))
+    assert outcome["status"] == "ok" and path
+    assert FULLWIDTH in model_steps(outcome)[0]["result"]["stdout"]
+    assert leaked(model, [f for f in FORMS.values() if len(f) > 4]) == []
+
+
+def test_security_md_names_exactly_the_forms_tested() -> None:
+    text = (ROOT / "SECURITY.md").read_text()
+    section = text.split("<!-- forms -->", 2)[1]
+    named = set(re.findall(r"\(`([A-Za-z0-9-]+)`[,)]", section))
+    assert named == set(FORMS)
