@@ -4,7 +4,10 @@ a table typed) is not an answer. Scripted models against the real kernel."""
 
 from __future__ import annotations
 
+import pytest
+
 from reckon.agent import Agent
+from reckon.agent._recheck import repair_form
 from support import ScriptedModel
 
 from .helpers import KernelExecutor, answer, code_reply, put_file, run
@@ -85,3 +88,21 @@ def test_a_pandas_read_of_a_loaded_upload_runs_as_read_table(executor: KernelExe
     assert step["result"]["status"] == "ok" and step["result"]["stdout"].strip() == "-26.0"
     observation = model.requests[1].messages[-1]["content"]
     assert f"pd.read_table({path!r}) ran as read_table(path)" in observation
+
+
+@pytest.mark.parametrize(
+    ("written", "repaired"),
+    [
+        pytest.param("@East", "@region[East]", id="bare-name"),
+        pytest.param("The top region is @East.", "The top region is @region[East].", id="in-prose"),
+        pytest.param("@Noord-Holland", "@region[Noord-Holland]", id="hyphenated"),
+        pytest.param("@-1,234", "@region[-1,234]", id="number"),
+        pytest.param("@Food and drink", None, id="spaces-unclear"),
+        pytest.param("Ask a@b.com", None, id="an-email"),
+    ],
+)
+def test_the_form_without_name_and_brackets_is_put_right(
+    written: str, repaired: str | None
+) -> None:
+    """Seen in a real-model run: three right values (@East, @frabcus, @41.8) scored wrong."""
+    assert repair_form("Which region? Answer as @region[name].", written, {}) == repaired

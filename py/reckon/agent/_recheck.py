@@ -147,8 +147,14 @@ def repair_form(
     name, placeholder = asked[0]
     forms = list(_GIVEN_FORM.finditer(answer))
     if not forms:
-        value = _json_value(answer, name) or _bare_value(answer)
-        return f"@{name}[{value}]" if value else None
+        value = _json_value(answer, name)
+        if value:
+            return f"@{name}[{value}]"
+        bare = _BARE.search(answer)
+        if bare is None or len(_AT.findall(answer)) != 1:
+            return None
+        # "@East", "... is @41.8.": the value with the name and brackets left out.
+        return f"{answer[: bare.start()]}@{name}[{bare.group(1)}]{answer[bare.end(1) :]}"
     if len(forms) != 1:
         return None
     form = forms[0]
@@ -175,7 +181,11 @@ def repair_form(
     return f"{answer[: form.start()]}@{name}[{value}]{answer[form.end() :]}"
 
 
-_BARE = re.compile(r"^\s*@(-?\d[\d,]*(?:\.\d+)?)\s*\.?\s*$")
+# One @value at the end of the answer, not an e-mail's @: a word or a number, with
+# nothing after it but a full stop. A value with spaces ("@Food and drink") is not
+# taken: where it ends cannot be told.
+_BARE = re.compile(r"(?:^|(?<=[\s(:]))@(-?[\w.,\-–]*\w)(?=\.?\s*$)")
+_AT = re.compile(r"(?:^|(?<=[\s(:]))@")
 
 
 def _json_value(answer: str, name: str) -> str:
@@ -197,11 +207,6 @@ def _json_value(answer: str, name: str) -> str:
         return ""
     text = str(value).strip()
     return text if text and "[" not in text and "]" not in text and "\n" not in text else ""
-
-
-def _bare_value(answer: str) -> str:
-    match = _BARE.match(answer)
-    return match.group(1) if match else ""
 
 
 def _lone_value(output: str) -> str:
