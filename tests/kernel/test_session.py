@@ -348,6 +348,27 @@ def test_files_created_and_modified_under_output(a_session: Runner) -> None:
     assert a_session("1")["files"] == []
 
 
+def test_links_under_output_are_not_files_the_cell_wrote(a_session: Runner) -> None:
+    """A link to another file, a hard link and /output replaced by a link to a folder
+    of other files are not reported: the page stores what `files` lists (M1)."""
+    out = a_session.output_dir
+    other = out.parent / "elsewhere"
+    other.mkdir()
+    (other / "upload.csv").write_text("x" * 50)
+    result = a_session(
+        f"import os\nos.symlink({str(other / 'upload.csv')!r}, {str(out / 'link.csv')!r})\n"
+        f"os.symlink({str(other)!r}, {str(out / 'folder')!r})\n"
+        f"os.link({str(other / 'upload.csv')!r}, {str(out / 'hard.csv')!r})\n"
+        f"open({str(out / 'mine.csv')!r}, 'w').write('a')"
+    )
+    assert result["files"] == [{"path": str(out / "mine.csv"), "size": 1, "change": "created"}]
+    result = a_session(
+        f"import os, shutil\nshutil.rmtree({str(out)!r})\nos.symlink({str(other)!r}, {str(out)!r})"
+    )
+    assert result["status"] == "ok", result["error"]
+    assert result["files"] == []
+
+
 @pytest.mark.parametrize(
     ("code", "assigned"),
     [
