@@ -45,8 +45,9 @@ export class Sandbox extends SandboxSnapshots {
     /** Called once the first worker is up, before ready() resolves (persistence restores files here).
      * @type {((sandbox: Sandbox) => Promise<void>) | null} */
     this.afterStart = null;
-    /** Called after each recorded run, before its result is handed back.
-     * @type {((code: string, result: RunResult) => Promise<void>) | null} */
+    /** Called after each recorded run, before its result is handed back, with the
+     * outputs the run deleted as the worker saw it (not the kernel: a cell can change that).
+     * @type {((code: string, result: RunResult, changes: {deleted: string[]}) => Promise<void>) | null} */
     this.afterRun = null;
   }
 
@@ -215,8 +216,9 @@ export class Sandbox extends SandboxSnapshots {
           result.restarted = true;
         }
         if (record && this.afterRun) {
+          const deleted = !reply.restartedByClient && Array.isArray(reply.outputsDeleted) ? reply.outputsDeleted.filter((p) => typeof p === "string") : [];
           try {
-            await this.afterRun(code, result);
+            await this.afterRun(code, result, { deleted });
           } catch {
             // Persistence reports its own failures; a run result is never lost to them.
           }
@@ -299,9 +301,11 @@ export class Sandbox extends SandboxSnapshots {
     return reply;
   }
 
-  /** @param {string} path @param {{direct?: boolean}} [options] @returns {Promise<Uint8Array>} */
-  async readFile(path, { direct = false } = {}) {
-    const reply = await this.request({ type: "readFile", path: resolvePath(path) }, [], { direct });
+  /** `output: true` reads only a regular file a cell wrote under /output, reached
+   * without a link (what persistence keeps).
+   * @param {string} path @param {{direct?: boolean, output?: boolean}} [options] @returns {Promise<Uint8Array>} */
+  async readFile(path, { direct = false, output = false } = {}) {
+    const reply = await this.request({ type: "readFile", path: resolvePath(path), ...(output ? { output: true } : {}) }, [], { direct });
     if (reply.status !== "ok") throw new Error(`readFile(${path}): ${reply.message}`);
     return reply.data;
   }

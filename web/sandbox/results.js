@@ -83,10 +83,11 @@ export function toRunResult(reply, entry, started, limit = Infinity) {
     restarted: false,
   };
   if (reply.restartedByClient) return withinLimit({ ...base, status: reply.status, error: reply.error, restarted: true }, limit);
-  const { type, id, restartNeeded, ...result } = reply;
+  const { type, id, restartNeeded, outputsDeleted, ...result } = reply;
   void type;
   void id;
   void restartNeeded;
+  void outputsDeleted; // for persistence only (client.js): not part of the run result
   if (typeof result.status !== "string") return { ...base, error: { type: "ProtocolError", message: "malformed reply from the sandbox", traceback: "", line: null } };
   return withinLimit({ ...base, ...result }, limit);
 }

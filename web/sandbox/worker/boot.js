@@ -12,7 +12,10 @@ const signalBuffer = {
     if (interruptReason === null) {
       if (shared && Atomics.load(shared, 0) === 2) interruptReason = "interrupted";
       else if (performance.now() > deadline) interruptReason = "timeout";
-      else if (overCeiling()) interruptReason = "memory";
+      else if (overCeiling()) {
+        interruptReason = "memory";
+        memoryInterrupted();
+      }
       else return 0;
       return 2; // SIGINT, once per run: a cell that swallows it is ended by the watchdog
     }
