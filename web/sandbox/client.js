@@ -184,6 +184,25 @@ export class Sandbox extends SandboxSnapshots {
    * @returns {Promise<RunResult>}
    */
   async run(code, { timeoutMs = DEFAULT_TIMEOUT_MS, onStream, direct = false, record = true } = {}) {
+    const result = await this.runOnce(code, { timeoutMs, onStream, direct, record });
+    if (!result.busy) return result;
+    // The worker was busy with an earlier cell's leftovers and never started this one
+    // (channel.js): it was replaced, and the cell runs in the new worker. A replay's
+    // cell (direct) is not run again: the replay stops there (persist.js).
+    const { busy, ...failed } = result;
+    void busy;
+    if (direct) return failed;
+    const again = await this.runOnce(code, { timeoutMs, onStream, direct, record });
+    const { busy: _still, ...rerun } = again;
+    void _still;
+    const note = `[${failed.error ? failed.error.message : "The sandbox was restarted."} This cell then ran in the new sandbox.]\n`;
+    return { ...rerun, stderr: note + (rerun.stderr || ""), restarted: true };
+  }
+
+  /** One attempt at a run (run() tries again once when the worker was busy).
+   * @param {string} code @param {{timeoutMs: number, onStream?: (name: string, text: string) => void, direct: boolean, record: boolean}} options
+   * @returns {Promise<RunResult & {busy?: boolean}>} */
+  async runOnce(code, { timeoutMs, onStream, direct, record }) {
     if (typeof code !== "string") throw new TypeError("run(code): code must be a string");
     if (this.closed) return toRunResult({ status: "error", error: { type: "SandboxClosed", message: CLOSED, traceback: "", line: null } }, { collected: { stdout: "", stderr: "" } }, performance.now());
     if (!direct) await this.settled();
@@ -208,6 +227,10 @@ export class Sandbox extends SandboxSnapshots {
         if (watchdog) clearTimeout(watchdog);
         if (backstop) clearTimeout(backstop);
         const result = toRunResult(reply, entry, started, this.outputLimit + MARKER_ROOM);
+        if (reply.busy) {
+          resolve({ ...result, busy: true }); // not recorded: it never ran
+          return;
+        }
         if (reply.restartNeeded) {
           // The memory ceiling, or an interpreter that exited or crashed: replace the
           // worker the same way as after a timeout kill.
