@@ -1,9 +1,11 @@
-"""Memory that browser APIs make outside the constructors the ceiling first counted
-(SECURITY.md, M4): images, canvases, WebAssembly memories a module grows from inside,
-Blobs, clones and decompressed streams held 2.3 GB under a 2 GiB ceiling. Each cell
-below holds about 1 GB through one such API in a sandbox with a 700 MB ceiling: each
-must end in a MemoryError and a new sandbox, and the same APIs used within the
-ceiling must still work."""
+"""Memory a cell's JavaScript makes (SECURITY.md, M3 and M4). A loop in JS that
+allocates arrays killed the whole tab (the sandbox frame shares the page's renderer):
+a counted constructor now refuses past the ceiling, so the loop ends there. And memory
+that browser APIs make outside the constructors the ceiling first counted (images,
+canvases, WebAssembly memories a module grows from inside, Blobs, clones, decompressed
+streams) held 2.3 GB under a 2 GiB ceiling: each cell below holds about 1 GB through
+one such API in a sandbox with a 700 MB ceiling, and must end in a MemoryError and a
+new sandbox, while the same APIs used within the ceiling still work."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from typing import Any
 
 import pytest
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = pytest.mark.browser
 
 # A module that defines its own memory (1 page, no maximum), exports no memory, and
 # exports grow(pages) -> memory.grow(pages): hand-assembled, so no tool is needed.
@@ -65,6 +67,7 @@ WITHIN = {
 }
 
 
+@pytest.mark.slow
 def test_memory_browser_apis_make_counts_against_the_ceiling(a_console_page: Any) -> None:
     hexed = GROWS_INSIDE.hex()
     cells = {name: code.replace("HEX", repr(hexed)) for name, code in ONE_GB.items()}
@@ -99,3 +102,35 @@ def test_memory_browser_apis_make_counts_against_the_ceiling(a_console_page: Any
     wasm = within_results["wasm"]
     assert wasm["status"] == "ok", wasm
     assert wasm["result"]["text"] == "[1, ['__reckon_memory_0', 'grow']]", wasm
+
+
+# Each of these ended the page's renderer, and the tab with it, in 10-15 s (M3).
+HEAP_BOMBS = {
+    "js-loop": 'import js\njs.eval("self.keep = [];'
+    ' for (;;) self.keep.push(new Array(1e7).fill(0.5)); 0")',
+    "python-loop": "import js\nkeep = []\nwhile True:\n"
+    "    keep.append(js.Array.new(10**6).fill(0.5))",
+}
+
+
+def test_a_js_allocation_loop_is_stopped_before_the_renderer_dies(a_console_page: Any) -> None:
+    outcome = a_console_page.evaluate(
+        """async (cells) => {
+            const { createReckon } = await import("./reckon.js");
+            const small = createReckon({ memoryLimitMB: 700, agent: false, persist: false });
+            await small.ready();
+            const out = {};
+            for (const [name, code] of Object.entries(cells)) {
+                out[name] = await small.run(code, { timeoutMs: 60000 });
+            }
+            out.after = await small.run("1+1");
+            small.close();
+            return out;
+        }""",
+        HEAP_BOMBS,
+    )
+    for name in HEAP_BOMBS:
+        got = outcome[name]
+        assert got["error"]["type"] == "MemoryError", (name, got["status"], got["error"])
+        assert "700 MB" in got["error"]["message"] and got["restarted"] is True, got["error"]
+    assert outcome["after"]["result"]["text"] == "2"

@@ -30,10 +30,18 @@ async function run(msg) {
   try {
     cellRuns = true;
     // Most cells await nothing: run at once, without a turn of Pyodide's event loop.
-    let text = host.run_now(msg.code);
-    if (text === undefined || text === null) {
-      const stopped = new Promise((resolve) => (stopRun = () => resolve(null)));
-      text = await Promise.race([host.run(msg.code), stopped]);
+    let text;
+    try {
+      text = host.run_now(msg.code);
+      if (text === undefined || text === null) {
+        const stopped = new Promise((resolve) => (stopRun = () => resolve(null)));
+        text = await Promise.race([host.run(msg.code), stopped]);
+      }
+    } catch (err) {
+      // A counted constructor refused to allocate past the ceiling inside the
+      // runtime's own code (memory.js, stopOverCeiling): over the ceiling, not a bug.
+      if (interruptReason !== "memory") throw err;
+      text = null;
     }
     if (fatal) return null; // already answered by onFatal
     // Over the ceiling while awaiting, and the KeyboardInterrupt landed in the event

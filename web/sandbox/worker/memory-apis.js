@@ -22,12 +22,15 @@ const API_MIN_BYTES = 16 * 1024;
 let memories = [];
 const memoriesSeen = new WeakSet();
 
-/** @param {any} memory a WebAssembly.Memory a cell made, or a module of a cell holds */
-function countMemory(memory) {
-  if (!memory || memoriesSeen.has(memory)) return;
-  if (pyodide && memory.buffer === pyodide._module.HEAP8.buffer) return; // Pyodide's heap, counted as such
+/** True if `memory` (a WebAssembly.Memory a cell made, or a module of a cell holds)
+ * is counted from now on. `force`: for a cell's call that has returned (a promise).
+ * @param {any} memory @param {boolean} [force] */
+function countMemory(memory, force = false) {
+  if (!memory || memoriesSeen.has(memory) || !(force || byCell())) return false;
+  if (pyodide && memory.buffer === pyodide._module.HEAP8.buffer) return false; // Pyodide's heap, counted as such
   memoriesSeen.add(memory);
   memories.push(new WeakRef(memory));
+  return true;
 }
 
 /** What the WebAssembly memories of cells hold now. */
@@ -112,6 +115,7 @@ function countImages() {
   wrapConstructor(self, "OffscreenCanvas", (made) => {
     const entry = countBuffer(made, Math.max(1, made.width * made.height * 4));
     if (entry) canvases.set(made, entry);
+    return entry;
   });
   // A canvas holds width x height x 4 bytes: resized, it holds more or less.
   for (const side of ["width", "height"]) {
@@ -134,12 +138,12 @@ function countImages() {
 }
 
 /** Every memory an instance of a cell's module exports (wasm-exports.js added
- * exports for those it defines and did not export). @param {any} instance */
-function countInstance(instance) {
+ * exports for those it defines and did not export). @param {any} instance @param {boolean} [force] */
+function countInstance(instance, force = false) {
   const exports = instance && instance.exports;
   if (!exports) return;
   for (const value of Object.values(exports)) {
-    if (Object.prototype.toString.call(value) === "[object WebAssembly.Memory]") countMemory(value);
+    if (Object.prototype.toString.call(value) === "[object WebAssembly.Memory]") countMemory(value, force);
   }
 }
 
@@ -168,7 +172,7 @@ function countWebAssembly() {
     apply(target, that, args) {
       const cell = byCell();
       const promise = Reflect.apply(target, that, [exported(args[0]), ...args.slice(1)]);
-      if (cell) promise.then((out) => countInstance(out && out.instance ? out.instance : out), () => {});
+      if (cell) promise.then((out) => countInstance(out && out.instance ? out.instance : out, true), () => {});
       return promise;
     },
   });
@@ -183,7 +187,7 @@ function countWebAssembly() {
         const bytes = Promise.resolve(source).then((response) => response.arrayBuffer());
         if (whole === "compile") return bytes.then((b) => compile.call(wasm, withMemoryExports(b), ...rest));
         return bytes.then((b) => instantiate.call(wasm, withMemoryExports(b), ...rest)).then((out) => {
-          countInstance(out.instance);
+          countInstance(out.instance, true);
           return out;
         });
       },

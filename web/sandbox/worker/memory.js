@@ -64,7 +64,8 @@ function isBuffer(value) {
  * Put a counting constructor in place of self[name], for good: not writable, not
  * configurable, and the prototype's `constructor` too, so neither a cell nor
  * `x.constructor` gets the uncounted one back.
- * @param {any} owner @param {string} name @param {(made: any, args: any[]) => void} onMade
+ * @param {any} owner @param {string} name @param {(made: any, args: any[]) => unknown} onMade
+ * (what it returns: whether it counted something)
  */
 function wrapConstructor(owner, name, onMade) {
   const original = owner[name];
@@ -72,7 +73,13 @@ function wrapConstructor(owner, name, onMade) {
   const counting = new Proxy(original, {
     construct(target, args, newTarget) {
       const made = Reflect.construct(target, args, newTarget === counting ? target : newTarget);
-      onMade(made, args);
+      if (onMade(made, args)) stopOverCeiling(); // only what was counted now: not a view
+      return made;
+    },
+    // Array(n) without `new` makes an array too (the others throw without it).
+    apply(target, that, args) {
+      const made = Reflect.apply(target, that, args);
+      if (onMade(made, args)) stopOverCeiling();
       return made;
     },
   });
@@ -80,16 +87,34 @@ function wrapConstructor(owner, name, onMade) {
   Object.defineProperty(owner, name, { value: counting, writable: false, configurable: false });
 }
 
+/**
+ * A cell's JS that allocates in a loop (js.eval("for (;;) ...")) runs no Python, so
+ * the interrupt that enforces the ceiling never comes, and V8's own limit then ends
+ * the renderer: the whole tab (SECURITY.md, M3). So a counted constructor that puts
+ * a cell over the ceiling throws instead, which ends such a loop where it allocates;
+ * the run is then ended as over the ceiling (interruptReason), whatever the cell
+ * does with the error.
+ */
+function stopOverCeiling() {
+  if (!byCell() || !overCeiling()) return;
+  if (interruptReason === null) {
+    interruptReason = "memory";
+    memoryInterrupted();
+  }
+  throw new RangeError(`Over the sandbox memory ceiling (${Math.round(memoryLimit / 1048576)} MB; ${describeMemory()}): the sandbox is restarted.`);
+}
+
 /** Count from now on: called once the interpreter is up, before any cell runs. */
 function countJsMemory() {
   countFileSystem();
   for (const name of ["ArrayBuffer", "SharedArrayBuffer"]) wrapConstructor(self, name, (made) => countBuffer(made));
+  // new Array(n) holds up to n slots of 8 bytes (arrays grown by push or written as
+  // literals are not seen: V8's heap limit is all that holds them, M3).
+  wrapConstructor(self, "Array", (made, args) => (args.length === 1 && typeof args[0] === "number" && args[0] >= 4096 ? countBuffer(made, args[0] * 8) : null));
   const typed = ["Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array", "Uint32Array", "Float16Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array"];
   for (const name of typed) {
     // new Uint8Array(heap.buffer, offset, length) is a view: nothing made.
-    wrapConstructor(self, name, (made, args) => {
-      if (!isBuffer(args[0])) countBuffer(made.buffer);
-    });
+    wrapConstructor(self, name, (made, args) => (isBuffer(args[0]) ? null : countBuffer(made.buffer)));
   }
   // Pyodide's own memory was made before this; memories made from here on count, at
   // the size they have whenever the ceiling is checked: a module can grow a memory
