@@ -15,6 +15,7 @@ const HEARTBEAT_MS = 5_000;
 // left behind (a setTimeout or setInterval loop, an asyncio task that never awaits):
 // it would never start the request (the third outside attack waited 120 s). Replaced.
 const BUSY_MS = 4_000;
+const DEAD_FRAME = "The sandbox stopped responding (its renderer may have run out of memory or been ended by the system)";
 
 export class SandboxChannel extends SandboxRuntime {
   /** @param {{root: URL, container: HTMLElement}} options */
@@ -183,7 +184,7 @@ export class SandboxChannel extends SandboxRuntime {
       checking = true;
       try {
         if (!(await this.frameAlive()) && !this.closed && !this.replacing) {
-          this.recover("crash", "The sandbox stopped responding (its renderer may have run out of memory or been ended by the system)");
+          this.recover("crash", DEAD_FRAME);
         }
       } finally {
         checking = false;
@@ -199,9 +200,15 @@ export class SandboxChannel extends SandboxRuntime {
     if (this.busyWatch) clearTimeout(this.busyWatch.timer);
     this.busyWatch = null;
     if (head === undefined || head === 0 || this.received.has(head) || this.closed) return;
-    const timer = setTimeout(() => {
+    const timer = setTimeout(async () => {
       this.busyWatch = null;
-      if (this.rpc.head === head && !this.received.has(head) && !this.replacing && !this.closed) this.recover("busy", null, head);
+      const stuck = () => this.rpc.head === head && !this.received.has(head) && !this.replacing && !this.closed;
+      if (!stuck()) return;
+      // A dead frame answers nothing either: that is not a busy worker.
+      const alive = await this.frameAlive(BUSY_MS);
+      if (!stuck()) return;
+      if (alive) this.recover("busy", null, head);
+      else this.recover("crash", DEAD_FRAME);
     }, BUSY_MS);
     this.busyWatch = { id: head, timer };
   }

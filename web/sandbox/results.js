@@ -31,7 +31,7 @@ export function explain(reason, message, rebuilds = false) {
     case "restart":
       return "The sandbox was restarted.";
     case "busy":
-      return "The sandbox was busy with work an earlier cell left running (a setTimeout or setInterval callback, or an asyncio task, that never lets go), so it did not take this request; it was restarted: variables are lost (replaying the cells would start that work again), files are kept.";
+      return "The sandbox was busy with work an earlier cell left running (a setTimeout or setInterval callback, or an asyncio task, that never lets go), so it did not take this request; it was restarted: variables are lost (replaying the cells would start that work again); uploads and the files kept in the browser are back.";
     default:
       return rebuilds
         ? `The sandbox crashed (${message || "no detail"}) and was restarted: files are kept, and variables are rebuilt by re-running the earlier successful cells.`
