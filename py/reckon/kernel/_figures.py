@@ -85,7 +85,6 @@ class FigureCollector:
         finally:
             pyplot.close("all")
 
-
     def _add(self, figure: Any, index: int) -> None:
         """Draw one figure, within the run's pixel and byte limits (or say why not)."""
         width, height = (float(v) * DPI for v in figure.get_size_inches())
