@@ -314,6 +314,24 @@ def test_plt_show_is_quiet_and_still_captures(a_session: Runner) -> None:
     assert "3 points" in result["figures"][1]["description"]
 
 
+def test_a_runs_figures_are_held_to_their_byte_limit(a_session: Runner) -> None:
+    """Noise does not compress: five 1000x1000 px images are about 3 MB of PNG each, and
+    the run keeps what fits in 8 MB; a figure of 100,000 px a side is not drawn (A1)."""
+    result = a_session(
+        "import numpy as np, matplotlib.pyplot as plt\n"
+        "rng = np.random.default_rng(0)\n"
+        "for _ in range(5):\n"
+        "    fig = plt.figure(figsize=(10, 10))\n"
+        "    fig.figimage(rng.integers(0, 255, (1000, 1000, 3), dtype=np.uint8))\n"
+        "plt.figure(figsize=(1000, 1000))"
+    )
+    assert result["status"] == "ok", result["error"]
+    sizes = [len(base64.b64decode(f["png"])) for f in result["figures"]]
+    assert 1 <= len(sizes) < 5 and sum(sizes) <= 8 << 20, sizes
+    assert "this run's figures would pass 8 MB of PNG" in result["stderr"], result["stderr"]
+    assert "Figure 6 not drawn: 100000x100000 px" in result["stderr"], result["stderr"]
+
+
 def test_no_figures_without_matplotlib_use(a_session: Runner) -> None:
     assert a_session("x = 1")["figures"] == []
 
@@ -328,6 +346,27 @@ def test_files_created_and_modified_under_output(a_session: Runner) -> None:
     result = a_session(f"open({str(target)!r}, 'a').write('1,2\\n')")
     assert result["files"] == [{"path": str(target), "size": 8, "change": "modified"}]
     assert a_session("1")["files"] == []
+
+
+def test_links_under_output_are_not_files_the_cell_wrote(a_session: Runner) -> None:
+    """A link to another file, a hard link and /output replaced by a link to a folder
+    of other files are not reported: the page stores what `files` lists (M1)."""
+    out = a_session.output_dir
+    other = out.parent / "elsewhere"
+    other.mkdir()
+    (other / "upload.csv").write_text("x" * 50)
+    result = a_session(
+        f"import os\nos.symlink({str(other / 'upload.csv')!r}, {str(out / 'link.csv')!r})\n"
+        f"os.symlink({str(other)!r}, {str(out / 'folder')!r})\n"
+        f"os.link({str(other / 'upload.csv')!r}, {str(out / 'hard.csv')!r})\n"
+        f"open({str(out / 'mine.csv')!r}, 'w').write('a')"
+    )
+    assert result["files"] == [{"path": str(out / "mine.csv"), "size": 1, "change": "created"}]
+    result = a_session(
+        f"import os, shutil\nshutil.rmtree({str(out)!r})\nos.symlink({str(other)!r}, {str(out)!r})"
+    )
+    assert result["status"] == "ok", result["error"]
+    assert result["files"] == []
 
 
 @pytest.mark.parametrize(

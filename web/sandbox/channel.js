@@ -10,6 +10,12 @@ import { SandboxRuntime } from "./runtime.js";
 // not answer in this long while requests wait, or after a restart, is dead: replaced.
 const PING_MS = 10_000;
 const HEARTBEAT_MS = 5_000;
+// A worker with nothing else to do says `received` for a request within milliseconds.
+// One that does not, while that request is the first in line, is busy with work a cell
+// left behind (a setTimeout or setInterval loop, an asyncio task that never awaits):
+// it would never start the request (the third outside attack waited 120 s). Replaced.
+const BUSY_MS = 4_000;
+const DEAD_FRAME = "The sandbox stopped responding (its renderer may have run out of memory or been ended by the system)";
 
 export class SandboxChannel extends SandboxRuntime {
   /** @param {{root: URL, container: HTMLElement}} options */
@@ -29,6 +35,16 @@ export class SandboxChannel extends SandboxRuntime {
     this.workerSource = null;
     // Each pending call keeps {onStream, collected, started?} for its events (see onMessage).
     this.rpc = new OrderedRpc((msg, transfer) => this.workerPort.postMessage(msg, transfer));
+    /** @type {Set<number>} the current worker's requests it said it has received */
+    this.received = new Set();
+    /** @type {{id: number, timer: ReturnType<typeof setTimeout>} | null} the busy watch on the head */
+    this.busyWatch = null;
+    const call = this.rpc.call.bind(this.rpc);
+    this.rpc.call = (...args) => {
+      const reply = call(...args);
+      this.watchHead();
+      return reply;
+    };
     /** @type {Promise<any> | null} */
     this.bootPromise = null;
     /** @type {string[]} runtime files held back: the boot's packages, the rest of the stack */
@@ -108,6 +124,8 @@ export class SandboxChannel extends SandboxRuntime {
     // A fresh channel per worker: the worker gets one end with its boot request and
     // nothing else can write to it. Whatever the old worker still sends is dropped.
     if (this.workerPort) this.workerPort.close();
+    this.received = new Set();
+    this.watchHead();
     const channel = new MessageChannel();
     const workerPort = channel.port1;
     workerPort.onmessage = (ev) => {
@@ -166,7 +184,7 @@ export class SandboxChannel extends SandboxRuntime {
       checking = true;
       try {
         if (!(await this.frameAlive()) && !this.closed && !this.replacing) {
-          this.recover("crash", "The sandbox stopped responding (its renderer may have run out of memory or been ended by the system)");
+          this.recover("crash", DEAD_FRAME);
         }
       } finally {
         checking = false;
@@ -174,9 +192,36 @@ export class SandboxChannel extends SandboxRuntime {
     }, HEARTBEAT_MS);
   }
 
+  /** Watch the request first in line (not a boot): if the worker does not say it has
+   * received it within BUSY_MS, the worker is busy with a cell's leftovers: replaced. */
+  watchHead() {
+    const head = this.rpc.head;
+    if (this.busyWatch && this.busyWatch.id === head) return;
+    if (this.busyWatch) clearTimeout(this.busyWatch.timer);
+    this.busyWatch = null;
+    if (head === undefined || head === 0 || this.received.has(head) || this.closed) return;
+    const timer = setTimeout(async () => {
+      this.busyWatch = null;
+      const stuck = () => this.rpc.head === head && !this.received.has(head) && !this.replacing && !this.closed;
+      if (!stuck()) return;
+      // A dead frame answers nothing either: that is not a busy worker.
+      const alive = await this.frameAlive(BUSY_MS);
+      if (!stuck()) return;
+      if (alive) this.recover("busy", null, head);
+      else this.recover("crash", DEAD_FRAME);
+    }, BUSY_MS);
+    this.busyWatch = { id: head, timer };
+  }
+
   /** From the current worker, over its private channel. Still treated as data. */
   onMessage(msg) {
     if (!msg || typeof msg !== "object") return;
+    if (msg.type === "received" && typeof msg.id === "number") {
+      // Said as soon as a request arrives, before the queue: any id the worker got.
+      this.received.add(msg.id);
+      if (this.busyWatch && this.busyWatch.id === msg.id) this.watchHead();
+      return;
+    }
     // The worker handles one request at a time, in order: anything about a request
     // that is not the one being handled is not the worker's own doing. Ignore it.
     if (msg.id !== this.rpc.head) return;
@@ -206,6 +251,7 @@ export class SandboxChannel extends SandboxRuntime {
         return;
       }
       this.rpc.take(msg);
+      this.watchHead();
     }
   }
 }

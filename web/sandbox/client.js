@@ -45,8 +45,9 @@ export class Sandbox extends SandboxSnapshots {
     /** Called once the first worker is up, before ready() resolves (persistence restores files here).
      * @type {((sandbox: Sandbox) => Promise<void>) | null} */
     this.afterStart = null;
-    /** Called after each recorded run, before its result is handed back.
-     * @type {((code: string, result: RunResult) => Promise<void>) | null} */
+    /** Called after each recorded run, before its result is handed back, with the
+     * outputs the run deleted as the worker saw it (not the kernel: a cell can change that).
+     * @type {((code: string, result: RunResult, changes: {deleted: string[]}) => Promise<void>) | null} */
     this.afterRun = null;
   }
 
@@ -183,6 +184,25 @@ export class Sandbox extends SandboxSnapshots {
    * @returns {Promise<RunResult>}
    */
   async run(code, { timeoutMs = DEFAULT_TIMEOUT_MS, onStream, direct = false, record = true } = {}) {
+    const result = await this.runOnce(code, { timeoutMs, onStream, direct, record });
+    if (!result.busy) return result;
+    // The worker was busy with an earlier cell's leftovers and never started this one
+    // (channel.js): it was replaced, and the cell runs in the new worker. A replay's
+    // cell (direct) is not run again: the replay stops there (persist.js).
+    const { busy, ...failed } = result;
+    void busy;
+    if (direct) return failed;
+    const again = await this.runOnce(code, { timeoutMs, onStream, direct, record });
+    const { busy: _still, ...rerun } = again;
+    void _still;
+    const note = `[${failed.error ? failed.error.message : "The sandbox was restarted."} This cell then ran in the new sandbox.]\n`;
+    return { ...rerun, stderr: note + (rerun.stderr || ""), restarted: true };
+  }
+
+  /** One attempt at a run (run() tries again once when the worker was busy).
+   * @param {string} code @param {{timeoutMs: number, onStream?: (name: string, text: string) => void, direct: boolean, record: boolean}} options
+   * @returns {Promise<RunResult & {busy?: boolean}>} */
+  async runOnce(code, { timeoutMs, onStream, direct, record }) {
     if (typeof code !== "string") throw new TypeError("run(code): code must be a string");
     if (this.closed) return toRunResult({ status: "error", error: { type: "SandboxClosed", message: CLOSED, traceback: "", line: null } }, { collected: { stdout: "", stderr: "" } }, performance.now());
     if (!direct) await this.settled();
@@ -207,6 +227,10 @@ export class Sandbox extends SandboxSnapshots {
         if (watchdog) clearTimeout(watchdog);
         if (backstop) clearTimeout(backstop);
         const result = toRunResult(reply, entry, started, this.outputLimit + MARKER_ROOM);
+        if (reply.busy) {
+          resolve({ ...result, busy: true }); // not recorded: it never ran
+          return;
+        }
         if (reply.restartNeeded) {
           // The memory ceiling, or an interpreter that exited or crashed: replace the
           // worker the same way as after a timeout kill.
@@ -215,8 +239,9 @@ export class Sandbox extends SandboxSnapshots {
           result.restarted = true;
         }
         if (record && this.afterRun) {
+          const deleted = !reply.restartedByClient && Array.isArray(reply.outputsDeleted) ? reply.outputsDeleted.filter((p) => typeof p === "string") : [];
           try {
-            await this.afterRun(code, result);
+            await this.afterRun(code, result, { deleted });
           } catch {
             // Persistence reports its own failures; a run result is never lost to them.
           }
@@ -299,9 +324,11 @@ export class Sandbox extends SandboxSnapshots {
     return reply;
   }
 
-  /** @param {string} path @param {{direct?: boolean}} [options] @returns {Promise<Uint8Array>} */
-  async readFile(path, { direct = false } = {}) {
-    const reply = await this.request({ type: "readFile", path: resolvePath(path) }, [], { direct });
+  /** `output: true` reads only a regular file a cell wrote under /output, reached
+   * without a link (what persistence keeps).
+   * @param {string} path @param {{direct?: boolean, output?: boolean}} [options] @returns {Promise<Uint8Array>} */
+  async readFile(path, { direct = false, output = false } = {}) {
+    const reply = await this.request({ type: "readFile", path: resolvePath(path), ...(output ? { output: true } : {}) }, [], { direct });
     if (reply.status !== "ok") throw new Error(`readFile(${path}): ${reply.message}`);
     return reply.data;
   }

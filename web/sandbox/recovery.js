@@ -28,7 +28,7 @@ export class SandboxRecovery extends SandboxChannel {
   /**
    * End the worker, answer what was pending, start a new one, re-mount files, then
    * let `afterRestart` rebuild. Requests made meanwhile wait (see settled()).
-   * @param {string} reason "timeout" | "memory" | "crash" | "interrupted" | "restart"
+   * @param {string} reason "timeout" | "memory" | "crash" | "busy" | "interrupted" | "restart"
    */
   recover(reason, message = null, runId = null) {
     // A replayed cell that itself kills the worker: replace it again, but do not
@@ -42,12 +42,13 @@ export class SandboxRecovery extends SandboxChannel {
     const lost = [...this.rpc.pending].filter(([id]) => id !== 0);
     for (const [id, entry] of lost) {
       if (entry.method === "run") {
-        const status = reason === "restart" ? "interrupted" : reason === "crash" ? "error" : reason;
+        const status = reason === "restart" ? "interrupted" : reason === "crash" || reason === "busy" ? "error" : reason;
         this.rpc.settle(id, {
           status,
           restartedByClient: true,
+          ...(reason === "busy" ? { busy: true } : {}), // never started: client.js runs it again
           error: {
-            type: reason === "crash" ? "SandboxCrash" : "KeyboardInterrupt",
+            type: reason === "crash" ? "SandboxCrash" : reason === "busy" ? "SandboxBusy" : "KeyboardInterrupt",
             message: explain(reason, message, this.rebuildsState),
             traceback: "",
             line: null,

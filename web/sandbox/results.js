@@ -12,6 +12,12 @@ export const MARKER_ROOM = 1000;
 // keeps its own, smaller limit).
 const LIVE_LIMIT = 1_000_000;
 
+// A run's figures, as the kernel caps them (reckon.kernel._figures): at most 20, and
+// 8 MB of PNG together (base64 text: 4/3 of that). Held here too, whatever the sandbox
+// says: they go into the chat, the model's context and the saved conversation.
+const MAX_FIGURES = 20;
+const FIGURE_CHARS = Math.ceil(((8 * 1024 * 1024) / 3) * 4) + 1024;
+
 /** Why a request ended when its worker was replaced.
  * @param {string} reason @param {string | null} message @param {boolean} [rebuilds] */
 export function explain(reason, message, rebuilds = false) {
@@ -24,6 +30,8 @@ export function explain(reason, message, rebuilds = false) {
       return "The cell was stopped by restarting the sandbox: variables are lost, uploaded files are kept.";
     case "restart":
       return "The sandbox was restarted.";
+    case "busy":
+      return "The sandbox was busy with work an earlier cell left running (a setTimeout or setInterval callback, or an asyncio task, that never lets go), so it did not take this request; it was restarted: variables are lost (replaying the cells would start that work again); uploads and the files kept in the browser are back.";
     default:
       return rebuilds
         ? `The sandbox crashed (${message || "no detail"}) and was restarted: files are kept, and variables are rebuilt by re-running the earlier successful cells.`
@@ -45,6 +53,23 @@ export function liveText(collected, name, text) {
 function capped(text, limit) {
   if (typeof text !== "string" || text.length <= limit) return text;
   return `${text.slice(0, limit)}\n[output truncated by the page: ${(text.length - limit).toLocaleString("en")} more characters not shown]`;
+}
+
+/** The figures that fit the page's limits, and a line about the rest. */
+function withinFigures(result) {
+  if (!Array.isArray(result.figures)) return { ...result, figures: [] };
+  let chars = 0;
+  const kept = [];
+  for (const figure of result.figures) {
+    const png = figure && typeof figure === "object" && typeof figure.png === "string" ? figure.png : null;
+    if (png === null || kept.length >= MAX_FIGURES || chars + png.length > FIGURE_CHARS) continue;
+    chars += png.length;
+    kept.push(figure);
+  }
+  const dropped = result.figures.length - kept.length;
+  if (!dropped) return result;
+  const note = `[${dropped} figure${dropped === 1 ? "" : "s"} not shown: a run shows at most ${MAX_FIGURES} figures and 8 MB of them (the page's limit); draw fewer or smaller ones, or save them to files under /output]\n`;
+  return { ...result, figures: kept, stderr: `${typeof result.stderr === "string" ? result.stderr : ""}${note}` };
 }
 
 /** The sandbox's result held to the page's own limit, whatever the sandbox says. */
@@ -83,10 +108,11 @@ export function toRunResult(reply, entry, started, limit = Infinity) {
     restarted: false,
   };
   if (reply.restartedByClient) return withinLimit({ ...base, status: reply.status, error: reply.error, restarted: true }, limit);
-  const { type, id, restartNeeded, ...result } = reply;
+  const { type, id, restartNeeded, outputsDeleted, ...result } = reply;
   void type;
   void id;
   void restartNeeded;
+  void outputsDeleted; // for persistence only (client.js): not part of the run result
   if (typeof result.status !== "string") return { ...base, error: { type: "ProtocolError", message: "malformed reply from the sandbox", traceback: "", line: null } };
-  return withinLimit({ ...base, ...result }, limit);
+  return withinLimit(withinFigures({ ...base, ...result }), limit);
 }

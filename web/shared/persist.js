@@ -3,8 +3,9 @@
 // browser restarts, and a sandbox that had to be replaced is rebuilt.
 //
 // - uploads and files written through the API are stored as they arrive;
-// - after each run, files the result lists under /output are read back and stored,
-//   and a successful cell's code is appended to the session's cell log;
+// - after each run, the files it wrote under /output (as the worker saw them, within
+//   keep.js's caps) are read back and stored, the outputs it deleted are deleted from
+//   the store, and a successful cell's code is appended to the session's cell log;
 // - after each ask, the ask and the agent's message history are stored;
 // - on start, stored files go back into the sandbox and the agent gets its history;
 // - after a timeout kill, the memory ceiling or a crash, stored outputs are written
@@ -12,49 +13,29 @@
 // Storage failures never fail the operation: the file or answer is still there for
 // this session, and a `storage-error` event says what was not saved and why.
 
-import { DEFAULT_SESSION, Store, StoreError, emptySession } from "./store.js";
+import { DEFAULT_SESSION, Store, emptySession } from "./store.js";
+import { storablePath } from "./keep.js";
+import { PersistedFiles } from "./persist-files.js";
+
+export { storablePath };
 
 /** Replacements after which the variables are rebuilt by replaying the cell log. */
 const REPLAY_AFTER = new Set(["timeout", "memory", "crash"]);
-const STORED_DIRS = ["/data/", "/output/"];
-const DIR_OF_KIND = { upload: "/data/", output: "/output/" };
-
-/**
- * `path` if it may be stored as a file of `kind` ("upload", "output", or any of the
- * two), else null. The path must lie inside the kind's folder with no "", "." or ".."
- * segment: a cell runs in the interpreter that lists the files it wrote, so it can
- * report any path, and "/output/../home/pyodide/openpyxl.py" written back on every
- * start would shadow a module for good.
- * @param {unknown} path @param {string} [kind]
- * @returns {string | null}
- */
-export function storablePath(path, kind) {
-  if (typeof path !== "string" || /[\0\\]/.test(path)) return null;
-  const dirs = kind ? [DIR_OF_KIND[kind]].filter(Boolean) : STORED_DIRS;
-  const dir = dirs.find((d) => path.startsWith(d));
-  if (!dir) return null;
-  const segments = path.slice(dir.length).split("/");
-  return segments.some((s) => s === "" || s === "." || s === "..") ? null : path;
-}
-
 /**
  * @typedef {import("../sandbox/client.js").Sandbox} Sandbox
  * @typedef {import("../agent/client.js").Agent} Agent
  * @typedef {import("../shared/store.js").SessionRecord} SessionRecord
  */
 
-export class Persistence {
+export class Persistence extends PersistedFiles {
   /**
    * @param {{sandbox: Sandbox, agent: Agent, emit: (type: string, detail: object) => void,
    *          session?: string, withAgent?: boolean, store?: Store}} options
    */
   constructor({ sandbox, agent, emit, session = DEFAULT_SESSION, withAgent = true, store = new Store() }) {
-    this.sandbox = sandbox;
+    super({ sandbox, store, emit, session });
     this.agent = agent;
-    this.emit = emit;
-    this.sessionId = session;
     this.withAgent = withAgent;
-    this.store = store;
     /** @type {SessionRecord} what was stored when the page opened */
     this.restored = emptySession(session);
     /** The stored history, until the agent is given it (see agentRestored). @type {object | null} */
@@ -66,7 +47,7 @@ export class Persistence {
     sandbox.rebuildsState = true;
     sandbox.afterStart = () => this.restore();
     sandbox.afterRestart = (reason, { nested }) => this.rebuild(reason, nested);
-    sandbox.afterRun = (code, result) => this.recordRun(code, result);
+    sandbox.afterRun = (code, result, changes) => this.recordRun(code, result, changes);
     store.onChange((message) => this.onOtherTab(message));
     // The ask under way is kept until it ends, so a reload in the middle can say
     // which question it cut off (restoredInfo.interrupted) and offer it again.
@@ -128,31 +109,6 @@ export class Persistence {
     this.emit("restored", this.restoredInfo);
   }
 
-  /**
-   * Stored files into the sandbox: uploads mounted from their Blobs (read lazily),
-   * outputs written as plain files so cells can change them.
-   * @param {import("../shared/store.js").FileRecord[]} files
-   */
-  async writeBack(files, { uploads }) {
-    for (const file of files) {
-      if (!storablePath(file.path, file.kind)) {
-        // Stored before paths were checked, or planted: never written back.
-        await this.store.deleteFile(this.sessionId, file.path).catch(() => {});
-        this.emit("storage-error", { message: `A saved file with an unsafe path was removed: ${String(file.path).slice(0, 200)}`, quota: false, path: null });
-        continue;
-      }
-      try {
-        if (file.kind === "output") {
-          await this.sandbox.writeFile(file.path, new Uint8Array(await file.blob.arrayBuffer()), { direct: true, remember: false });
-        } else if (uploads || !this.sandbox.files.has(file.path)) {
-          await this.sandbox.mountFile(file.path, file.blob, { direct: true });
-        }
-      } catch (err) {
-        this.report(err, `${file.path} could not be restored`);
-      }
-    }
-  }
-
   /** After the worker was replaced (uploads are already re-mounted by the sandbox). */
   async rebuild(reason, nested) {
     let files = [];
@@ -201,17 +157,14 @@ export class Persistence {
     return { status: failed ? "error" : "ok", replayed, failed };
   }
 
-  /** After a run: store the files it wrote under /output, log the cell if it succeeded. */
-  async recordRun(code, result) {
-    for (const file of result.files || []) {
-      if (!storablePath(file.path, "output")) continue;
-      try {
-        const bytes = await this.sandbox.readFile(file.path, { direct: true });
-        await this.saveFile(file.path, new Blob([/** @type {Uint8Array<ArrayBuffer>} */ (bytes)]), "output");
-      } catch {
-        // Deleted again before it could be read: nothing to keep.
-      }
-    }
+  /** After a run: store the files it wrote under /output (within keep.js's caps: the
+   * result says what was not kept), forget the ones it deleted, log the cell if it
+   * succeeded. @param {string} code @param {import("../shared/protocol.js").RunResult} result
+   * @param {{deleted?: string[]}} [changes] */
+  async recordRun(code, result, { deleted = [] } = {}) {
+    const files = (result.files || []).filter((f) => f && storablePath(f.path, "output"));
+    const gone = deleted.filter((path) => storablePath(path, "output"));
+    if (files.length || gone.length) await this.keepOutputs(result, files, gone);
     if (result.status === "ok" && code.trim()) {
       const what = "the cell was not logged, so it cannot be replayed after a restart";
       try {
@@ -219,19 +172,6 @@ export class Persistence {
       } catch (err) {
         this.report(err, what);
       }
-    }
-  }
-
-  /** Store a file; on failure say so (the file itself stays in this session). */
-  async saveFile(path, blob, kind) {
-    if (!storablePath(path, kind)) return false;
-    try {
-      await this.store.putFile(this.sessionId, path, blob, kind);
-      return true;
-    } catch (err) {
-      const name = path.split("/").pop();
-      this.report(err, `${name} was not saved for next time (it is still here for this session)`, path);
-      return false;
     }
   }
 
@@ -263,14 +203,6 @@ export class Persistence {
 
   async forgetCells() {
     await this.updateSession((s) => s, undefined, { clearCells: true });
-  }
-
-  async deleteFile(path) {
-    try {
-      await this.store.deleteFile(this.sessionId, path);
-    } catch (err) {
-      this.report(err, `${path} could not be deleted from the browser's storage`, path);
-    }
   }
 
   /** Empty this session's part of the store (its files and record; other sessions keep
@@ -306,35 +238,6 @@ export class Persistence {
     }
   }
 
-  /** Another tab stored or deleted something: mirror it in this tab's sandbox. */
-  async onOtherTab(message) {
-    // Another session's files and records are not this one's business.
-    if (message.type === "session" ? message.id !== this.sessionId : message.session !== this.sessionId) return;
-    try {
-      if (message.type === "file" && message.action === "put") {
-        const file = await this.store.getFile(this.sessionId, message.path);
-        if (file && !storablePath(file.path, file.kind)) return;
-        if (file && file.kind === "output") await this.sandbox.writeFile(file.path, new Uint8Array(await file.blob.arrayBuffer()), { remember: false });
-        else if (file) await this.sandbox.mountFile(file.path, file.blob);
-      } else if (message.type === "file" && message.action === "delete") {
-        await this.sandbox.deleteFile(message.path);
-      } else if (message.type === "cleared") {
-        for (const path of message.paths || []) await this.sandbox.deleteFile(String(path));
-      }
-    } catch {
-      // The sandbox may not have had the file; the list refresh below shows the truth.
-    }
-    this.emit("storage-changed", { ...message });
-  }
-
-  /** @param {unknown} err @param {string} what @param {string} [path] */
-  report(err, what, path) {
-    const quota = err instanceof StoreError && err.quota;
-    const message = quota
-      ? `Browser storage is full: ${what}. Delete files you no longer need.`
-      : `Not saved in the browser: ${what} (${(err && /** @type {any} */ (err).message) || err}).`;
-    this.emit("storage-error", { message, quota, path: path || null });
-  }
 }
 
 /** The status line after an automatic rebuild. */

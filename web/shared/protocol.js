@@ -37,7 +37,7 @@ export const PAGE_METHODS = Object.freeze(["interrupt", "scan"]);
 /** The sandbox methods the agent may call, through the page (the agent-allowed column). */
 export const AGENT_ALLOWED = Object.freeze(["run", "listFiles", "inspect", "interrupt", "scan"]);
 /** Events from the sandbox worker, each about the request being handled (its id). */
-export const SANDBOX_EVENTS = Object.freeze(["stream", "started", "need-files"]);
+export const SANDBOX_EVENTS = Object.freeze(["stream", "started", "need-files", "received"]);
 /** Messages between the page and the sandbox frame (over the frame's own port). */
 export const FRAME_MESSAGES = Object.freeze(["frame-connect", "frame-ready", "frame-start", "frame-restart", "frame-snapshot", "frame-fresh", "frame-fresh-end", "frame-interrupt", "frame-ping", "frame-pong", "addRuntime", "crash"]);
 

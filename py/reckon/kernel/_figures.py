@@ -8,12 +8,19 @@ import struct
 import sys
 from typing import Any
 
-from ._png import figure_png
+from ._png import DPI, MARGIN, figure_png
 
 __all__ = ["BACKEND", "FigureCollector", "prepare_matplotlib", "show_figures"]
 
 BACKEND = "module://reckon.kernel._mplbackend"
 MAX_FIGURES = 20
+# What a run's figures may weigh: every figure goes to the page, into the chat, the
+# model's context and the saved conversation (the third outside attack had 84 MB of
+# them accepted and saved with one ask). The page holds results to the same limit.
+MAX_FIGURE_BYTES = 8 * 1024 * 1024  # PNG bytes of one run's figures together
+# A figure this large in pixels (with the drawing margin) is not drawn at all: its
+# RGBA canvas alone would be hundreds of MB, and no chart needs it.
+MAX_FIGURE_PIXELS = 40_000_000
 _LISTED_CATEGORIES = 15
 
 _collector: FigureCollector | None = None
@@ -41,6 +48,8 @@ class FigureCollector:
         self.figures: list[dict[str, Any]] = []
         self.problems: list[str] = []
         self.skipped = 0
+        self.png_bytes = 0
+        self.seen = 0  # figures looked at, drawn or not: their numbers in messages
 
     def __enter__(self) -> FigureCollector:
         global _collector
@@ -64,9 +73,10 @@ class FigureCollector:
                     self.skipped += 1
                     continue
                 figure = pyplot.figure(number)
-                index = len(self.figures) + 1
+                self.seen += 1
+                index = self.seen
                 try:
-                    self.figures.append(render_figure(figure, index=index))
+                    self._add(figure, index)
                 except Exception as exc:
                     # The user's data broke drawing; say so instead of failing the run.
                     self.problems.append(
@@ -74,6 +84,28 @@ class FigureCollector:
                     )
         finally:
             pyplot.close("all")
+
+    def _add(self, figure: Any, index: int) -> None:
+        """Draw one figure, within the run's pixel and byte limits (or say why not)."""
+        width, height = (float(v) * DPI for v in figure.get_size_inches())
+        if (width + 2 * MARGIN) * (height + 2 * MARGIN) > MAX_FIGURE_PIXELS:
+            self.problems.append(
+                f"Figure {index} not drawn: {width:.0f}x{height:.0f} px is far larger than "
+                "a chart needs; use a smaller figsize (at most about 6000x6000 px)"
+            )
+            return
+        drawn = render_figure(figure, index=index)
+        size = len(drawn["png"]) * 3 // 4
+        if self.png_bytes + size > MAX_FIGURE_BYTES:
+            self.problems.append(
+                f"Figure {index} not shown: this run's figures would pass "
+                f"{MAX_FIGURE_BYTES // (1024 * 1024)} MB of PNG (this one is "
+                f"{size / (1024 * 1024):.1f} MB); draw fewer or smaller figures, or save "
+                "them to files under /output"
+            )
+            return
+        self.png_bytes += size
+        self.figures.append(drawn)
 
 
 def render_figure(figure: Any, *, index: int) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from typing import Any
 
 __all__ = ["Snapshot", "diff_snapshots", "list_files", "snapshot"]
@@ -50,16 +51,26 @@ def _entry(path: str, name: str, *, is_dir: bool) -> dict[str, Any] | None:
 
 
 def snapshot(directory: str) -> Snapshot:
-    """Size and mtime of every file under ``directory``."""
+    """Size and mtime of every file a cell wrote under ``directory``: regular files
+    only, reached without following a link. A link (to an upload, to ``/``), a second
+    name of a file (a hard link) and ``directory`` itself replaced by a link are not
+    files the cell wrote there, and the page stores what this reports (SECURITY.md, M1)."""
     state: Snapshot = {}
-    for root, _dirs, files in os.walk(directory):
+    try:
+        top = os.lstat(directory)
+    except OSError:
+        return state
+    if not stat.S_ISDIR(top.st_mode):
+        return state
+    for root, _dirs, files in os.walk(directory):  # does not enter linked folders
         for name in files:
             path = os.path.join(root, name)
             try:
-                info = os.stat(path)
+                info = os.lstat(path)
             except OSError:
                 continue
-            state[path] = (info.st_size, info.st_mtime_ns)
+            if stat.S_ISREG(info.st_mode) and info.st_nlink == 1:
+                state[path] = (info.st_size, info.st_mtime_ns)
     return state
 
 

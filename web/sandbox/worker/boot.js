@@ -12,7 +12,10 @@ const signalBuffer = {
     if (interruptReason === null) {
       if (shared && Atomics.load(shared, 0) === 2) interruptReason = "interrupted";
       else if (performance.now() > deadline) interruptReason = "timeout";
-      else if (overCeiling()) interruptReason = "memory";
+      else if (overCeiling()) {
+        interruptReason = "memory";
+        memoryInterrupted();
+      }
       else return 0;
       return 2; // SIGINT, once per run: a cell that swallows it is ended by the watchdog
     }
@@ -27,6 +30,13 @@ const signalBuffer = {
 function onFatal(err) {
   const exited = err && err.name === "Exit";
   const code = exited && typeof err.status === "number" ? err.status : null;
+  if (!exited && interruptReason === "memory") {
+    // A counted constructor refused to allocate past the ceiling inside the runtime's
+    // own code (memory.js, stopOverCeiling): say that, not "crashed".
+    fatal = true;
+    post({ type: "reply", id: currentRequest, status: "error", error: memoryError("The cell went over"), restartNeeded: "crash" });
+    return;
+  }
   const message = exited
     ? `The cell ended the Python interpreter itself (exit status ${code}, e.g. os._exit()), so the sandbox was restarted: variables are lost, files under /data are kept. Use sys.exit() or return from the cell instead.`
     : `The Python interpreter crashed (${String((err && err.name) || "Error")}: ${String((err && err.message) || err).slice(0, 300)}), so the sandbox was restarted: variables are lost, files under /data are kept.`;

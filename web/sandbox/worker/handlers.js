@@ -25,17 +25,38 @@ async function run(msg) {
   // land in the kernel's own code before the cell, so the cell does not start.
   if (overCeiling()) return { status: "error", error: memoryError("Before this cell ran, the sandbox held more than"), restartNeeded: true };
   deadline = performance.now() + (msg.timeoutMs || 60000);
+  const outputsBefore = outputState();
   let result;
   try {
     cellRuns = true;
     // Most cells await nothing: run at once, without a turn of Pyodide's event loop.
-    const text = host.run_now(msg.code) ?? (await host.run(msg.code));
+    let text;
+    try {
+      text = host.run_now(msg.code);
+      if (text === undefined || text === null) {
+        const stopped = new Promise((resolve) => (stopRun = () => resolve(null)));
+        text = await Promise.race([host.run(msg.code), stopped]);
+      }
+    } catch (err) {
+      // A counted constructor refused to allocate past the ceiling inside the
+      // runtime's own code (memory.js, stopOverCeiling): over the ceiling, not a bug.
+      if (interruptReason !== "memory") throw err;
+      text = null;
+    }
     if (fatal) return null; // already answered by onFatal
+    // Over the ceiling while awaiting, and the KeyboardInterrupt landed in the event
+    // loop's own callback, not the cell: the worker is replaced all the same.
+    if (text === null) return { status: "error", result: null, figures: [], files: [], error: memoryError("The cell went over"), restartNeeded: true };
     result = JSON.parse(text);
   } finally {
     deadline = Infinity;
     cellRuns = false;
+    stopRun = null;
   }
+  // What the page stores is what this worker saw change, whatever the kernel says.
+  const { files, deleted } = outputChanges(outputsBefore, outputState());
+  result.files = files;
+  result.outputsDeleted = deleted;
   await finishInstall(result);
   if (!duck && !duckFailure && result.error && String(result.error.message).includes(SQL_NOT_LOADED)) {
     // SQL from a cell that did not name run_sql (a function of an earlier cell): load
@@ -56,6 +77,17 @@ async function run(msg) {
   return result;
 }
 
+/** The memory interrupt is raised where Python runs next: in an awaiting cell that
+ * may be the event loop's own callback, which swallows it, and the cell would wait
+ * until the page's watchdog ends it as a timeout. Give the cell a second to fail,
+ * then end its run as over the ceiling. */
+function memoryInterrupted() {
+  const run = currentRun;
+  setTimeout(() => {
+    if (currentRun === run && stopRun) stopRun();
+  }, 1000);
+}
+
 /** The MemoryError of a run over the ceiling. @param {string} what */
 function memoryError(what) {
   return {
@@ -67,6 +99,7 @@ function memoryError(what) {
 }
 
 function readFile(msg) {
+  if (msg.output) return readOutput(msg); // for the page to keep: only a file a cell wrote
   const data = pyodide.FS.readFile(msg.path); // Uint8Array
   return [{ status: "ok", path: msg.path, size: data.length, data }, [data.buffer]];
 }
@@ -96,10 +129,17 @@ function mountFile(msg) {
 }
 
 function writeFile(msg) {
+  // In memory, so under the ceiling like a cell's files: restored outputs included.
+  const size = msg.data.length;
+  if (memoryInUse() + size > memoryLimit) {
+    recount();
+    if (memoryInUse() + size > memoryLimit) return { status: "error", path: msg.path, message: `${msg.path} (${Math.round(size / 1048576).toLocaleString("en")} MB) would put the sandbox over its memory ceiling (${Math.round(memoryLimit / 1048576)} MB; ${describeMemory()}), so it was not written. Upload big files instead (they are mounted, not copied), or delete files under /output you no longer need.` };
+  }
   ensureDir(msg.path);
   if (pyodide.FS.analyzePath(msg.path).exists) pyodide.FS.unlink(msg.path);
   pyodide.FS.writeFile(msg.path, msg.data);
-  return { status: "ok", path: msg.path, size: msg.data.length };
+  countFile(pyodide.FS.lookupPath(msg.path).node);
+  return { status: "ok", path: msg.path, size };
 }
 
 function deleteFile(msg) {

@@ -27,10 +27,19 @@ let runtimeCalls = 0; // > 0 inside the file system's own calls, which count not
 /** @type {Array<{ref: WeakRef<object>, bytes: number}>} */
 let buffers = [];
 const counted = new WeakSet();
+/** @type {WeakMap<object, number>} a file's storage as counted (countFileSystem) */
+const fileNodes = new WeakMap();
 
-/** Count a buffer once, while it lives. @param {any} buffer @param {number} [bytes] */
-function countBuffer(buffer, bytes = buffer.maxByteLength || buffer.byteLength) {
-  if (!cellRuns || runtimeCalls > 0 || !buffer || counted.has(buffer) || !bytes) return null;
+/** A cell's code is running now (not the runtime's own calls): what is made counts. */
+function byCell() {
+  return cellRuns && runtimeCalls === 0;
+}
+
+/** Count a buffer (or anything that holds memory: an image, a canvas, a Blob) once,
+ * while it lives. `force`: made for a cell's call that has since returned (an API's
+ * promise). @param {any} buffer @param {number} [bytes] @param {boolean} [force] */
+function countBuffer(buffer, bytes = buffer && (buffer.maxByteLength || buffer.byteLength), force = false) {
+  if (!(force || byCell()) || !buffer || counted.has(buffer) || !bytes) return null;
   counted.add(buffer);
   const entry = { ref: new WeakRef(buffer), bytes };
   buffers.push(entry);
@@ -41,6 +50,7 @@ function countBuffer(buffer, bytes = buffer.maxByteLength || buffer.byteLength) 
 /** Drop the buffers collected since, and sum the rest. */
 function recount() {
   buffers = buffers.filter((entry) => entry.ref.deref() !== undefined);
+  memories = memories.filter((ref) => ref.deref() !== undefined);
   bufferBytes = buffers.reduce((sum, entry) => sum + entry.bytes, 0);
 }
 
@@ -54,7 +64,8 @@ function isBuffer(value) {
  * Put a counting constructor in place of self[name], for good: not writable, not
  * configurable, and the prototype's `constructor` too, so neither a cell nor
  * `x.constructor` gets the uncounted one back.
- * @param {any} owner @param {string} name @param {(made: any, args: any[]) => void} onMade
+ * @param {any} owner @param {string} name @param {(made: any, args: any[]) => unknown} onMade
+ * (what it returns: whether it counted something)
  */
 function wrapConstructor(owner, name, onMade) {
   const original = owner[name];
@@ -62,7 +73,13 @@ function wrapConstructor(owner, name, onMade) {
   const counting = new Proxy(original, {
     construct(target, args, newTarget) {
       const made = Reflect.construct(target, args, newTarget === counting ? target : newTarget);
-      onMade(made, args);
+      if (onMade(made, args)) stopOverCeiling(); // only what was counted now: not a view
+      return made;
+    },
+    // Array(n) without `new` makes an array too (the others throw without it).
+    apply(target, that, args) {
+      const made = Reflect.apply(target, that, args);
+      if (onMade(made, args)) stopOverCeiling();
       return made;
     },
   });
@@ -70,25 +87,39 @@ function wrapConstructor(owner, name, onMade) {
   Object.defineProperty(owner, name, { value: counting, writable: false, configurable: false });
 }
 
+/**
+ * A cell's JS that allocates in a loop (js.eval("for (;;) ...")) runs no Python, so
+ * the interrupt that enforces the ceiling never comes, and V8's own limit then ends
+ * the renderer: the whole tab (SECURITY.md, M3). So a counted constructor that puts
+ * a cell over the ceiling throws instead, which ends such a loop where it allocates;
+ * the run is then ended as over the ceiling (interruptReason), whatever the cell
+ * does with the error.
+ */
+function stopOverCeiling() {
+  if (!byCell() || !overCeiling()) return;
+  if (interruptReason === null) {
+    interruptReason = "memory";
+    memoryInterrupted();
+  }
+  throw new RangeError(`Over the sandbox memory ceiling (${Math.round(memoryLimit / 1048576)} MB; ${describeMemory()}): the sandbox is restarted.`);
+}
+
 /** Count from now on: called once the interpreter is up, before any cell runs. */
 function countJsMemory() {
   countFileSystem();
   for (const name of ["ArrayBuffer", "SharedArrayBuffer"]) wrapConstructor(self, name, (made) => countBuffer(made));
+  // new Array(n) holds up to n slots of 8 bytes (arrays grown by push or written as
+  // literals are not seen: V8's heap limit is all that holds them, M3).
+  wrapConstructor(self, "Array", (made, args) => (args.length === 1 && typeof args[0] === "number" && args[0] >= 4096 ? countBuffer(made, args[0] * 8) : null));
   const typed = ["Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array", "Uint32Array", "Float16Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array"];
   for (const name of typed) {
     // new Uint8Array(heap.buffer, offset, length) is a view: nothing made.
-    wrapConstructor(self, name, (made, args) => {
-      if (!isBuffer(args[0])) countBuffer(made.buffer);
-    });
+    wrapConstructor(self, name, (made, args) => (isBuffer(args[0]) ? null : countBuffer(made.buffer)));
   }
-  // Pyodide's own memory was made before this; memories made from here on count,
-  // and so does their growth.
-  /** @type {WeakMap<object, {bytes: number}>} memories made by cells, and their growth */
-  const memories = new WeakMap();
-  wrapConstructor(WebAssembly, "Memory", (made) => {
-    const entry = countBuffer(made, made.buffer.byteLength);
-    if (entry) memories.set(made, entry);
-  });
+  // Pyodide's own memory was made before this; memories made from here on count, at
+  // the size they have whenever the ceiling is checked: a module can grow a memory
+  // from inside (memory.grow), which no JS method sees (memory-apis.js, M4).
+  wrapConstructor(WebAssembly, "Memory", (made) => countMemory(made));
   // transfer() moves a buffer's memory into a new buffer that no constructor made.
   for (const name of ["transfer", "transferToFixedLength"]) {
     const move = ArrayBuffer.prototype[name];
@@ -103,21 +134,7 @@ function countJsMemory() {
       configurable: false,
     });
   }
-  const grow = WebAssembly.Memory.prototype.grow;
-  Object.defineProperty(WebAssembly.Memory.prototype, "grow", {
-    value(/** @type {number} */ pages) {
-      const before = this.buffer.byteLength;
-      const result = grow.call(this, pages);
-      const entry = memories.get(this);
-      if (entry) {
-        entry.bytes += this.buffer.byteLength - before;
-        bufferBytes += this.buffer.byteLength - before;
-      }
-      return result;
-    },
-    writable: false,
-    configurable: false,
-  });
+  countBrowserApis(); // memory-apis.js
 }
 
 /**
@@ -128,14 +145,11 @@ function countJsMemory() {
  */
 function countFileSystem() {
   const memfs = pyodide.FS.filesystems.MEMFS;
-  /** @type {WeakMap<object, number>} a file's storage as counted */
-  const files = new WeakMap();
+  const files = fileNodes;
   /** @param {any} node */
   const settle = (node) => {
-    const now = node && node.contents && typeof node.contents.length === "number" ? node.contents.length : 0;
     if (!files.has(node) && !cellRuns) return; // the runtime's own files, made between runs
-    fileBytes += now - (files.get(node) || 0);
-    files.set(node, now);
+    countFile(node);
   };
   /** @param {any} owner @param {string} name @param {(args: any[]) => any} nodeOf */
   const watch = (owner, name, nodeOf) => {
@@ -169,9 +183,18 @@ function countFileSystem() {
   };
 }
 
+/** Count (or count again) what a file's storage holds now: a cell's writes, and the
+ * files the page writes between runs (restored outputs, writeFile()). @param {any} node */
+function countFile(node) {
+  if (!node) return;
+  const now = node.contents && typeof node.contents.length === "number" ? node.contents.length : 0;
+  fileBytes += now - (fileNodes.get(node) || 0);
+  fileNodes.set(node, now);
+}
+
 /** The bytes the ceiling counts: Pyodide's heap, the buffers and the files a cell made. */
 function memoryInUse() {
-  return (pyodide ? pyodide._module.HEAP8.buffer.byteLength : 0) + bufferBytes + fileBytes;
+  return (pyodide ? pyodide._module.HEAP8.buffer.byteLength : 0) + bufferBytes + fileBytes + memoryBytes();
 }
 
 /** Over the ceiling, counting only the buffers still alive (the slow count runs only
@@ -186,5 +209,6 @@ function overCeiling() {
 function describeMemory() {
   const mb = (/** @type {number} */ bytes) => `${Math.round(bytes / 1048576).toLocaleString("en")} MB`;
   const heap = pyodide ? pyodide._module.HEAP8.buffer.byteLength : 0;
-  return `${mb(heap + bufferBytes + fileBytes)} in use: Python's heap ${mb(heap)}, JS buffers ${mb(bufferBytes)}, files in memory ${mb(fileBytes)}`;
+  const wasm = memoryBytes();
+  return `${mb(heap + bufferBytes + fileBytes + wasm)} in use: Python's heap ${mb(heap)}, JS buffers and images ${mb(bufferBytes)}, WebAssembly memories ${mb(wasm)}, files in memory ${mb(fileBytes)}`;
 }

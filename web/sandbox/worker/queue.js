@@ -28,6 +28,9 @@ async function pump() {
 // A call `{type: "call", id, method, args}` (PROTOCOL.md §3); the handler sees its
 // args with the call's id.
 function onRequest(msg) {
+  // Said at once, before the queue: a page whose request no worker says it received
+  // knows this worker is busy with work a cell left running (channel.js, BUSY_MS).
+  if (msg && typeof msg.id === "number" && msg.id !== 0) post({ type: "received", id: msg.id });
   const ok = msg && msg.type === "call" && typeof msg.method === "string";
   const handler = ok && Object.hasOwn(handlers, msg.method) ? handlers[msg.method] : null;
   const request = { ...(ok && msg.args && typeof msg.args === "object" ? msg.args : {}), id: msg && msg.id };

@@ -15,6 +15,8 @@ let currentRun = 0; // the id of the run whose output streams now
 let deadline = Infinity; // when the running cell is interrupted (performance.now())
 /** @type {string | null} why the running cell was interrupted */
 let interruptReason = null;
+/** @type {(() => void) | null} ends the awaiting run now (memoryInterrupted, handlers.js) */
+let stopRun = null;
 /** @type {Int32Array | null} over a SharedArrayBuffer, when the page could make one */
 let shared = null;
 let memoryLimit = 2048 * 1024 * 1024;
