@@ -41,7 +41,7 @@ from reckon.eval._eval import RunRecord, _is_correct
 from reckon.eval._questions import Question
 from reckon.kernel import inspect, read_table, run_sql
 
-__all__ = ["MAX_CALLS", "Workspace", "ask", "run_cell", "workspace"]
+__all__ = ["MAX_CALLS", "Workspace", "ask", "ask_plain", "run_cell", "workspace"]
 
 MAX_CALLS = 12  # model calls per question, as Reckon's agent (max_steps)
 CELL_SECONDS = 60  # per cell, as a Reckon session's cell timeout
@@ -188,6 +188,22 @@ def ask(
         given = [question.question, *space.given()]
     record.seconds = round(time.monotonic() - started, 3)
     _score(record, question, steps, given)
+    return record
+
+
+def ask_plain(client: httpx.Client, upstream: str, model: str, question: Question) -> RunRecord:
+    """The model alone: the question as the only message, one reply, no code run (what
+    a code interpreter must beat on questions without files)."""
+    record = RunRecord(question.id, 1, "error", model=model)
+    started = time.monotonic()
+    messages = [{"role": "user", "content": question.question}]
+    try:
+        record.answer = _complete(client, upstream, model, messages, timeout=ASK_SECONDS)
+        record.status = "ok"
+    except (httpx.HTTPError, KeyError, IndexError, ValueError) as exc:
+        record.message = f"model call failed: {type(exc).__name__}: {exc}"
+    record.seconds = round(time.monotonic() - started, 3)
+    _score(record, question, [], [question.question])
     return record
 
 

@@ -1,7 +1,7 @@
 """Reckon against the simplest CodeAct loop, with a real local model, in one run.
 
     .venv/bin/python benchmarks/real_model.py [--questions PATH] [--limit N]
-        [--only auto,tools,code,baseline] [--out DIR] [--site dist/site]
+        [--only auto,tools,code,baseline,plain] [--out DIR] [--site dist/site]
         [--upstream URL --model NAME --context-window N] [--join DIR ...]
 
 Three systems answer the same questions (default: benchmarks/questions/real, 34
@@ -11,7 +11,9 @@ questions over messy public files) with the same model, one after the other:
    sandbox, headless Chromium), one run per question;
 2. Reckon, fenced-code mode: the same with ``--tools off``;
 3. the baseline (benchmarks/codeact_baseline.py): the same system prompt as mode 2,
-   exec on CPython, nothing else.
+   exec on CPython, nothing else;
+4. ``plain``, the model alone: the question, one reply, no code (for questions without
+   files, such as benchmarks/questions/math).
 
 The model is Qwen2.5-Coder-1.5B-Instruct under llama-cpp-python
 (scripts/local_model.py, started here and stopped at the end), unless ``--upstream``
@@ -61,6 +63,7 @@ SYSTEMS = {
     "tools": "Reckon (tools)",
     "code": "Reckon (code blocks)",
     "baseline": "baseline",
+    "plain": "the model alone",
 }
 # What each Reckon system passes as ``reckon eval --tools``.
 TOOL_MODES = {"auto": "auto", "tools": "on", "code": "off"}
@@ -125,9 +128,13 @@ def run_reckon(mode: str, questions: Path, args: argparse.Namespace, url: str, o
     return report
 
 
-def run_baseline(questions: list[Question], url: str, model: str, site: Path, out: Path) -> Report:
-    """The CodeAct loop over every question; a report shaped like reckon eval's, written
-    to ``out``/baseline/report.json after each question (a crash keeps what ran)."""
+def run_baseline(
+    questions: list[Question], url: str, model: str, site: Path, out: Path, *, plain: bool = False
+) -> Report:
+    """The CodeAct loop over every question (``plain``: the model alone, one reply, no
+    code); a report shaped like reckon eval's, written to ``out``/<system>/report.json
+    after each question (a crash keeps what ran)."""
+    system = "plain" if plain else "baseline"
     info = site / "build-info.json"
     # The sandbox's Python and packages, so the prompt is Reckon's to the letter.
     build = json.loads(info.read_text()) if info.is_file() else {}
@@ -136,21 +143,25 @@ def run_baseline(questions: list[Question], url: str, model: str, site: Path, ou
     records: list[RunRecord] = []
     with httpx.Client() as client:
         for number, question in enumerate(questions, start=1):
-            record = codeact_baseline.ask(
-                client, url, model, question, python=python, packages=packages
+            record = (
+                codeact_baseline.ask_plain(client, url, model, question)
+                if plain
+                else codeact_baseline.ask(
+                    client, url, model, question, python=python, packages=packages
+                )
             )
             records.append(record)
             verdict = "correct" if record.correct else "WRONG"
             print(
-                f"[baseline {number}/{len(questions)}] {question.id}: {record.status}, "
+                f"[{system} {number}/{len(questions)}] {question.id}: {record.status}, "
                 f"{verdict}, {record.steps} steps, {record.seconds:.1f} s",
                 file=sys.stderr,
                 flush=True,
             )
             report = {"summary": summarize(questions[:number], records),
                       "runs": [r.as_dict() for r in records]}  # fmt: skip
-            (out / "baseline").mkdir(exist_ok=True)
-            (out / "baseline" / "report.json").write_text(json.dumps(report, indent=1))
+            (out / system).mkdir(exist_ok=True)
+            (out / system / "report.json").write_text(json.dumps(report, indent=1))
     return {"summary": summarize(questions, records), "runs": [r.as_dict() for r in records]}
 
 
@@ -264,8 +275,10 @@ def main(argv: list[str] | None = None) -> int:
                 how = "joined from the parts" if args.join else f"reused {args.out / key}"
                 print(f"[real-model] {SYSTEMS[key]}: {how}", file=sys.stderr)
                 reports[key] = done[key]
-            elif key == "baseline":
-                reports[key] = run_baseline(questions, url, args.model, args.site, args.out)
+            elif key in ("baseline", "plain"):
+                reports[key] = run_baseline(
+                    questions, url, args.model, args.site, args.out, plain=key == "plain"
+                )
             else:
                 reports[key] = run_reckon(key, questions_file, args, url, args.out)
     rows = [table_row(SYSTEMS[k], r["summary"]) for k, r in reports.items()]

@@ -168,3 +168,17 @@ def test_a_baseline_only_run_prints_the_table_and_writes_the_results(
     assert runs[0]["steps_detail"][0]["result"] == {"status": "ok", "stdout": "164.578\n"}
     kept = json.loads((tmp_path / "out" / "baseline" / "report.json").read_text())
     assert len(kept["runs"]) == 3 and (tmp_path / "out" / "table.md").is_file()
+
+
+def test_the_model_alone_answers_once_and_is_scored_by_its_last_number(
+    upstream: FakeUpstream,
+) -> None:
+    math = load_questions(QUESTION_SETS / "math" / "questions.jsonl")
+    bakery = next(q for q in math if q.id == "math-bakery")
+    upstream.handlers += [reply("14 * 12 = 168 muffins; 126 sold, 19 more: 23 are left.")]
+    with httpx.Client() as client:
+        record = codeact_baseline.ask_plain(client, f"{upstream.url}/v1", "scripted", bakery)
+    assert (record.status, record.correct, record.code_steps) == ("ok", True, 0)
+    sent = upstream.payloads[-1]["messages"]
+    assert sent == [{"role": "user", "content": bakery.question}]
+    assert not record.grounded  # its numbers came from no code
