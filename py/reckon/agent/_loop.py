@@ -203,9 +203,9 @@ class Agent:
         # (a model that forces no first call) the call after an answer that ran none;
         # so is any question whose answer states numbers it did not compute.
         force = None
-        if not progress.ran_code:
-            eager = progress.calls == 0 and getattr(self.model, "forces_first_call", True)
-            if (progress.has_files and eager) or "no-code" in progress.rechecks:
+        if not progress.ran_code and getattr(self.model, "forces_first_call", True):
+            first = progress.calls == 0 and progress.has_files
+            if first or "no-code" in progress.rechecks:
                 force = "run_python"
         progress.calls += 1
         try:

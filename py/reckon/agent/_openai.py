@@ -68,8 +68,9 @@ class OpenAIModel:
         honours a named ``tool_choice`` by constraining the reply to the tool's JSON
         schema, and a small model squeezed into a JSON string writes one-line
         expressions that skip the question's filters (run 2 in docs/benchmarks.md:
-        0 of 12 medium questions). An answer with no code is still sent back, and that
-        next call is forced."""
+        0 of 12 medium questions). An answer with no code is sent back; in ``"auto"``
+        that next call is left free too (the same one-liners came of forcing it: a
+        department "with the highest mean salary" as its most frequent value)."""
         return self.tools == "on"
 
     def prefer_code_blocks(self) -> None:
