@@ -253,7 +253,9 @@ def test_reckon_serve_starts_prints_its_url_and_relays(
         "default_model": "tiny-model",
         "demo": False,
         "auth": False,
-        "model_options": {"tiny-model": {"tools": "auto", "context_window": None}},
+        "model_options": {
+            "tiny-model": {"tools": "auto", "context_window": None, "calls_as_text": False}
+        },
     }
     assert chat.status_code == 200
     assert an_upstream.seen[-1].headers["authorization"] == "Bearer sk-subprocess-key-123456"

@@ -19,6 +19,8 @@ from support import (
     Relay,
     Script,
     an_sdk_client,
+    sse,
+    text_stream,
 )
 
 HELLO: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
@@ -147,7 +149,7 @@ def test_api_info_describes_the_relay(a_relay: Relay) -> None:
         "default_model": MODEL,
         "demo": False,
         "auth": False,
-        "model_options": {MODEL: {"tools": "auto", "context_window": None}},
+        "model_options": {MODEL: {"tools": "auto", "context_window": None, "calls_as_text": False}},
     }
 
 
@@ -288,3 +290,25 @@ def test_a_bare_name_on_a_server_that_cannot_be_asked_is_a_502_not_a_404(
     assert response.status_code == 502
     assert models.status_code == 502
     assert info.json()["models"] == []
+
+
+def test_the_relay_remembers_a_model_that_answers_tool_calls_as_text(a_relay: Relay) -> None:
+    """llama-cpp-python with a GGUF's template hands a call back as text: once seen,
+    /api/info says so, and every new session starts in code blocks (PROTOCOL.md §5)."""
+    tools = [{"type": "function", "function": {"name": "run_python", "parameters": {}}}]
+    call = '<tool_call>\n{"name": "run_python", "arguments": {"code": "print(1)"}}\n</tool_call>'
+    body = {"model": MODEL, "messages": HELLO, "stream": True}
+
+    def calls_as_text(client: object) -> bool:
+        info = client.get("/api/info").json()  # type: ignore[attr-defined]
+        return bool(info["model_options"][MODEL]["calls_as_text"])
+
+    with a_relay.client() as client:
+        # The same text with no tools offered is an answer, not a call left as text.
+        a_relay.upstream.handlers.append(sse([text_stream(call)]))
+        assert client.post("/v1/chat/completions", json=body).status_code == 200
+        assert not calls_as_text(client)
+        a_relay.upstream.handlers.append(sse([text_stream("<tool_"), text_stream(call[6:])]))
+        answer = client.post("/v1/chat/completions", json={**body, "tools": tools})
+        assert answer.status_code == 200 and "tool_call" in answer.text
+        assert calls_as_text(client)

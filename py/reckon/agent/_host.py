@@ -127,7 +127,15 @@ class _State:
         tools = options.get("tools") if options.get("tools") in TOOL_MODES else "auto"
         window = options.get("context_window")
         window = window if isinstance(window, int) and not isinstance(window, bool) else None
-        return OpenAIModel(transport, model=name, tools=str(tools), context_window=window)
+        # The relay saw this model answer a tool call as text: code blocks from the start.
+        blocks = tools == "auto" and options.get("calls_as_text") is True
+        return OpenAIModel(
+            transport,
+            model=name,
+            tools=str(tools),
+            context_window=window,
+            use_tools=False if blocks else None,
+        )
 
 
 _state: _State | None = None

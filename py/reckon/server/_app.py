@@ -60,7 +60,11 @@ def create_app(config: RelayConfig) -> Starlette:
                 "default_model": default.id if default else None,
                 # How the agent should talk to each model (PROTOCOL.md §5).
                 "model_options": {
-                    t.id: {"tools": t.profile.tools, "context_window": t.profile.context_window}
+                    t.id: {
+                        "tools": t.profile.tools,
+                        "context_window": t.profile.context_window,
+                        "calls_as_text": t.id in upstreams.text_calls,
+                    }
                     for t in targets
                 },
                 "demo": not config.profiles,

@@ -259,6 +259,9 @@ class ChatCompletions:
             clean = EventScrubber(scrub, sse=is_sse)
         sent = [clean.chunk(first)]
         meter.feed(sent[0])
+        watch = self.upstreams.text_calls.watch(target.id, payload)
+        if watch is not None:
+            watch.feed(sent[0])
         await send({"type": "http.response.body", "body": sent[0], "more_body": True})
 
         async def forward(chunk: bytes) -> None:
@@ -266,6 +269,8 @@ class ChatCompletions:
             if data:
                 sent[0] = data
                 meter.feed(data)
+                if watch is not None:
+                    watch.feed(data)
                 await send({"type": "http.response.body", "body": data, "more_body": True})
 
         outcome = str(status)
@@ -284,5 +289,8 @@ class ChatCompletions:
                 ending += _error_event(error, ending or sent[0])
                 self.metrics.error(error.type)
         meter.feed(ending)
+        if watch is not None:
+            watch.feed(ending)
+            watch.end()
         await send({"type": "http.response.body", "body": ending, "more_body": False})
         return outcome

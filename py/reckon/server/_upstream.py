@@ -24,6 +24,7 @@ from reckon.server import _anthropic, _json
 from reckon.server._access import redis_password
 from reckon.server._config import Profile, RelayConfig
 from reckon.server._errors import RelayError, Scrubber
+from reckon.server._text_calls import TextCalls
 
 __all__ = ["ResolvedModel", "Upstreams", "chat_call", "describe_failure", "upstream_error"]
 
@@ -123,6 +124,7 @@ class Upstreams:
     def __init__(self, config: RelayConfig) -> None:
         self.config = config
         self.in_flight = 0
+        self.text_calls = TextCalls()  # models that answer tool calls as text (_text_calls)
         self._client: httpx.AsyncClient | None = None
         self._discovered: dict[str, tuple[float, list[str]]] = {}
 
