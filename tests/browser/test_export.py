@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -96,7 +97,9 @@ def test_a_demo_session_exports_a_valid_notebook_that_reproduces_on_cpython(page
     nbformat.validate(notebook)
     markdown = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
     assert all(f"## {q}" in markdown for q in QUESTIONS)
-    assert all(o["answer"].splitlines()[0] in markdown for o in outcomes)
+    # The export escapes Markdown's own characters (datetime64\[ns\]): read past that.
+    shown = re.sub(r"\\(.)", r"\1", markdown)
+    assert all(o["answer"].splitlines()[0] in shown for o in outcomes)
     code = [c for c in notebook.cells if c.cell_type == "code"][1:]  # after the setup cell
     ran = [s for o in outcomes for s in o["steps"] if s["kind"] == "code"]
     assert len(code) == len([s for s in ran if s["result"]["status"] == "ok"]) == len(QUESTIONS)

@@ -55,7 +55,10 @@ async function run(msg) {
   }
   // What the page stores is what this worker saw change, whatever the kernel says.
   const { files, deleted } = outputChanges(outputsBefore, outputState());
-  result.files = files;
+  // The kernel's own view adds what only Python reads: the cells that would run as
+  // formulas (_formulas.py), kept by path.
+  const flagged = new Map((Array.isArray(result.files) ? result.files : []).filter((f) => f && f.formulas).map((f) => [f.path, f.formulas]));
+  result.files = files.map((f) => (flagged.has(f.path) ? { ...f, formulas: flagged.get(f.path) } : f));
   result.outputsDeleted = deleted;
   await finishInstall(result);
   if (!duck && !duckFailure && result.error && String(result.error.message).includes(SQL_NOT_LOADED)) {
