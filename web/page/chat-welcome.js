@@ -50,6 +50,20 @@ export function questionButtons(questions, onAsk) {
   return box;
 }
 
+/** What the chosen model gets, in the welcome's words (`""`: not known yet). */
+function whatIsSent(model) {
+  const limit = "Settings › Privacy can limit that to schemas and aggregates";
+  if (model === "reckon-demo") return "The built-in demo model answers here too and sends nothing anywhere.";
+  if (!model) return `The model sees your question and what the code printed (${limit}).`;
+  return `The model, ${model}, is sent your question and what the code printed, through the relay that serves this page (${limit}).`;
+}
+
+/** Say in the welcome panel what the model now chosen is sent. */
+export function welcomeModel(welcome, model) {
+  const line = welcome.querySelector(".model-privacy");
+  if (line) line.textContent = whatIsSent(String(model || ""));
+}
+
 /**
  * The welcome panel shown while the conversation is empty. `onAsk` asks a question,
  * `onPick` opens the file picker.
@@ -62,9 +76,9 @@ export function renderWelcome({ onAsk, onPick }) {
     el("p", "", "Reckon writes Python for your question, runs it in this browser and answers from what the code computed. Every step is shown: the code, its output, tables and charts."),
   );
   const facts = el("ul", "facts");
-  facts.appendChild(
-    el("li", "", "Your files stay in this browser: Python runs here, nothing is uploaded. The model sees your question and what the code printed (Settings › Privacy can limit that to schemas and aggregates); the demo model sends nothing anywhere."),
-  );
+  const stays = el("li", "", "Your files stay in this browser: Python runs here, nothing is uploaded. ");
+  stays.appendChild(el("span", "model-privacy", whatIsSent("")));
+  facts.appendChild(stays);
   const drop = el("li");
   drop.append("Drop CSV, Excel, JSON or Parquet files anywhere on this page, or ");
   const pick = el("button", "link", "choose files");
