@@ -53,9 +53,10 @@ def main(argv: list[str] | None = None) -> int:
 
         return eval_main(argv[1:])
     try:
-        if argv[:1] == ["token"]:
-            return mint(_parser().parse_args(argv))
-        return serve(config_from_args(argv))
+        args = _parser().parse_args(argv)
+        if args.command == "token":
+            return mint(args)
+        return serve(config_from_namespace(args), open_browser=args.open)
     except ConfigError as exc:
         print(f"reckon: error: {exc}", file=sys.stderr)
         return 2

@@ -289,7 +289,8 @@ def test_ties_for_the_top_in_a_ranking(executor: KernelExecutor) -> None:
     frame = pd.DataFrame({"city": ["A", "B", "C", "D"], "score": [3, 3, 3, 1]})
     frame.to_csv(executor.data_dir / "scores.csv", index=False)
     outcome = ask(executor, "which city has the highest score")
-    assert "3 city values tie for the highest total score, at 3 (A, B, C)" in outcome["answer"]
+    # A score is a level: averaged per city, not added up (one row each here: the same).
+    assert "3 city values tie for the highest average score, at 3.0 (A, B, C)" in outcome["answer"]
     outcome = ask(executor, "average score by city")
     assert "3 groups tie for the highest at 3" in outcome["answer"]
 

@@ -119,3 +119,56 @@ def test_a_slow_model_shows_the_wait_its_thinking_and_the_state_of_each_model(
         assert "unreachable" in page.locator("#model-list li[data-model='ghost']").inner_text()
     finally:
         context.close()
+
+
+@pytest.mark.slow
+def test_a_real_model_is_named_in_full_and_its_next_wait_is_estimated(
+    a_browser: Any, a_relay_with_two_models: str, tmp_path: Any
+) -> None:
+    context = a_browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(f"{a_relay_with_two_models}/index.html")
+        page.get_by_role("status").filter(has_text="ready").wait_for(timeout=120_000)
+        # The welcome says what this model is sent, not what the demo would send.
+        welcome = page.get_by_role("region", name="Welcome")
+        assert "The model, slow, is sent your question" in welcome.inner_text()
+        assert "sends nothing anywhere" not in welcome.inner_text()
+        # The empty page is the window's height, not a few pixels more.
+        assert page.evaluate("() => document.scrollingElement.scrollHeight") == 800
+        page.screenshot(path=str(tmp_path / "real-model-1280.png"))
+        page.set_viewport_size({"width": 390, "height": 844})
+        # On a phone the header keeps the model's whole name and the status in view.
+        for part in ("#model-name", "#status"):
+            box = page.locator(part).bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, part
+            assert page.locator(part).evaluate("(e) => e.scrollWidth <= e.clientWidth + 1"), part
+        assert page.locator("#model-name").inner_text() == "slow"
+        page.screenshot(path=str(tmp_path / "real-model-390.png"))
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.locator("#model-chip").click()
+        page.locator("#model").select_option("reckon-demo")
+        assert "demo model answers here too and sends nothing anywhere" in welcome.inner_text()
+        page.locator("#model").select_option("slow")
+
+        page.evaluate("() => window.reckon.agent.ready()")
+        waiting = page.locator("#messages .turn").last.locator(".waiting")
+        page.locator("#question").fill("what is the number?")
+        page.locator("#question").press("Enter")
+        last_answer(page).wait_for(timeout=120_000)
+        # A new conversation: its first call reads the whole prompt again, about as long
+        # as the first one took; the page has measured that and says so.
+        page.get_by_role("button", name="New conversation").click()
+        page.get_by_role("status").filter(has_text="new conversation").wait_for()
+        page.locator("#question").fill("what is the number now?")
+        page.locator("#question").press("Enter")
+        estimated = re.compile(
+            r"reading the prompt \(≈[\d,]+ tokens\) · \d+ s of about \d+ s \(estimate\)$"
+        )
+        waiting.filter(has_text=estimated).wait_for(timeout=10_000)
+        page.screenshot(path=str(tmp_path / "estimate-1280.png"))
+        assert "earlier calls to slow" in (waiting.get_attribute("title") or "")
+        last_answer(page).wait_for(timeout=120_000)
+    finally:
+        context.close()

@@ -123,3 +123,93 @@ def test_a_long_answer_and_a_phone_screen_stay_inside_the_window(a_chat: Any) ->
     box = page.locator("#ask").bounding_box()
     assert box and box["x"] + box["width"] <= 390
     page.set_viewport_size({"width": 1280, "height": 900})
+
+
+def test_an_ok_answer_opens_the_step_that_computed_it_and_folds_the_failed_ones(
+    a_chat: Any, tmp_path: Any
+) -> None:
+    page = a_chat
+    out = page.evaluate(
+        """async () => {
+          const { Turn } = await import("./page/chat-turn.js");
+          const turn = new Turn({ question: "total sales by region", model: "m", save: () => {} });
+          document.querySelector("#messages").appendChild(turn.element);
+          const failed = (index) => ({ index, kind: "code", code: "df.groupby('Region')",
+            result: { status: "error", stdout: "", stderr: "", result: null, figures: [],
+                      files: [], error: { type: "KeyError", message: "'Region'",
+                      traceback: "KeyError: 'Region'" }, duration_ms: 2 } });
+          turn.addStep(failed(0));
+          turn.addStep(failed(1));
+          turn.addStep({ index: 2, kind: "code", code: "print(df.groupby('region').sales.sum())",
+            result: { status: "ok", stdout: "East 10\\nWest 20\\n", stderr: "", result: null,
+                      figures: [], files: [], duration_ms: 3 } });
+          const before = [...turn.steps.children].map((d) => d.open);
+          const method = { text: "'sales' per 'region', summed", step: 2 };
+          turn.finish({ status: "ok", answer: "East 10, West 20.", method, steps: [] });
+          turn.element.scrollIntoView({ block: "end" });
+          return { before, after: [...turn.steps.children].map((d) => d.open) };
+        }"""
+    )
+    # While they were the news the failures were open and the result folded ...
+    assert out["before"] == [True, True, False]
+    # ... the answer opens the step that computed it and folds the attempts before it.
+    assert out["after"] == [False, False, True]
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 800})
+        page.locator("#messages .turn").last.scroll_into_view_if_needed()
+        page.screenshot(path=str(tmp_path / f"result-step-{width}.png"))
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+
+def test_the_wait_for_a_model_is_estimated_from_earlier_calls_and_says_so(
+    a_chat: Any, tmp_path: Any
+) -> None:
+    page = a_chat
+    out = page.evaluate(
+        """async () => {
+          const { Turn } = await import("./page/chat-turn.js");
+          const { forgetRates } = await import("./page/prompt-rate.js");
+          forgetRates();
+          const pause = (ms) => new Promise((r) => setTimeout(r, ms));
+          const turn = new Turn({ question: "mean price?", model: "local", save: () => {} });
+          document.querySelector("#messages").appendChild(turn.element);
+          turn.waitFor("reading the prompt");
+          turn.calling({ model: "local", tokens: 2000, new_tokens: 2000 });
+          await pause(900);
+          const first = turn.wait.textContent;
+          // That call's first token came 8 s after it went out: 4 ms a token.
+          turn.addStep({ index: 0, kind: "code", code: "print(1)", model: "local",
+            first_token_ms: 8000, result: { status: "ok", stdout: "1\\n", stderr: "",
+            result: null, figures: [], files: [], duration_ms: 2 } });
+          turn.calling({ model: "local", tokens: 5000, new_tokens: 3000 });
+          await pause(900);
+          const second = [turn.wait.textContent, turn.wait.title];
+          turn.calling({ model: "other", tokens: 5000, new_tokens: 5000 });
+          const other = turn.wait.textContent;
+          turn.calling({ model: "local", tokens: 5000, new_tokens: 3000 });
+          return { first, second, other };
+        }"""
+    )
+    # Nothing measured yet: the clock only.
+    assert re.fullmatch(
+        r"Waiting for local · reading the prompt \(≈2,000 tokens\) · 1 s", out["first"]
+    ), out
+    text, title = out["second"]
+    assert re.fullmatch(
+        r"Waiting for local · reading the output of step 1 \(≈5,000 tokens, ≈3,000 new\)"
+        r" · 1 s of about 12 s \(estimate\)",
+        text,
+    ), text
+    assert (
+        title == "Estimated from this page's earlier calls to local: about 4 ms a token of prompt"
+    )
+    assert "estimate" not in out["other"]  # another model: not measured
+    waiting = page.locator("#messages .turn").last.locator(".waiting")
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 800})
+        page.evaluate("() => window.scrollTo(0, document.scrollingElement.scrollHeight)")
+        page.screenshot(path=str(tmp_path / f"waiting-{width}.png"))
+        box = waiting.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= width
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.evaluate("() => document.querySelectorAll('#messages .turn').forEach((t) => t.remove())")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import httpx
@@ -348,3 +349,54 @@ def test_a_bad_redis_address_never_shows_its_password(
     err = capsys.readouterr().err
     assert "port that is not a number" in err
     assert "hunter2" not in err
+
+
+def test_open_starts_the_browser_at_the_address_it_serves(tmp_path: Path, a_site: Path) -> None:
+    # $BROWSER is the browser Python's webbrowser starts: here a program that writes
+    # down the address it was given, as a person's browser would load it.
+    seen = tmp_path / "opened.txt"
+    browser = tmp_path / "browser"
+    browser.write_text(f"#!/bin/sh\nprintf '%s' \"$1\" > {seen}\n")
+    browser.chmod(0o755)
+    with reckon_serve("--open", site=a_site, env={"BROWSER": str(browser)}) as served:
+        assert "(opening it now)" in served.out[0]
+        deadline = time.monotonic() + 10
+        while not seen.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        opened = seen.read_text()
+        page = httpx.get(opened, trust_env=False, timeout=10)
+    assert opened == f"{served.url}/"
+    assert page.status_code == 200 and "<title>Reckon" in page.text
+
+
+def test_open_without_a_display_says_what_to_open(tmp_path: Path, a_site: Path) -> None:
+    plain = {"DISPLAY": "", "WAYLAND_DISPLAY": "", "BROWSER": ""}
+    with reckon_serve("--open", site=a_site, env=plain) as served:
+        err = served.err()
+    assert f"no display here (DISPLAY is not set); open {served.url}/" in err
+
+
+def test_help_lists_open_and_every_option_stays(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--open" in out and "browser" in out
+    for flag in ("--host", "--port", "--site", "--upstream", "--model", "--key-env", "--tools",
+                 "--context-window", "--config", "--token", "--allow-origin", "--allow-embedder",
+                 "--allow-host", "--log-prompts", "--requests-per-minute", "--tokens-per-day",
+                 "--concurrent-streams", "--redis", "--metrics", "--trust-proxy"):  # fmt: skip
+        assert flag in out, flag
+
+
+def test_a_model_server_on_loopback_needs_no_key_and_is_not_told_it_lacks_one(
+    tmp_path: Path, a_site: Path
+) -> None:
+    unset = {"RECKON_UPSTREAM_KEY": "", "ELSEWHERE_KEY": ""}
+    local = ["--upstream", "http://127.0.0.1:9/v1", "--model", "m"]
+    with reckon_serve(*local, site=a_site, env=unset) as served:
+        assert "is not set" not in served.err()
+    remote = ["--upstream", "https://models.example/v1", "--model", "m"]
+    with reckon_serve(*remote, site=a_site, env=unset) as served:
+        assert "RECKON_UPSTREAM_KEY is not set" in served.err()
+    named = [*local, "--key-env", "ELSEWHERE_KEY"]
+    with reckon_serve(*named, site=a_site, env=unset) as served:
+        assert "ELSEWHERE_KEY is not set" in served.err()

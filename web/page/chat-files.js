@@ -5,8 +5,23 @@
 
 import { el, formatBytes } from "./render.js";
 
-// A wheel says how to install it (the person's next step); a table its shape.
-const describe = (info) => (info.status !== "ok" ? info.message : info.kind === "table" ? `${Number(info.rows).toLocaleString("en-US")} rows × ${info.columns.length} columns` : info.install_with ? `${info.kind}: ${info.install_with} in a cell installs it` : info.kind);
+const count = (n) => Number(n).toLocaleString("en-US");
+const SHEETS_SHOWN = 4;
+
+/** A workbook's sheets, each with its size (inspect()'s `sheets`), when it has several;
+ * read_with reads the first. */
+function sheetList(sheets) {
+  if (!Array.isArray(sheets) || sheets.length < 2) return "";
+  // The first is the table whose shape is given (tidied: notes below it are left out).
+  const size = (s, i) => (i === 0 ? "the one shown" : Number(s.rows) || Number(s.columns) ? `${count(s.rows)} × ${count(s.columns)}` : "empty");
+  const each = sheets.slice(0, SHEETS_SHOWN).map((s, i) => `${s.name} (${size(s, i)})`);
+  const more = sheets.length > SHEETS_SHOWN ? `, and ${sheets.length - SHEETS_SHOWN} more` : "";
+  return `; ${sheets.length} sheets: ${each.join(", ")}${more}`;
+}
+
+// A wheel says how to install it (the person's next step); a table its shape (and a
+// workbook every sheet's: the shape is the first sheet's, which read_with reads).
+const describe = (info) => (info.status !== "ok" ? info.message : info.kind === "table" ? `${count(info.rows)} rows × ${info.columns.length} columns${sheetList(info.sheets)}` : info.install_with ? `${info.kind}: ${info.install_with} in a cell installs it` : info.kind);
 
 /**
  * @param {ReturnType<import("../reckon.js").createReckon>} reckon

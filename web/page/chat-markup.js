@@ -4,7 +4,7 @@
 const MARKUP = `
 <header class="bar">
   <strong class="brand"><svg class="logo" viewBox="0 0 32 32" aria-hidden="true"><rect width="32" height="32" rx="7" fill="#2557d6"/><path d="M8 23V9h7.5a4.5 4.5 0 0 1 .9 8.9L21 23h-3.6l-4.2-5H11.2v5zm3.2-8h4a1.6 1.6 0 0 0 0-3.2h-4z" fill="#fff"/><circle cx="24" cy="10" r="2.2" fill="#ffd166"/></svg>Reckon</strong>
-  <button id="model-chip" class="model-chip" type="button" title="The model that answers; click to change it">Model: <span id="model-name">…</span></button>
+  <button id="model-chip" class="model-chip" type="button" title="The model that answers; click to change it"><span class="chip-label">Model: </span><span id="model-name">…</span></button>
   <span id="demo-note" class="demo-note" hidden title="A built-in planner for common data questions, no network. Configure a real model with reckon serve --upstream …">built-in demo</span>
   <form id="token-form" class="token-form" hidden>
     <label>This relay needs a token <input id="token" type="password" autocomplete="off"></label>

@@ -7,6 +7,7 @@ import { el, renderResult } from "./render.js";
 import { renderMarkdown } from "./markdown.js";
 import { codeBlock, copyButton } from "./code-block.js";
 import { markGrounding } from "./grounding.js";
+import { estimateRead, recordCall, tokensToRead } from "./prompt-rate.js";
 
 // The waiting line shows only when the wait is long enough to wonder about.
 const WAIT_SHOWN_AFTER_MS = 700;
@@ -26,6 +27,7 @@ export function renderStep(step, save) {
   }
   const box = el("details", `step step-${step.kind}`);
   box.dataset.stepIndex = String(step.index);
+  if (step.result) box.dataset.status = String(step.result.status);
   box.open = step.result ? step.result.status !== "ok" || (step.result.figures || []).length > 0 || !!step.result.result : true;
   const number = Number.isInteger(step.index) ? `Step ${step.index + 1}` : "Step";
   const status = step.result ? step.result.status : "…";
@@ -69,11 +71,15 @@ export class Turn {
     this.stopWaiting();
     const since = performance.now();
     this.waitDetail = "";
+    this.estimate = null;
     const tick = () => {
       const ms = performance.now() - since;
       const label = `${what}${this.waitDetail ? ` (${this.waitDetail})` : ""}`;
       this.wait.hidden = ms < WAIT_SHOWN_AFTER_MS;
-      this.wait.textContent = `${model ? `Waiting for ${modelLabel(this.model)} · ${label}` : label} · ${seconds(ms)}`;
+      // A clock alone says nothing of how long is normal: the estimate does, and says it is one.
+      const guess = this.estimate ? Math.max(1000, Math.round(this.estimate.ms / 1000) * 1000) : 0;
+      const clock = !guess ? seconds(ms) : ms <= guess ? `${seconds(ms)} of about ${seconds(guess)} (estimate)` : `${seconds(ms)} (estimated ${seconds(guess)})`;
+      this.wait.textContent = `${model ? `Waiting for ${modelLabel(this.model)} · ${label}` : label} · ${clock}`;
     };
     this.tick = tick;
     tick();
@@ -87,6 +93,10 @@ export class Turn {
     if (!this.timer) this.waitFor(this.steps.childElementCount ? "reading the new output" : "reading the prompt");
     const count = (n) => `≈${Math.round(Number(n)).toLocaleString("en-US")}`;
     if (Number(tokens) > 0) this.waitDetail = Number(fresh) > 0 && Number(fresh) < Number(tokens) ? `${count(tokens)} tokens, ${count(fresh)} new` : `${count(tokens)} tokens`;
+    // This call's size, kept until its first step says how long the model took to answer.
+    this.call = { model: this.model, read: tokensToRead({ tokens, new_tokens: fresh }) };
+    this.estimate = estimateRead(this.model, this.call.read);
+    this.wait.title = this.estimate ? `Estimated from this page's earlier calls to ${this.model}: about ${Math.max(1, Math.round(this.estimate.perToken))} ms a token of prompt` : "";
     this.tick();
   }
 
@@ -104,6 +114,8 @@ export class Turn {
   addStep(step) {
     this.live.textContent = "";
     if (step.model && !this.model) this.model = step.model;
+    if (this.call && step.first_token_ms > 0) recordCall(this.call.model, this.call.read, step.first_token_ms);
+    if (step.first_token_ms > 0) this.call = null;
     // The verification exchange shows in the answer's footer, not as steps.
     if (step.kind === "answer" || step.phase === "verify") return null;
     const box = renderStep(step, this.save);
@@ -152,6 +164,7 @@ export class Turn {
     if (outcome.status !== "ok" && outcome.message && outcome.answer) answer.appendChild(el("p", "error", outcome.message));
     const method = outcome.method || (answerStep && answerStep.method);
     if (outcome.status === "ok" && method && method.text) answer.appendChild(this.methodLine(method));
+    if (outcome.status === "ok") this.showResultStep(method, grounding);
     const meta = el("div", "answer-meta muted");
     // The person's steps: the model's code, not the tables Reckon loaded for it.
     const shown = steps.filter((s) => s && s.kind === "code" && s.origin !== "reckon").length;
@@ -183,10 +196,22 @@ export class Turn {
       link.title = "Show the step whose code computed this";
       link.addEventListener("click", () => this.jumpTo([method.step]));
       line.append(el("span", "muted", " · "), link);
-      const box = /** @type {HTMLDetailsElement | null} */ (this.steps.querySelector(`[data-step-index="${Number(method.step)}"]`));
-      if (box) box.open = true; // the step that holds the result is the one to see
     }
     return line;
+  }
+
+  /** An answer came: open the step that computed it (the method's step, else the first
+   * step its numbers are traced to) and fold the failed attempts before it, which
+   * stayed open while they were the news. */
+  showResultStep(method, grounding) {
+    const traced = ((grounding && grounding.numbers) || []).flatMap((n) => n.steps || []);
+    const index = method && Number.isInteger(method.step) ? method.step : traced[0];
+    const box = Number.isInteger(index) ? /** @type {HTMLDetailsElement | null} */ (this.steps.querySelector(`[data-step-index="${Number(index)}"]`)) : null;
+    if (!box) return;
+    box.open = true;
+    for (const other of /** @type {NodeListOf<HTMLDetailsElement>} */ (this.steps.querySelectorAll("details.step-code[data-status]"))) {
+      if (other !== box && other.dataset.status !== "ok") other.open = false;
+    }
   }
 }
 

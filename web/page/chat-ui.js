@@ -4,7 +4,7 @@
 import { el, download } from "./render.js";
 import { attachControl } from "./control-ui.js";
 import { Turn, modelLabel, zoomFigure } from "./chat-turn.js";
-import { renderWelcome, exampleQuestions, questionButtons } from "./chat-welcome.js";
+import { renderWelcome, exampleQuestions, questionButtons, welcomeModel } from "./chat-welcome.js";
 import { modelPicker } from "./chat-models.js";
 import { fileLists } from "./chat-files.js";
 import { personalDataFlag } from "./privacy-flag.js";
@@ -217,6 +217,7 @@ export function mountChat(root, reckon, options = {}) {
     onChange: (name) => {
       $("model-name").textContent = name;
       $("demo-note").hidden = name !== "reckon-demo";
+      welcomeModel(welcome, name);
     },
   });
   models.ready.then(({ authRequired }) => {

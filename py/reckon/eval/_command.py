@@ -33,7 +33,7 @@ def _parser() -> argparse.ArgumentParser:
         "report.json.",
     )
     add = parser.add_argument
-    add("questions", metavar="QUESTIONS.jsonl", help="one JSON object a line (README: Evaluation)")
+    add("questions", metavar="QUESTIONS.jsonl", help="one JSON object a line (docs/evaluation.md)")
     add("--model", metavar="NAME", help=f"model to ask (default: {DEMO_MODEL}, or the upstream's)")
     add("--upstream", metavar="URL", help="OpenAI-compatible base URL (default: the demo model)")
     add("--key-env", metavar="NAME", help="env var holding the upstream's API key")
@@ -50,7 +50,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     add("--repeat", type=int, default=2, help="runs per question (default 2, for reproducibility)")
     add("--chromium", metavar="PATH", help="Chromium executable (default: chromium on PATH)")
-    add("--verify", action="store_true", help="check each answer by a second route (README)")
+    add(
+        "--verify",
+        action="store_true",
+        help="check each answer by a second route (docs/control.md)",
+    )
     add(
         "--reproduce-on-host",
         action="store_true",

@@ -130,7 +130,7 @@ def _markdown(report: dict[str, Any]) -> str:
         f"| median seconds per ask | {summary.get('median_seconds_per_run')} |",
         f"| mean seconds to start a session | {summary['mean_setup_seconds']} |",
         "",
-        "Definitions: README.md, section *Evaluation*.",
+        "Definitions: docs/evaluation.md.",
         "",
         "## Per question",
         "",

@@ -16,10 +16,13 @@ import logging
 import os
 import socket
 import sys
+import threading
 import time
+import webbrowser
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeAlias
+from urllib.parse import urlsplit
 
 from reckon._exceptions import ConfigError
 from reckon.server._access import LIMIT_NAMES, METRICS_MODES, Limits
@@ -81,6 +84,11 @@ def add_serve_command(commands: Commands) -> None:
     )
     add("--allow-host", metavar="HOST", **many, help="also accept this Host name (proxies)")
     add("--log-prompts", action="store_true", default=None, help="log the messages sent to models")
+    add(
+        "--open",
+        action="store_true",
+        help="open the page in this machine's browser once the server listens",
+    )
     for name, what in zip(
         LIMIT_NAMES,
         ("model calls per minute", "tokens per day (UTC)", "model calls under way at once"),
@@ -203,6 +211,11 @@ def _notes(config: RelayConfig) -> list[str]:
     if not config.profiles:
         notes.append("no model server configured: demo mode (give --upstream URL or --config FILE)")
     for profile in config.profiles:
+        # A model server on this machine (llama.cpp, Ollama) needs no key: saying the
+        # default variable is unset would read as a fault. One named on purpose is told.
+        local = _is_loopback(urlsplit(profile.base_url).hostname or "")
+        if local and profile.api_key_env == DEFAULT_KEY_ENV:
+            continue
         if profile.api_key_env and not os.environ.get(profile.api_key_env):
             notes.append(
                 f"{profile.api_key_env} is not set: calls to '{profile.name}' go without an API key"
@@ -229,8 +242,9 @@ def _notes(config: RelayConfig) -> list[str]:
     return notes
 
 
-def serve(config: RelayConfig) -> int:
-    """Run the relay until Ctrl-C; returns the exit code."""
+def serve(config: RelayConfig, *, open_browser: bool = False) -> int:
+    """Run the relay until Ctrl-C; returns the exit code. ``open_browser`` (``--open``)
+    opens the page in this machine's browser once the socket listens."""
     import uvicorn
 
     from reckon.server._app import create_app
@@ -245,7 +259,11 @@ def serve(config: RelayConfig) -> int:
     config.port = port
     for note in _notes(config):
         print(f"reckon: note: {note}", file=sys.stderr)
-    print(f"Reckon is running: open http://{shown}:{port}/ in your browser", flush=True)
+    url = f"http://{shown}:{port}/"
+    opening = " (opening it now)" if open_browser else ""
+    print(f"Reckon is running: open {url} in your browser{opening}", flush=True)
+    if open_browser:
+        _open_in_browser(url)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     scrub = ScrubbingFilter(app.state.upstreams.secrets)
     for handler in logging.getLogger().handlers:
@@ -257,6 +275,28 @@ def serve(config: RelayConfig) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         uvicorn.Server(server_config).run(sockets=[sock])
     return 0
+
+
+def _open_in_browser(url: str) -> None:
+    """Open ``url`` in a thread: a browser command may not return until it closes, and
+    the socket already listens, so its first request waits in the queue meanwhile."""
+    graphical = any(os.environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER"))
+    if sys.platform.startswith(("linux", "freebsd", "openbsd")) and not graphical:
+        # Without a display, webbrowser falls back to a text browser in this terminal.
+        print(f"reckon: note: --open: no display here (DISPLAY is not set); open {url} "
+              "in a browser yourself", file=sys.stderr)  # fmt: skip
+        return
+
+    def run() -> None:
+        try:
+            opened = webbrowser.open(url)
+        except webbrowser.Error:
+            opened = False
+        if not opened:
+            print(f"reckon: note: --open: no browser could be started; open {url} yourself",
+                  file=sys.stderr, flush=True)  # fmt: skip
+
+    threading.Thread(target=run, name="reckon-open", daemon=True).start()
 
 
 def mint(args: argparse.Namespace) -> int:

@@ -7,6 +7,8 @@ expected lines are missing the answer says so instead of filling in.
 from __future__ import annotations
 
 from reckon.agent.demo._intent import Intent
+from reckon.agent.demo._lines import line_answer
+from reckon.agent.demo._measures import period_answer
 
 __all__ = ["HELP", "answer_from", "explain_failure", "lead_in", "no_column", "no_file"]
 
@@ -125,7 +127,9 @@ def answer_from(intent: Intent, sections: dict[str, str]) -> str:
     elif kind == "chart":
         text = _chart_answer(fields, items)
     elif kind == "groupby" and items:
-        text = _groupby_answer(intent, fields, items)
+        what = _measure(intent)
+        grouped = period_answer if intent.period else _groupby_answer
+        text = grouped(intent, fields, items, what)
     elif kind == "top" and items:
         text = _top_answer(intent, fields, items)
     elif kind == "correlation":
@@ -164,10 +168,11 @@ def _measure(intent: Intent) -> str:
     return f"{_AGG_WORDS.get(intent.agg or 'sum', intent.agg)} {value}"
 
 
-def _groupby_answer(intent: Intent, fields: dict[str, str], items: list[tuple[str, str]]) -> str:
+def _groupby_answer(
+    intent: Intent, fields: dict[str, str], items: list[tuple[str, str]], what: str
+) -> str:
     group = intent.categorical[0].name
     groups = fields.get("groups", str(len(items)))
-    what = _measure(intent)
     text = f"{what[0].upper()}{what[1:]} by {group} ({groups} groups): "
     text += _listing(items, total=groups) + "."
     tied = _ties(fields, items, "tied at the top")
@@ -182,7 +187,9 @@ def _top_answer(intent: Intent, fields: dict[str, str], items: list[tuple[str, s
     group_column = intent.group or next(iter(intent.categorical), None)
     if intent.n != 1 or group_column is None:
         word = "Bottom" if intent.ascending else "Top"
-        text = f"{word} {len(items)}: " + "; ".join(f"{k}: {v}" for k, v in items) + "."
+        # Which measure ranked them: "by average price" (a price is not added up).
+        by = f" {group_column.name} by {_measure(intent)}" if group_column is not None else ""
+        text = f"{word} {len(items)}{by}: " + "; ".join(f"{k}: {v}" for k, v in items) + "."
         tied, shown = _ties(fields, items[-1:], "tied at the cut"), fields.get("tied shown", "1")
         extra = tied - int(shown) if shown.isdigit() else 0
         if extra > 0:
@@ -214,16 +221,8 @@ def _chart_answer(fields: dict[str, str], items: list[tuple[str, str]]) -> str:
             f"I made the scatter plot{title} of {fields.get('points')} points; "
             f"their correlation is {fields['correlation']}."
         )
-    if "highest" in fields:
-        tied = fields.get("tied at the top", "1")
-        highest = fields["highest"]
-        if tied.isdigit() and int(tied) > 1:
-            highest = f"{highest.rpartition('= ')[2]}, reached at {tied} points"
-        return (
-            f"I made the line chart{title} ({fields.get('points')} points): it starts at "
-            f"{fields.get('first')} and ends at {fields.get('last')}; the highest is "
-            f"{highest}."
-        )
+    if "highest" in fields or "lines" in fields:
+        return line_answer(fields, items, title)
     if items:
         groups = fields.get("groups")
         shown = (

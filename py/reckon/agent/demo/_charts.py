@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from reckon.agent.demo._columns import Column
 from reckon.agent.demo._intent import Intent
+from reckon.agent.demo._lines import line_code
+from reckon.agent.demo._measures import AGG_WORDS
 
 __all__ = ["AGG_WORDS", "chart_code", "pick", "q", "stripped"]
-
-AGG_WORDS = {"mean": "average", "sum": "total", "count": "count", "max": "maximum",
-             "min": "minimum", "median": "median"}  # fmt: skip
 
 
 def q(column: Column) -> str:
@@ -95,16 +94,18 @@ print("correlation:", round({q(x)}.corr({q(y)}), 4))
         return None
     agg = intent.agg if intent.agg in {"mean", "sum", "median", "max", "min"} else "sum"
     if kind == "line":
-        # x: a mentioned time-like column, else another mentioned column, else any time column.
+        # x: the dates of a period ("per month"), a mentioned time-like column, else
+        # another mentioned column, else any time column.
         others = [c for c in mentioned if c != value]
         label = (
-            next((c for c in others if c.temporal), None)
+            (intent.when if intent.period else None)
+            or next((c for c in others if c.temporal), None)
             or next(iter(others), None)
             or next((c for c in intent.all_columns if c.temporal), label)
         )
         if len(intent.numeric) >= 2 and label in intent.numeric:
             value = next(c for c in intent.numeric if c != label)
-        return head + _line(label, value, agg)
+        return head + line_code(intent, label, value, agg)
     title = f"{AGG_WORDS[agg].capitalize()} {value.name} by {label.name}"
     return (
         head
@@ -124,39 +125,6 @@ for key, v in data.items():
     print(f"  {{key}}: {{round(v, 4)}}")
 """
     )
-
-
-def _line(label: Column, value: Column, agg: str) -> str:
-    """A line over ``label``: real dates on a date axis, and never more than ~10 tick labels."""
-    title = f"{AGG_WORDS[agg].capitalize()} {value.name} by {label.name}"
-    return f"""\
-x = {q(label)}
-if not pd.api.types.is_numeric_dtype(x):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "could not infer format": parsed one by one
-        when = pd.to_datetime(x, errors="coerce")
-    if when.notna().mean() > 0.9:
-        x = when
-data = df.groupby(x)[{value.name!r}].{agg}().sort_index()
-ax.plot(data.index, data.values, marker="o" if len(data) <= 40 else None)
-ax.set_title({title!r})
-ax.set_xlabel({label.name!r})
-ax.set_ylabel({f"{value.name} ({AGG_WORDS[agg]})"!r})
-if pd.api.types.is_datetime64_any_dtype(data.index):
-    locator = mdates.AutoDateLocator(maxticks=8)
-    ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
-else:
-    ax.xaxis.set_major_locator(MaxNLocator(10, integer=pd.api.types.is_integer_dtype(data.index)))
-    if not pd.api.types.is_numeric_dtype(data.index):
-        fig.autofmt_xdate()
-print("chart:", {title!r})
-print("points:", len(data))
-print("first:", data.index[0], "=", round(data.iloc[0], 4))
-print("last:", data.index[-1], "=", round(data.iloc[-1], 4))
-print("highest:", data.idxmax(), "=", round(data.max(), 4))
-print("tied at the top:", int((data == data.max()).sum()))
-"""
 
 
 def _bar_counts(column: Column) -> str:

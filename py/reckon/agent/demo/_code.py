@@ -12,6 +12,7 @@ from reckon.agent.demo._charts import chart_code, pick, q, stripped
 from reckon.agent.demo._code_math import math_code
 from reckon.agent.demo._columns import Column
 from reckon.agent.demo._intent import Intent
+from reckon.agent.demo._measures import PERIODS
 
 __all__ = ["plan_code"]
 
@@ -75,6 +76,8 @@ else:
 
 
 def _groupby(intent: Intent) -> str | None:
+    if intent.period and intent.when is not None:
+        return _per_period(intent, intent.when)
     group = intent.categorical[0]
     values = [c for c in intent.numeric if c != group]
     agg = intent.agg or "sum"
@@ -93,6 +96,31 @@ if len(result):
     print("tied at the top:", int((result == result.iloc[0]).sum()))
 """
     )
+
+
+def _per_period(intent: Intent, when: Column) -> str:
+    """ "Total rain per month": grouped by the month of a date column, in time order. The
+    key is named for the period, so the method line reads "per month"."""
+    values = [c for c in intent.numeric if c != when]
+    agg = intent.agg or "sum"
+    key = intent.period
+    if agg == "count" or not values:
+        measure = f"df.groupby({key}).size()"
+    else:
+        measure = f"df.groupby({key})[{values[0].name!r}].{agg}()"
+    return f"""\
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # "could not infer format": parsed one by one
+    dates = pd.to_datetime({q(when)}, errors="coerce")
+{key} = dates.dt.to_period({PERIODS[intent.period]!r}).rename({key!r})
+result = {measure}.sort_index()
+print("groups:", len(result))
+for key, value in result.head(36).items():
+    print(f"  {{key}}: {{round(value, 4)}}")
+if len(result):
+    print("highest:", result.idxmax(), "=", round(result.max(), 4))
+print("rows without a date:", int(dates.isna().sum()))
+"""
 
 
 def _top(intent: Intent) -> str | None:

@@ -39,6 +39,11 @@ class Intent:
     # "which <group> has the most <measure>": the columns named, whatever their dtypes.
     group: Column | None = None
     measure: Column | None = None
+    # "per month": the period ("month") and the date column it groups by.
+    period: str = ""
+    when: Column | None = None
+    # A part of the question the plan leaves out ("per flavour"), said in the answer.
+    unhonoured: str = ""
 
     @property
     def numeric(self) -> list[Column]:

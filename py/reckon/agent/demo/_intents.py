@@ -12,6 +12,12 @@ from reckon.agent._types import JSONDict
 from reckon.agent.demo._columns import Column, choose_file, columns_of, find_columns, tokens
 from reckon.agent.demo._intent import Intent
 from reckon.agent.demo._math import parse_math
+from reckon.agent.demo._measures import (
+    date_column,
+    default_agg,
+    find_period,
+    unmatched_grouping,
+)
 
 __all__ = ["parse_intent"]
 
@@ -81,7 +87,7 @@ def parse_intent(question: str, files: list[JSONDict]) -> Intent:
         if intent.measure is None:  # "which region has the most orders": rows per region
             intent.agg = "count"
         elif intent.agg not in {"mean", "median", "sum"}:
-            intent.agg = "sum"
+            intent.agg = default_agg(intent.measure)
     elif _COUNT_WORDS.search(rest) and summed is None:
         _count(intent, lowered)
     elif re.search(r"\b(by|per|for each|for every|across|grouped by)\b", lowered) and (
@@ -96,13 +102,43 @@ def parse_intent(question: str, files: list[JSONDict]) -> Intent:
         intent.kind = "describe"
     elif _OVERVIEW.search(lowered):
         intent.kind = "overview"
-    if intent.kind == "groupby" and not intent.categorical:
+    _periods_and_levels(intent, lowered)
+    if intent.kind == "groupby" and not intent.categorical and not intent.period:
         intent.kind = "aggregate" if intent.numeric else "help"
+    # A "by X" that none of the plan uses: the answer says it was not done.
+    if not intent.unhonoured and intent.kind in {"aggregate", "count"}:
+        intent.unhonoured = unmatched_grouping(lowered, intent)
     if intent.kind in {"chart", "top"} and not intent.columns:
         intent.kind = "nocolumn"
     if intent.kind == "count" and intent.op in _COMPARISON_OPS and not intent.numeric:
         intent.kind = "nocolumn"
     return intent
+
+
+def _periods_and_levels(intent: Intent, lowered: str) -> None:
+    """ "per month" groups by a date column's month; a level (a price) is averaged when
+    no aggregate is named; a "by X" that names nothing is kept to be said."""
+    period = find_period(lowered, intent)
+    if period and intent.kind in {"aggregate", "groupby", "count", "chart"}:
+        intent.when = date_column(intent)
+        if intent.when is None:
+            intent.unhonoured = f"per {period}"
+        elif intent.kind == "chart" and intent.chart not in {"line", "auto"}:
+            intent.unhonoured = f"per {period}"  # a bar chart groups by a column
+        else:
+            intent.period = period
+            if intent.kind == "count":
+                intent.kind, intent.agg = "groupby", "count"
+            elif intent.kind == "aggregate":
+                intent.kind = "groupby"
+            if intent.kind == "chart" and intent.chart == "auto":
+                intent.chart = "line"
+    if not intent.agg and intent.kind in {"top", "groupby", "chart"}:
+        value = intent.measure or next(iter(intent.numeric), None)
+        if value is None and intent.kind == "chart":
+            value = next((c for c in intent.all_columns if c.numeric), None)
+        if default_agg(value) == "mean":
+            intent.agg = "mean"
 
 
 def _without_columns(lowered: str, columns: list[Column]) -> str:

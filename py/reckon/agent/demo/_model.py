@@ -26,6 +26,7 @@ from reckon.agent.demo._answer import (
 from reckon.agent.demo._code import plan_code
 from reckon.agent.demo._intent import Intent
 from reckon.agent.demo._intents import parse_intent
+from reckon.agent.demo._measures import unhonoured_note
 from reckon.agent.demo._sql import literal_query, plan_sql, sql_answer, sql_stdout, wants_sql
 from reckon.agent.demo._verify import verify_turn
 
@@ -68,7 +69,8 @@ class DemoModel:
                     return _say(sql_answer(sections.get("value", "")), on_text)
                 if query is not None and len(observations) == 1:  # the query's table
                     sections = {**sections, "stdout": sql_stdout(intent, sections.get("value", ""))}
-                return _say(answer_from(intent, sections), on_text)
+                # A part of the question it did not do is said, not dropped in silence.
+                return _say(answer_from(intent, sections) + unhonoured_note(intent), on_text)
             if literal is None and len(observations) < _ATTEMPTS:
                 code = plan_code(intent, attempt=len(observations))
                 if code is not None:

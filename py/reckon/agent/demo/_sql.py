@@ -96,8 +96,8 @@ def _literal(text: str) -> str:
 
 def plan_sql(intent: Intent) -> str | None:
     """The query for ``intent``, or ``None`` when SQL is not the way (the Python cell is)."""
-    if intent.file is None:
-        return None
+    if intent.file is None or intent.period:
+        return None  # a period of dates ("per month"): the Python cell groups by it
     table = _table(intent)
     if intent.kind == "groupby":
         return _groupby(intent, table)
