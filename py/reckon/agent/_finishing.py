@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from reckon.agent._grounding import ground_answer, step_sources
 from reckon.agent._method import answer_method
+from reckon.agent._periods import period_recheck
 from reckon.agent._recheck import (
     EMPTY_REPLY,
     is_question,
@@ -98,11 +99,21 @@ class Finishing:
             asked=frozenset(progress.rechecks),
             last_output=self._last_output(),
             last_error=progress.last_error if progress.failures else "",
+            period=period_recheck(self._question(), self._codes(), self.environment),
         )
         if found is None:
             return None
         progress.rechecks.add(found[0])
         return found[1]
+
+    def _codes(self) -> list[str]:
+        """The code of this answer's cells that ran, in order."""
+        return [
+            str(s.get("code") or "")
+            for s in self.log.steps
+            if _by_model(s) and isinstance(s.get("result"), dict)
+            and s["result"].get("status") == "ok"
+        ]  # fmt: skip
 
     def _question(self) -> str:
         """The person's last question (not a cell's output or one of our rechecks)."""

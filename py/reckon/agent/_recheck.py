@@ -18,6 +18,7 @@ from reckon.agent._code import unrun_blocks
 from reckon.agent._fences import only_block
 from reckon.agent._grounding import find_numbers
 from reckon.agent._observe import trim_text, user_text
+from reckon.agent._periods import PERIOD_MESSAGE
 from reckon.agent._retry import FRESH_START
 from reckon.agent._types import JSONDict
 
@@ -77,14 +78,17 @@ def recheck_message(
     asked: frozenset[str] = frozenset(),
     last_output: str = "",
     last_error: str = "",
+    period: str = "",
 ) -> tuple[str, str] | None:
     """``(kind, message)`` to send the answer back with, or ``None`` to let it stand.
 
-    Each kind (``no-code``, ``unrun``, ``failed``, ``ungrounded``, ``format``) is asked
-    at most once an ask: ``asked`` holds those already sent. ``last_output`` (the last
-    cell's printed text) is quoted with the ungrounded numbers; ``last_error`` is the
-    error of the last cell when it failed. Without files, an answer is sent back when
-    no code ran and it states a number the question does not."""
+    Each kind (``no-code``, ``unrun``, ``failed``, ``ungrounded``, ``period``,
+    ``format``) is asked at most once an ask: ``asked`` holds those already sent.
+    ``last_output`` (the last cell's printed text) is quoted with the ungrounded
+    numbers; ``last_error`` is the error of the last cell when it failed; ``period`` is
+    ``_periods``' message when the code grouped a period question by whole dates.
+    Without files, an answer is sent back when no code ran and it states a number the
+    question does not."""
     if not ran_code and "no-code" not in asked:
         if has_files:
             return "no-code", _NO_CODE
@@ -104,6 +108,8 @@ def recheck_message(
             output = trim_text(last_output.strip(), _OUTPUT_LIMIT)
             message += _LAST_OUTPUT.format(output=output)
         return "ungrounded", message
+    if period and "period" not in asked:
+        return "period", period
     forms = _ASKED_FORM.findall(question)
     if forms and "format" not in asked and not _filled(question, answer):
         message = _FORMAT.format(form=" ".join(dict.fromkeys(forms)))
@@ -262,4 +268,5 @@ def is_question(message: JSONDict) -> bool:
         and not content.startswith(_UNGROUNDED.split("{", 1)[0])
         and not content.startswith(_FAILED.split("{", 1)[0])
         and not content.startswith(_FORMAT.split("{", 1)[0])
+        and not content.startswith(PERIOD_MESSAGE.split("{", 1)[0])
     )
