@@ -47,7 +47,7 @@ from reckon._exceptions import SessionError
 from reckon.client._session import Runtime, Session
 from reckon.eval._answers import matches_expected, normalized_answer, run_check
 from reckon.eval._questions import Question
-from reckon.eval._reproduce import reproduce_in_sandbox, reproduce_notebook
+from reckon.reproduce import reproduce_in_sandbox, reproduce_notebook
 
 __all__ = ["RunRecord", "evaluate", "run_question", "summarize"]
 
