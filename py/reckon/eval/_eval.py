@@ -4,7 +4,7 @@ Each run is a fresh session (a fresh browser context: its own sandbox, agent
 and files) on one shared relay and Chromium, so runs cannot leak state into
 each other, and only the browser start-up is shared.
 
-Definitions (also in README, "Evaluation"):
+Definitions (also in docs/evaluation.md):
 
 - a run **executed** when its ask ended with status ``ok``, at least one code step
   ran, and every code step's result had status ``ok`` (no error, timeout or
