@@ -90,7 +90,7 @@ SANDBOX_EAGER = (
     "reckon",
 )  # fmt: skip
 
-# What each pure-Python wheel is for, as the fetch log says it (README "Dependencies").
+# What each pure-Python wheel is for, as the fetch log says it (docs/dependencies.md).
 PURPOSE = {
     "openpyxl": "reads and writes .xlsx uploads",
     "et-xmlfile": "openpyxl's XML writer",

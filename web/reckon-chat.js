@@ -1,4 +1,4 @@
-// <reckon-chat>: the whole chat as one element, for any page (README.md, "Widget").
+// <reckon-chat>: the whole chat as one element, for any page (docs/javascript.md, "Widget").
 //
 //   <script type="module" src="https://reckon.example/reckon-chat.js"></script>
 //   <reckon-chat relay="https://reckon.example/" model="reckon-demo" height="40rem"

@@ -9,7 +9,8 @@ The package has three parts that never import each other:
 ``reckon.client`` (CPython only) drives all three from Python: ``reckon.Session``
 runs the product headless. It is imported on first use, so importing ``reckon``
 inside Pyodide never reaches for the relay's dependencies or Playwright.
-``reckon.eval`` (CPython only) is the evaluation harness on top of it, and
+``reckon.reproduce`` (CPython only) re-runs an exported notebook and compares its
+outputs; ``reckon.eval`` (CPython only) is the evaluation harness on top of both, and
 ``reckon._cli`` the ``reckon`` command over the relay and the harness.
 """
 

@@ -151,7 +151,7 @@ class ListReply(TypedDict):
 
 
 class AskOutcome(TypedDict):
-    """The agent's ``ask`` reply payload (README, JS API ``ask()``)."""
+    """The agent's ``ask`` reply payload (docs/javascript.md, ``ask()``)."""
 
     status: str
     answer: str

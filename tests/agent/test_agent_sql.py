@@ -18,7 +18,7 @@ from reckon.agent import (
     replay_cells,
 )
 from reckon.agent._code import parse_tool_arguments, sql_cell
-from reckon.eval._reproduce import reproduce_notebook
+from reckon.reproduce import reproduce_notebook
 from support import QUESTION_SETS, ScriptedModel
 
 from .helpers import KernelExecutor, answer, mentions, model_steps, run

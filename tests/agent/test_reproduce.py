@@ -18,11 +18,10 @@ from reckon.agent import (
     replay_cells,
 )
 from reckon.agent._import import import_into
-from reckon.eval._compare import compare_cell, normalize_text, table_values
 from reckon.eval._eval import RunRecord, summarize
 from reckon.eval._questions import Question
 from reckon.eval._report import build_report, write_report
-from reckon.eval._reproduce import reproduce_notebook
+from reckon.reproduce import compare_cell, normalize_text, reproduce_notebook, table_values
 
 from .helpers import KernelExecutor, run
 

@@ -161,7 +161,7 @@ def test_the_shipped_checks_accept_the_right_ranking_and_refuse_another() -> Non
 def a_sample_of_the_shipped_set(tmp_path: Path, *, every: int) -> Path:
     """Every n-th shipped question with its files: each run pays a cold browser start,
     so the suite samples the set; `reckon eval benchmarks/questions/questions.jsonl`
-    measures all of it (README, "Evaluation")."""
+    measures all of it (docs/evaluation.md)."""
     lines = QUESTIONS.read_text().splitlines()
     sample = [line for i, line in enumerate(lines) if line.strip() and i % every == 0]
     for line in sample:
@@ -182,7 +182,7 @@ def test_the_demo_model_on_the_shipped_set(a_built_site: Path, tmp_path: Path) -
         assert 0.0 <= summary[rate] <= 1.0, (rate, summary[rate])
     assert summary["runs"] == 2 * summary["questions"]
     assert report["setup"]["model"] == "reckon-demo"
-    # Measured: every question right in both runs (README, "Evaluation").
+    # Measured: every question right in both runs (docs/evaluation.md).
     assert summary["answer_accuracy"] >= 0.8, report["failures"]
     assert summary["execution_success_rate"] >= 0.8, report["failures"]
     assert summary["reproducibility"] == 1.0, summary["per_question"]

@@ -17,7 +17,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from reckon.eval._reproduce import reproduce_notebook
+from reckon.reproduce import reproduce_notebook
 from support import ROOT
 
 from .helpers import call, page_call, run, upload_bytes

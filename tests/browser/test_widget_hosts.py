@@ -33,7 +33,7 @@ from .widget_kit import (
 pytestmark = pytest.mark.browser
 
 
-# The host page's own CSP, as README.md ("Widget") says a host with one must allow.
+# The host page's own CSP, as docs/javascript.md ("Widget") says a host with one must allow.
 TWO_WIDGETS = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Two widgets</title>
 <meta http-equiv="Content-Security-Policy" content="default-src 'self'; \
@@ -86,7 +86,7 @@ def test_a_page_on_another_origin_embeds_and_asks_the_demo_model(a_two_widget_pa
     assert pngs and pngs[0].startswith(PNG_MAGIC)
     page.locator("#one img.figure").first.wait_for()
     assert page.locator("#two img.figure").count() == 0
-    # Everything fit in the host's CSP (the policy README.md gives for hosts).
+    # Everything fit in the host's CSP (the policy docs/javascript.md gives for hosts).
     assert page.evaluate("() => window.__violations") == []
 
 

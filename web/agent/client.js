@@ -256,7 +256,7 @@ export class Agent extends EventTarget {
    * and that frame's <meta> policy is AGENT_CSP. A page cannot start a worker from
    * another origin's script (an embedded <reckon-chat> whose files are hosted
    * elsewhere); then the blob: script is the page's own and inherits the page's policy
-   * (README, "Embedding"). Either way the script is told where the site's files are.
+   * (docs/javascript.md, "From another origin"). Either way the script is told where the site's files are.
    * @param {URL} url @param {string} name @returns {Promise<Worker>}
    */
   async spawnWorker(url, name) {

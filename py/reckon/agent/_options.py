@@ -30,7 +30,7 @@ class AgentOptions:
     observation_limit: int = 6000  # characters of a cell's output the model reads
     # How long a cell may take to honour an interrupt before we stop waiting for it.
     interrupt_grace: float = 10.0
-    # The person's say over the loop (README "Control").
+    # The person's say over the loop (docs/control.md).
     # Tokens this conversation may use in all (None: no limit); ask() may add a
     # limit for one answer.
     token_budget: int | None = None

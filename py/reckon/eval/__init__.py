@@ -2,8 +2,8 @@
 
 It asks a question set through the real product path (``reckon.client.Session``:
 relay, agent, browser sandbox), checks each answer (``_answers``), re-runs each
-exported notebook (``_reproduce``, cell by cell with ``_compare``) and writes the
-report (``_report``). ``reckon.client`` never imports it.
+exported notebook (``reckon.reproduce``) and writes the report (``_report``).
+``reckon.client`` never imports it.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from reckon.eval._eval import RunRecord, evaluate, summarize
 from reckon.eval._questions import Question, load_questions
 from reckon.eval._report import build_report, write_report
-from reckon.eval._reproduce import reproduce_in_sandbox, reproduce_notebook
+from reckon.reproduce import reproduce_in_sandbox, reproduce_notebook
 
 __all__ = [
     "Question",

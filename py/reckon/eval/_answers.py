@@ -1,7 +1,7 @@
 """Checking answers: the ``@name[value]`` closed form, numbers at printed precision,
 and ``check`` expressions in a restricted namespace.
 
-Rules (README, "Evaluation"):
+Rules (docs/evaluation.md):
 
 - ``@name[value]`` pairs are read from the expected string and from the answer.
   **Strict** (``matches_expected(..., strict=True)``, the headline accuracy): every

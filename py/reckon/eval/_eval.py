@@ -4,7 +4,7 @@ Each run is a fresh session (a fresh browser context: its own sandbox, agent
 and files) on one shared relay and Chromium, so runs cannot leak state into
 each other, and only the browser start-up is shared.
 
-Definitions (also in README, "Evaluation"):
+Definitions (also in docs/evaluation.md):
 
 - a run **executed** when its ask ended with status ``ok``, at least one code step
   ran, and every code step's result had status ``ok`` (no error, timeout or
@@ -47,7 +47,7 @@ from reckon._exceptions import SessionError
 from reckon.client._session import Runtime, Session
 from reckon.eval._answers import matches_expected, normalized_answer, run_check
 from reckon.eval._questions import Question
-from reckon.eval._reproduce import reproduce_in_sandbox, reproduce_notebook
+from reckon.reproduce import reproduce_in_sandbox, reproduce_notebook
 
 __all__ = ["RunRecord", "evaluate", "run_question", "summarize"]
 

@@ -1,6 +1,6 @@
 """``python -m reckon.server serve ...``, the same as the ``reckon`` command.
 
-Kept because the README and the benchmarks start the relay (and ``eval``) this
+Kept because docs/evaluation.md and the benchmarks start the relay (and ``eval``) this
 way. Only this launcher, which nothing imports, reaches up to ``reckon._cli``.
 """
 

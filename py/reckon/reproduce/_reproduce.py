@@ -33,7 +33,6 @@ The report says which cells differed and, where the code shows it, why
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
@@ -42,17 +41,30 @@ import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from reckon._exceptions import SessionError
-from reckon.eval._compare import compare_cell
+from reckon.reproduce._compare import compare_cell
 
-if TYPE_CHECKING:
-    from reckon.client._session import Session
+__all__ = [
+    "RUNS_FILE",
+    "SandboxSession",
+    "execute_cells",
+    "reproduce_in_sandbox",
+    "reproduce_notebook",
+]
 
-__all__ = ["execute_cells", "reproduce_in_sandbox", "reproduce_notebook"]
+RUNS_FILE = "reckon-runs.json"  # what the child process (``__main__``) writes
 
-_RUNS_FILE = "reckon-runs.json"
+
+class SandboxSession(Protocol):
+    """What ``reproduce_in_sandbox`` needs of a session: ``reckon.Session`` is one.
+    Named by shape, not imported, so that ``reckon.client`` can re-export this
+    package without a circle."""
+
+    def upload(self, file: str | os.PathLike[str] | tuple[str, bytes]) -> dict[str, Any]: ...
+
+    def run(self, code: str, *, timeout_ms: int | None = None) -> dict[str, Any]: ...
 
 
 def reproduce_notebook(
@@ -95,7 +107,7 @@ _SANDBOX_PREAMBLE = "import os as _reckon_os\n_reckon_os.chdir('/')\ndel _reckon
 
 
 def reproduce_in_sandbox(
-    session: Session,
+    session: SandboxSession,
     notebook: str | dict[str, Any],
     files: Iterable[str | os.PathLike[str]] = (),
     *,
@@ -163,7 +175,7 @@ def execute_cells(sources: list[str], workdir: Path, *, timeout_s: float) -> lis
     env["MPLBACKEND"] = "Agg"
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "reckon.eval._reproduce", str(workdir)],
+            [sys.executable, "-m", "reckon.reproduce", str(workdir)],
             cwd=workdir,
             env=env,
             capture_output=True,
@@ -175,29 +187,8 @@ def execute_cells(sources: list[str], workdir: Path, *, timeout_s: float) -> lis
         raise SessionError(
             f"the notebook did not finish on CPython within {timeout_s:.0f} s"
         ) from None
-    runs_file = workdir / _RUNS_FILE
+    runs_file = workdir / RUNS_FILE
     if done.returncode != 0 or not runs_file.is_file():
         raise SessionError(f"the CPython run of the notebook crashed: {done.stderr[-2000:]}")
     runs: list[dict[str, Any]] = json.loads(runs_file.read_text(encoding="utf-8"))
     return runs
-
-
-def _main(workdir: str) -> None:
-    """In the child process: run the cells, write their results (figures without bytes)."""
-    from reckon.kernel import Kernel
-
-    os.chdir(workdir)
-    sources = json.loads(Path("cells.json").read_text(encoding="utf-8"))
-    session = Kernel(data_dir="data", output_dir="output")
-    session.namespace = {"__name__": "__main__"}  # as a fresh Jupyter kernel: nothing pre-loaded
-    runs = []
-    for source in sources:
-        result = asyncio.run(session.run(source))
-        for figure in result.get("figures") or []:
-            figure["png_chars"] = len(figure.pop("png", "") or "")
-        runs.append(result)
-    Path(_RUNS_FILE).write_text(json.dumps(runs, ensure_ascii=False), encoding="utf-8")
-
-
-if __name__ == "__main__":
-    _main(sys.argv[1])
