@@ -108,8 +108,9 @@ def test_the_loop_sends_a_per_day_answer_back_and_takes_the_monthly_one(
     put_file(executor, "weather.csv", _weather())
     by_day = "df['date'] = pd.to_datetime(df['date'])\n" + BY_DAY
     by_month = "print(df.groupby(df['date'].dt.month)['precipitation'].sum().idxmax())"
-    model = ScriptedModel([code_reply(by_day), answer("The wettest month is March."),
-                           code_reply(by_month), answer("The wettest month is 11, November.")])  # fmt: skip
+    replies = [code_reply(by_day), answer("The wettest month is March.")]
+    replies += [code_reply(by_month), answer("The wettest month is 11, November.")]
+    model = ScriptedModel(replies)
     environment = executor.environment()
     question = "Which month had the most precipitation in total?"
     outcome = run(Agent(model, executor).ask(question, environment=environment))

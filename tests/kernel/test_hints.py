@@ -30,6 +30,13 @@ SETUP = (
         pytest.param(
             "df['precipitation'].sum().idxmax()", "AttributeError", "already reduced", id="scalar"
         ),
+        pytest.param(
+            "m = df.groupby(df['date'].dt.month)['precipitation'].sum().idxmax()\n"
+            "m.strftime('%B')",
+            "AttributeError",
+            "calendar.month_name[value]",
+            id="a-month-number-is-not-a-date",
+        ),
         pytest.param("dff.head()", "NameError", "did you mean 'df'", id="misspelt-table"),
         pytest.param(
             "m = df['precipitation'].mean()\n@mean[m]",

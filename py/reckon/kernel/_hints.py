@@ -26,6 +26,8 @@ _DATE_PARTS = {
 }  # fmt: skip
 _ANSWER_FORM = re.compile(r"@[A-Za-z_]\w*\[")
 _SCALAR = re.compile(r"'(numpy\.\w+|float|int|str|bool)' object has no attribute '(\w+)'")
+_DATE_METHODS = {"strftime", "month_name", "day_name", "year", "month", "day", "hour",
+                 "date", "isoformat", "weekday", "dt", "to_pydatetime"}  # fmt: skip
 _FRAME_ATTRIBUTE = re.compile(r"'(DataFrame|Series)' object has no attribute '([^']+)'")
 
 
@@ -134,6 +136,14 @@ def _holding_column(key: str, frame: Any) -> str | None:
 
 def _attribute(message: str, frames: list[Any]) -> str:
     scalar = _SCALAR.search(message)
+    if scalar and "int" in scalar.group(1) and scalar.group(2) in _DATE_METHODS:
+        # Seen: a month taken with .dt.month, then .strftime('%B') on the number.
+        return (
+            f"this value is a plain number ({scalar.group(1)}), not a date: a part taken "
+            f"with .dt.month, .dt.year or .dt.hour is already a number; name a month "
+            f"number with calendar.month_name[value] (import calendar), or group by "
+            f".dt.month_name() / .dt.day_name() to get names"
+        )
     if scalar and scalar.group(2) in _SERIES_METHODS:
         return (
             f"this value is a single {scalar.group(1)}, not a Series: an earlier step (such "
