@@ -31,8 +31,7 @@ SETUP = (
             "df['precipitation'].sum().idxmax()", "AttributeError", "already reduced", id="scalar"
         ),
         pytest.param(
-            "m = df.groupby(df['date'].dt.month)['precipitation'].sum().idxmax()\n"
-            "m.strftime('%B')",
+            "m = df.groupby(df['date'].dt.month)['precipitation'].sum().idxmax()\nm.strftime('%B')",
             "AttributeError",
             "calendar.month_name[value]",
             id="a-month-number-is-not-a-date",
