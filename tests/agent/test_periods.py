@@ -70,7 +70,7 @@ def test_date_columns_are_those_loaded_or_named_as_dates() -> None:
 def test_grouping_by_the_whole_date_is_sent_back(code: str) -> None:
     message = period_recheck("Which month had the most rain?", [code], ENVIRONMENT)
     assert "grouped the rows by the whole date column 'date'" in message
-    assert "df.groupby(df['date'].dt.month)" in message
+    assert "df.groupby(df['date'].dt.month_name())" in message
 
 
 @pytest.mark.parametrize(

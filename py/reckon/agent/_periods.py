@@ -21,9 +21,11 @@ from reckon.agent._types import JSONDict
 
 __all__ = ["PERIOD_MESSAGE", "asked_period", "date_columns", "period_recheck"]
 
-# A period word -> how pandas groups a datetime column by it.
+# A period word -> how pandas groups a datetime column by it. Months by name: seen
+# with the real model, grouping by .dt.month and then calling .strftime('%B') on the
+# month number it got, three times over.
 _PERIODS = {
-    "year": ".dt.year", "quarter": ".dt.quarter", "month": ".dt.month",
+    "year": ".dt.year", "quarter": ".dt.quarter", "month": ".dt.month_name()",
     "week": ".dt.isocalendar().week", "weekday": ".dt.day_name()", "hour": ".dt.hour",
 }  # fmt: skip
 _WORDS = {
