@@ -71,6 +71,7 @@ def test_grouping_by_the_whole_date_is_sent_back(code: str) -> None:
     message = period_recheck("Which month had the most rain?", [code], ENVIRONMENT)
     assert "grouped the rows by the whole date column 'date'" in message
     assert "df.groupby(df['date'].dt.month_name())" in message
+    assert "already names" in message
 
 
 @pytest.mark.parametrize(

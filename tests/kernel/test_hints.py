@@ -36,6 +36,13 @@ SETUP = (
             "calendar.month_name[value]",
             id="a-month-number-is-not-a-date",
         ),
+        pytest.param(
+            "m = df.groupby(df['date'].dt.month_name())['precipitation'].sum().idxmax()\n"
+            "m.strftime('%B')",
+            "AttributeError",
+            "drop the .strftime(...) call",
+            id="a-month-name-is-not-a-date",
+        ),
         pytest.param("dff.head()", "NameError", "did you mean 'df'", id="misspelt-table"),
         pytest.param(
             "m = df['precipitation'].mean()\n@mean[m]",

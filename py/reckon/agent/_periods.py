@@ -46,8 +46,10 @@ PERIOD_MESSAGE = (
     "column {column!r} (one group per distinct date and time), not by {period}. Group by "
     "the {period} instead, for example df.groupby(df[{column!r}]{accessor}) (or "
     "df[{column!r}].dt.to_period(...) for each {period} of each year), then answer again "
-    "from the new output."
+    "from the new output.{named}"
 )
+# What the model did next when it was not said: .strftime('%B') on the name it got.
+_NAMED = " Its labels are already names: print them as they are, with no .strftime."
 
 
 def asked_period(question: str, columns: Iterable[str] = ()) -> str:
@@ -93,7 +95,9 @@ def period_recheck(question: str, codes: list[str], environment: JSONDict) -> st
     column = _whole_date_key(codes[-1], dates)
     if not column or any(_rewrites(code, column) for code in codes):
         return ""
-    return PERIOD_MESSAGE.format(period=period, column=column, accessor=_PERIODS[period])
+    accessor = _PERIODS[period]
+    named = _NAMED if accessor.endswith("_name()") else ""
+    return PERIOD_MESSAGE.format(period=period, column=column, accessor=accessor, named=named)
 
 
 def _whole_date_key(code: str, dates: set[str]) -> str:

@@ -136,14 +136,22 @@ def _holding_column(key: str, frame: Any) -> str | None:
 
 def _attribute(message: str, frames: list[Any]) -> str:
     scalar = _SCALAR.search(message)
-    if scalar and "int" in scalar.group(1) and scalar.group(2) in _DATE_METHODS:
-        # Seen: a month taken with .dt.month, then .strftime('%B') on the number.
-        return (
-            f"this value is a plain number ({scalar.group(1)}), not a date: a part taken "
-            f"with .dt.month, .dt.year or .dt.hour is already a number; name a month "
-            f"number with calendar.month_name[value] (import calendar), or group by "
-            f".dt.month_name() / .dt.day_name() to get names"
-        )
+    if scalar and scalar.group(2) in _DATE_METHODS:
+        # Seen: a month taken with .dt.month (or .dt.month_name()), then .strftime('%B')
+        # called on the number (or the name) it gave, three times over.
+        if scalar.group(1) == "str":
+            return (
+                f"this value is already text (a str, such as a name that .dt.month_name() "
+                f"or .dt.day_name() gave), not a date: it has no .{scalar.group(2)}; use "
+                f"the value as it is (drop the .{scalar.group(2)}(...) call)"
+            )
+        if "int" in scalar.group(1):
+            return (
+                f"this value is a plain number ({scalar.group(1)}), not a date: a part "
+                f"taken with .dt.month, .dt.year or .dt.hour is already a number; name a "
+                f"month number with calendar.month_name[value] (import calendar), or group "
+                f"by .dt.month_name() / .dt.day_name() to get names"
+            )
     if scalar and scalar.group(2) in _SERIES_METHODS:
         return (
             f"this value is a single {scalar.group(1)}, not a Series: an earlier step (such "
