@@ -9,7 +9,7 @@ from datetime import date, timedelta
 import pytest
 
 from reckon.agent import Agent
-from reckon.agent._periods import asked_period, date_columns, period_recheck
+from reckon.agent._periods import asked_period, date_columns, part_recheck, period_recheck
 from support import ScriptedModel
 
 from .helpers import KernelExecutor, answer, code_reply, put_file, run
@@ -123,3 +123,48 @@ def test_the_loop_sends_a_per_day_answer_back_and_takes_the_monthly_one(
     assert "2012-03-15" in codes[0]["result"]["stdout"]  # the per-day answer really was March
     assert codes[-1]["result"]["stdout"].strip() == "11"
     assert len(model.requests) == 4  # once: the monthly answer stands
+
+
+@pytest.mark.parametrize(
+    ("question", "code", "said"),
+    [
+        ("How much rain fell in November?", "df[df['date'].dt.month == 10]['p'].sum()",
+         "names November, but your code compares .dt.month with 10"),
+        ("Total sales in March and May?", "df[df.d.dt.month.isin([2, 4])].s.sum()",
+         "names March and May"),
+        ("Average price in 2001", "df[df['date'].dt.year == 2000]['price'].mean()",
+         "compares .dt.year with 2000"),
+        ("How many orders on Mondays?", "len(df[df['d'].dt.dayofweek == 1])",
+         "Monday is 0"),
+    ],
+)  # fmt: skip
+def test_a_part_picked_by_the_wrong_number_goes_back(question: str, code: str, said: str) -> None:
+    assert said in part_recheck(question, [code])
+
+
+@pytest.mark.parametrize(
+    ("question", "code"),
+    [
+        ("How much rain fell in November?", "df[df['date'].dt.month == 11]['p'].sum()"),
+        ("How much rain fell in November?", "df[df['date'].dt.month.isin([10, 11])]['p'].sum()"),
+        ("How much rain fell in 2012?", "df[df['date'].dt.month == 10]['p'].sum()"),
+        ("What may the total be?", "df[df['date'].dt.month == 1]['p'].sum()"),
+        ("Total rain", "df[df['date'].dt.month == 10]['p'].sum()"),
+        ("How much rain fell in November?", "df[df['month'] == 10]['p'].sum()"),
+    ],
+)
+def test_a_part_the_question_names_or_does_not_name_stands(question: str, code: str) -> None:
+    assert part_recheck(question, [code]) == ""
+
+
+def test_the_loop_sends_the_wrong_month_back(executor: KernelExecutor) -> None:
+    put_file(executor, "weather.csv", _weather())
+    wrong = "print(df[df['date'].dt.month == 10]['precipitation'].sum())"
+    right = "print(df[df['date'].dt.month == 11]['precipitation'].sum())"
+    replies = [code_reply(wrong), answer("It rained 0.0 mm in November.")]
+    replies += [code_reply(right), answer("It rained 90.0 mm in November.")]
+    model = ScriptedModel(replies)
+    question = "How much precipitation fell in November?"
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["status"] == "ok" and outcome["answer"] == "It rained 90.0 mm in November."
+    assert "January is 1, December is 12" in model.requests[2].messages[-1]["content"]

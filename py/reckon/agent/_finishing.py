@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from reckon.agent._grounding import ground_answer, step_sources
 from reckon.agent._method import answer_method
-from reckon.agent._periods import period_recheck
+from reckon.agent._periods import part_recheck, period_recheck
 from reckon.agent._recheck import (
     EMPTY_REPLY,
     is_question,
@@ -99,12 +99,18 @@ class Finishing:
             asked=frozenset(progress.rechecks),
             last_output=self._last_output(),
             last_error=progress.last_error if progress.failures else "",
-            period=period_recheck(self._question(), self._codes(), self.environment),
+            period=self._period_check(),
         )
         if found is None:
             return None
         progress.rechecks.add(found[0])
         return found[1]
+
+    def _period_check(self) -> str:
+        """What a period question answered per date, or a month, weekday or year picked
+        by the wrong number, is sent back with (``_periods``)."""
+        question, codes = self._question(), self._codes()
+        return period_recheck(question, codes, self.environment) or part_recheck(question, codes)
 
     def _codes(self) -> list[str]:
         """The code of this answer's cells that ran, in order."""

@@ -18,7 +18,7 @@ from reckon.agent._code import unrun_blocks
 from reckon.agent._fences import only_block
 from reckon.agent._grounding import find_numbers
 from reckon.agent._observe import trim_text, user_text
-from reckon.agent._periods import PERIOD_MESSAGE
+from reckon.agent._periods import PART_MESSAGE, PERIOD_MESSAGE
 from reckon.agent._retry import FRESH_START
 from reckon.agent._types import JSONDict
 
@@ -269,4 +269,5 @@ def is_question(message: JSONDict) -> bool:
         and not content.startswith(_FAILED.split("{", 1)[0])
         and not content.startswith(_FORMAT.split("{", 1)[0])
         and not content.startswith(PERIOD_MESSAGE.split("{", 1)[0])
+        and not content.startswith(PART_MESSAGE.split("{", 1)[0])
     )
