@@ -167,13 +167,12 @@ def _describe(entry: JSONDict, *, loaded_as: str | None, rows: bool) -> str:
         if entry.get("rows") is not None:
             head += f", {_clip(entry['rows'], 20)} rows"
         lines = [head]
-        columns = _columns(entry.get("columns"))
+        raw_columns = entry.get("columns")
+        listed: list[Any] = raw_columns if isinstance(raw_columns, list) else []
+        columns = _columns(listed[:_MAX_COLUMNS])
         if columns:
-            shown = ", ".join(columns[:_MAX_COLUMNS])
-            more = (
-                f", … ({len(columns) - _MAX_COLUMNS} more)" if len(columns) > _MAX_COLUMNS else ""
-            )
-            lines.append(f"  columns: {shown}{more}")
+            more = f", … ({len(listed) - _MAX_COLUMNS} more)" if len(listed) > _MAX_COLUMNS else ""
+            lines.append(f"  columns: {', '.join(columns)}{more}")
         sheets = [s for s in entry.get("sheets") or [] if isinstance(s, dict | str)]
         if len(sheets) > 1:
             names = [
@@ -199,7 +198,7 @@ def _describe(entry: JSONDict, *, loaded_as: str | None, rows: bool) -> str:
             lines.append(f"  load it: df = {read_with}")
         if entry.get("sql_table"):
             lines.append(f"  SQL table: {_clip(entry['sql_table'], _NAME_CHARS)}")
-        notes = [_clip(n, _NOTE_CHARS) for n in entry.get("notes") or []]
+        notes = [_clip(n, _NOTE_CHARS) for n in list(entry.get("notes") or [])[:20]]
         if loaded_as:
             # Loaded already: how the reader got there is noise; what the data means is not.
             notes = [n for n in notes if _MEANING.search(n)]
@@ -247,7 +246,7 @@ def _columns(raw: Any) -> list[str]:
     columns: list[str] = []
     for column in raw or []:
         if isinstance(column, dict):
-            dtype = f" ({column['dtype']})" if column.get("dtype") else ""
+            dtype = f" ({_clip(column['dtype'], 20)})" if column.get("dtype") else ""
             columns.append(f"{_quoted(column.get('name'))}{dtype}")
         else:
             columns.append(_quoted(column))
