@@ -11,8 +11,8 @@ codes; nested up to ``_DEPTH``). In each, a value is found:
 - with its separators collapsed (``_lexicon.Squeezed``: ``CorneliusAshdown``,
   ``A l i c e``, ``7-3-4-1-2``);
 - as a number: by value (``73400`` is ``73,400.0``), rounded (down to the whole number
-  either side), and scaled by a power of ten (``73.4`` for ``73400``) when it has three
-  significant digits or more.
+  either side), scaled by a power of ten (``73.4`` for ``73400``) when it has three
+  significant digits or more, and written backwards when it has four digits or more.
 
 What is found is hidden in the original text (the views map back to it). Integers
 from -9 to 9 are never hidden: they are counts, indexes and shapes. A kept name (a
@@ -91,6 +91,8 @@ class Redactor:
         # Whole numbers spaced out one digit apart (7 3 4 1 2) or in long groupings.
         whole = {str(int(abs(n))) for n in self._numbers if n == int(n) and abs(n) >= 1000}
         self._spaced_numbers = Squeezed(w for w in whole if abs(int(w)) < 10**18)
+        # A number printed backwards (``21437`` for 73412, ``57.32188`` for 88123.75).
+        self._reversed = {r for r in map(_reversed, self._numbers) if r is not None}
         self.memo: dict[str, str] = {}  # texts already filtered, by ``hidden``
 
     def hidden(self, text: str) -> str:
@@ -154,7 +156,7 @@ class Redactor:
         value = float(token.replace(",", ""))
         if value == int(value) and -9 <= value <= 9:
             return False
-        if value in self._numbers:
+        if value in self._numbers or value in self._reversed:
             return True
         if value == int(value) and value in self._rounded[0]:
             return True
@@ -197,6 +199,18 @@ class Redactor:
         files = [f for f in result.get("files") or [] if isinstance(f, dict)]
         filtered["files"] = [{**f, "path": clean(f.get("path"))} for f in files]
         return filtered, total
+
+
+def _reversed(value: float) -> float | None:
+    """``value`` written backwards, when it has four digits or more and does not end in
+    a zero (backwards, a leading zero would make it a shorter, common number)."""
+    if not math.isfinite(value) or abs(value) >= 1e15:
+        return None
+    text = str(int(abs(value))) if value == int(value) else repr(abs(value))
+    digits = text.replace(".", "")
+    if len(digits) < _FOLDED or text.endswith("0") or "e" in text or not digits.isdigit():
+        return None
+    return float(text[::-1])
 
 
 def _distinct(*views: View) -> list[View]:
