@@ -58,6 +58,8 @@ FORMS = {
     "rot13": codecs.encode(NAME, "rot13"),
     "character-codes": str([ord(c) for c in NAME]),
     "encoded-twice": base64.b64encode(NAME.encode().hex().encode()).decode(),
+    "words-swapped": "Ashdown Cornelius",
+    "words-swapped-comma": "Ashdown, Cornelius",
     "two-lines": NAME.replace(" ", "\n"),
     "split-across-lines": NAME[:7] + "\n" + NAME[7:],
     "one-per-line": "\n".join(NAME),

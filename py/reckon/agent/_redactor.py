@@ -7,7 +7,8 @@ numbers, rot13), and inside the runs ``_decode`` finds (base64/32/85, hex, chara
 codes; nested up to ``_DEPTH``). In each, a value is found:
 
 - as written (short values) or in any letter case, and reversed (values of four
-  characters or more: shorter ones would hide common words);
+  characters or more: shorter ones would hide common words), and a value of two to
+  four words with its words in the other order;
 - with its separators collapsed (``_lexicon.Squeezed``: ``CorneliusAshdown``,
   ``A l i c e``, ``7-3-4-1-2``);
 - as a number: by value (``73400`` is ``73,400.0``), rounded (down to the whole number
@@ -74,6 +75,9 @@ class Redactor:
         # is found as written: "Sales" must not hide the table `sales`.
         names = {k.casefold() for k in kept}
         long = {w for w in words if len(w) >= _FOLDED and w.casefold() not in names}
+        # A name of two to four words is found in the other order too ("Ashdown
+        # Cornelius", "Ashdown, Cornelius" once squeezed).
+        long |= {" ".join(w.split()[::-1]) for w in long if 2 <= len(w.split()) <= 4}
         self._exact = Lexicon(words - long)
         self._folded = Lexicon(long | {w[::-1] for w in long}, fold=True)
         self._squeezed = Squeezed(long | {w[::-1] for w in long})
