@@ -78,6 +78,8 @@ FORMS = {
     "number-0b": bin(73412),
     "number-one-digit-per-line": "\n".join("73412"),
     "number-reversed": "21437",
+    "number-suffixed": "73.412k",
+    "number-currency-code": "73412USD",
     "number-reversed-decimal": "57.32188",
 }
 VALUES = [NAME, "Ashdown & Sons"]
@@ -105,6 +107,7 @@ def test_a_value_in_each_form_is_hidden(form: str) -> None:
         "73\n412\ncount\n4\n5",  # numbers on their own lines are numbers
         "Cornelius\n\n\nAshdown",  # three line breaks apart: two lines of text
         "1000 and 0001 and 4370",  # backwards only from four digits without a final 0
+        "2024Q1 and 1080p and 3kg",  # suffixed numbers that are no value
     ],
 )
 def test_what_is_not_a_value_stays(text: str) -> None:

@@ -13,7 +13,8 @@ codes; nested up to ``_DEPTH``). In each, a value is found:
   ``A l i c e``, ``7-3-4-1-2``);
 - as a number: by value (``73400`` is ``73,400.0``), rounded (down to the whole number
   either side), scaled by a power of ten (``73.4`` for ``73400``) when it has three
-  significant digits or more, and written backwards when it has four digits or more.
+  significant digits or more, and written backwards when it has four digits or more;
+  also with a suffix of up to three letters (``73.4k``, ``73412USD``).
 
 What is found is hidden in the original text (the views map back to it). Integers
 from -9 to 9 are never hidden: they are counts, indexes and shapes. A kept name (a
@@ -39,6 +40,8 @@ __all__ = ["HIDDEN", "Redactor", "is_number"]
 
 HIDDEN = "[hidden]"
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w])")
+# A number with a unit or a suffix of up to three letters right after it (73.4k, 73412USD).
+_SUFFIXED = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?(?=[A-Za-z]{1,3}(?![\w]))")
 _MAX_DECIMALS = 6
 _FOLDED = 4  # values this long or longer are also found in any case and reversed
 _SCALED_DIGITS = 3  # significant digits a number needs to be found scaled
@@ -154,7 +157,8 @@ class Redactor:
     def _number_spans(self, text: str) -> list[tuple[int, int]]:
         if not self._numbers:
             return []
-        return [m.span() for m in _NUMBER.finditer(text) if self._protected(m.group(0))]
+        found = [*_NUMBER.finditer(text), *_SUFFIXED.finditer(text)]
+        return [m.span() for m in found if self._protected(m.group(0))]
 
     def _protected(self, token: str) -> bool:
         value = float(token.replace(",", ""))
