@@ -58,6 +58,11 @@ FORMS = {
     "rot13": codecs.encode(NAME, "rot13"),
     "character-codes": str([ord(c) for c in NAME]),
     "encoded-twice": base64.b64encode(NAME.encode().hex().encode()).decode(),
+    "words-swapped": "Ashdown Cornelius",
+    "words-swapped-comma": "Ashdown, Cornelius",
+    "two-lines": NAME.replace(" ", "\n"),
+    "split-across-lines": NAME[:7] + "\n" + NAME[7:],
+    "one-per-line": "\n".join(NAME),
     "number-scaled": "73.412",
     "number-rounded": "88124",
     "number-commas": "73,412",
@@ -71,6 +76,11 @@ FORMS = {
     "number-0x": hex(73412),
     "number-0o": oct(73412),
     "number-0b": bin(73412),
+    "number-one-digit-per-line": "\n".join("73412"),
+    "number-reversed": "21437",
+    "number-suffixed": "73.412k",
+    "number-currency-code": "73412USD",
+    "number-reversed-decimal": "57.32188",
 }
 VALUES = [NAME, "Ashdown & Sons"]
 NUMBERS = [73412.0, 88123.75]
@@ -94,6 +104,10 @@ def test_a_value_in_each_form_is_hidden(form: str) -> None:
         "73 and 412 and 7341 and 7.3",
         "one of the three columns",
         "QmFzZTY0IGlzIGZpbmU=",  # base64 of other text
+        "73\n412\ncount\n4\n5",  # numbers on their own lines are numbers
+        "Cornelius\n\n\nAshdown",  # three line breaks apart: two lines of text
+        "1000 and 0001 and 4370",  # backwards only from four digits without a final 0
+        "2024Q1 and 1080p and 3kg",  # suffixed numbers that are no value
     ],
 )
 def test_what_is_not_a_value_stays(text: str) -> None:

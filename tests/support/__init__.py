@@ -5,6 +5,7 @@ Tests import from here (``from support import ...``), never from a conftest modu
 the conftest files only register fixtures built from these pieces.
 """
 
+from ._bombs import BOMBS
 from ._browser import CHROMIUM_ARGS
 from ._markdown import live_markdown, rendered
 from ._paths import CHROMIUM, PY, QUESTION_SETS, ROOT, SITE, TEST_DATA
@@ -48,6 +49,7 @@ from ._upstream import (
 from ._wheels import tiny_wheel
 
 __all__ = [
+    "BOMBS",
     "CHROMIUM",
     "CHROMIUM_ARGS",
     "COMPLETION",

@@ -10,9 +10,12 @@ values. Both find a value only where it stands alone: not inside a longer word.
   ``555 01 2345`` are ``Cornelius Ashdown`` and ``555-01-2345``. A candidate is a run of
   letter-and-digit groups (a case change inside a word, ``AshDown``, and a change between
   letters and digits start a new group) with at most ``_GAP`` characters between two
-  groups and no line break; a value of digits only is found spaced one digit apart
-  (``7 3 4 1 2``) or, when it has six digits or more, in any grouping. A decimal point or
-  comma between digits is part of a number, never a separator.
+  groups; a value of digits only is found spaced one digit apart (``7 3 4 1 2``) or,
+  when it has six digits or more, in any grouping. One line break may be crossed where
+  a value was printed in parts (``Cornelius`` on one line, ``Ashdown`` on the next; a
+  character or a digit a line; two, where a space was printed as a line of its own),
+  not between groups of several digits (two numbers on two lines are two numbers). A
+  decimal point or comma between digits is part of a number, never a separator.
 """
 
 from __future__ import annotations
@@ -103,11 +106,12 @@ class Squeezed:
         groups = _groups(text)
         found = []
         for first in range(len(groups)):
-            length, single = 0, True
+            length, single, lines = 0, True, False
             for last in range(first, len(groups)):
-                start, end, broken = groups[last]
-                if last > first and broken:
+                start, end, gap = groups[last]
+                if last > first and gap == _WALL:
                     break
+                lines = lines or (last > first and gap == _LINE)
                 length += end - start
                 single = single and end - start == 1
                 if length > self._lengths[-1]:
@@ -119,21 +123,25 @@ class Squeezed:
                         found.append((groups[first][0], end))
                         continue
                 digits = self._digits.get(length)
-                if digits and (single or length >= _MIN_DIGITS_GROUPED):
+                if digits and (single or (length >= _MIN_DIGITS_GROUPED and not lines)):
                     squeezed = squeezed or _squeezed(text, groups, first, last)
                     if squeezed in digits:
                         found.append((groups[first][0], end))
         return found
 
 
-def _squeezed(text: str, groups: list[tuple[int, int, bool]], first: int, last: int) -> str:
+def _squeezed(text: str, groups: list[tuple[int, int, int]], first: int, last: int) -> str:
     return "".join(text[a:b] for a, b, _ in groups[first : last + 1]).lower()
 
 
-def _groups(text: str) -> list[tuple[int, int, bool]]:
-    """``(start, end, broken)`` for each group of letters or digits; ``broken``: the gap
-    before it may not be crossed (a line break, too long, a decimal point)."""
-    groups: list[tuple[int, int, bool]] = []
+_OPEN, _LINE, _WALL = 0, 1, 2  # the gap before a group: crossed, a line break, not crossed
+
+
+def _groups(text: str) -> list[tuple[int, int, int]]:
+    """``(start, end, gap)`` for each group of letters or digits; ``gap``: whether the
+    gap before it is crossed (``_OPEN``), is a line break or two (``_LINE``), or is not
+    (``_WALL``: too long, more lines, a decimal point)."""
+    groups: list[tuple[int, int, int]] = []
     start = None
     previous_end = 0
     for index, char in enumerate(text + "\0"):
@@ -142,8 +150,8 @@ def _groups(text: str) -> list[tuple[int, int, bool]]:
             if char.isalnum() and not _new_group(before, char):
                 continue
             gap = text[previous_end:start]
-            broken = not groups or _uncrossable(gap, text, previous_end, start)
-            groups.append((start, index, broken))
+            kind = _WALL if not groups else _gap(gap, text, previous_end, start)
+            groups.append((start, index, kind))
             previous_end, start = index, None
         if char.isalnum():
             start = index
@@ -156,9 +164,13 @@ def _new_group(before: str, char: str) -> bool:
     return before.islower() and char.isupper()
 
 
-def _uncrossable(gap: str, text: str, gap_start: int, gap_end: int) -> bool:
-    if len(gap) > _GAP or "\n" in gap or "\r" in gap:
-        return True
+def _gap(gap: str, text: str, gap_start: int, gap_end: int) -> int:
+    if len(gap) > _GAP:
+        return _WALL
+    if "\n" in gap or "\r" in gap:
+        # A space printed on a line of its own makes two breaks (``s``, `` ``, ``A``).
+        breaks = gap.replace("\r\n", "\n").count("\n") + gap.count("\r") - gap.count("\r\n")
+        return _LINE if breaks <= 2 else _WALL
     if gap in (".", ",") and gap_start > 0 and gap_end < len(text):
-        return text[gap_start - 1].isdigit() and text[gap_end].isdigit()
-    return False
+        return _WALL if text[gap_start - 1].isdigit() and text[gap_end].isdigit() else _OPEN
+    return _OPEN

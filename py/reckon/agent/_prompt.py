@@ -13,6 +13,18 @@ __all__ = ["build_system_prompt", "describe_file"]
 
 _MAX_COLUMNS = 40
 _MAX_PACKAGES = 60
+# Each file's part of the prompt is capped, whatever its inspect dict holds (an upload
+# can be made to describe itself at length: a 5 MB column name, a thousand sheets, a
+# cell that patches inspect), and so is the whole list: no upload pushes a request past
+# the relay's body limit (4 MB by default), and the other files are still described.
+_NAME_CHARS = 80  # a path, a column or sheet name
+_NOTE_CHARS = 300  # one note, the read line, an error message
+_NOTES_CHARS = 1_200
+_MAX_SHEETS = 10
+_MAX_HEAD_ROWS = 3
+_FILE_CHARS = 4_000
+_FILES_CHARS = 40_000  # past this, files are named only
+_MAX_FILES = 200  # and past this many, counted
 
 # Every sentence here was read against what small local models do with it: no
 # function-like names they might call (`read_with`), one rule about the final format,
@@ -105,10 +117,7 @@ def build_system_prompt(
         lines += ["", _SCHEMA_ONLY.format(allowed=shown)]
     if files:
         lines += ["", f"The user's files (in {data_dir}):"]
-        lines += [
-            describe_file(f, loaded_as=loaded.get(str(f.get("path"))), rows=not hides)
-            for f in files
-        ]
+        lines += _describe_files(files, loaded, rows=not hides)
         lines.append(
             # "pre-loaded read_table" was read as pandas' tab reader: say whose it is.
             "read_table(path) is Reckon's reader (not pandas'), already defined: it reads "
@@ -119,35 +128,62 @@ def build_system_prompt(
     return "\n".join(lines)
 
 
+def _describe_files(files: list[JSONDict], loaded: dict[str, str], *, rows: bool) -> list[str]:
+    """Each file's entry until the list's budget is spent, then the rest by name."""
+    lines: list[str] = []
+    spent = 0
+    for number, entry in enumerate(files):
+        if number == _MAX_FILES:
+            lines.append(f"- … and {len(files) - number} more files (list them with code)")
+            break
+        if spent > _FILES_CHARS:
+            name = _clip(entry.get("path") or entry.get("name") or "?", _NAME_CHARS)
+            line = f"- {name}: not described here (many files; look at it with code)"
+        else:
+            line = describe_file(entry, loaded_as=loaded.get(str(entry.get("path"))), rows=rows)
+        spent += len(line)
+        lines.append(line)
+    return lines
+
+
 def describe_file(entry: JSONDict, *, loaded_as: str | None = None, rows: bool = True) -> str:
-    """One file's entry in the prompt, from its inspect dict (PROTOCOL section 2);
-    ``loaded_as``: the variable that already holds it; ``rows``: its first rows may be
-    shown (never under schema privacy)."""
-    path = str(entry.get("path") or entry.get("name") or "?")
+    """One file's entry in the prompt, from its inspect dict (PROTOCOL section 2), at most
+    ``_FILE_CHARS`` long; ``loaded_as``: the variable that already holds it; ``rows``:
+    its first rows may be shown (never under schema privacy)."""
+    text = _describe(entry, loaded_as=loaded_as, rows=rows)
+    return text if len(text) <= _FILE_CHARS else text[: _FILE_CHARS - 1] + "…"
+
+
+def _describe(entry: JSONDict, *, loaded_as: str | None, rows: bool) -> str:
+    path = _clip(entry.get("path") or entry.get("name") or "?", _NAME_CHARS * 3)
     if entry.get("status") == "error":
-        return f"- {path}: cannot be read ({entry.get('message', 'unknown problem')})"
+        problem = _clip(entry.get("message", "unknown problem"), _NOTE_CHARS * 2)
+        return f"- {path}: cannot be read ({problem})"
     kind = entry.get("kind")
     if kind == "table":
         head = f"- {path}: table"
         if entry.get("format"):
-            head += f" ({entry['format']})"
+            head += f" ({_clip(entry['format'], 20)})"
         if entry.get("rows") is not None:
-            head += f", {entry['rows']} rows"
+            head += f", {_clip(entry['rows'], 20)} rows"
         lines = [head]
-        columns = _columns(entry.get("columns"))
+        raw_columns = entry.get("columns")
+        listed: list[Any] = raw_columns if isinstance(raw_columns, list) else []
+        columns = _columns(listed[:_MAX_COLUMNS])
         if columns:
-            shown = ", ".join(columns[:_MAX_COLUMNS])
-            more = (
-                f", … ({len(columns) - _MAX_COLUMNS} more)" if len(columns) > _MAX_COLUMNS else ""
-            )
-            lines.append(f"  columns: {shown}{more}")
+            more = f", … ({len(listed) - _MAX_COLUMNS} more)" if len(listed) > _MAX_COLUMNS else ""
+            lines.append(f"  columns: {', '.join(columns)}{more}")
         sheets = [s for s in entry.get("sheets") or [] if isinstance(s, dict | str)]
         if len(sheets) > 1:
-            names = [repr(str(s.get("name") if isinstance(s, dict) else s)) for s in sheets]
-            lines.append(f"  sheets: {', '.join(names)}")
+            names = [
+                _quoted(s.get("name") if isinstance(s, dict) else s) for s in sheets[:_MAX_SHEETS]
+            ]
+            more = f", … ({len(sheets) - _MAX_SHEETS} more)" if len(sheets) > _MAX_SHEETS else ""
+            lines.append(f"  sheets: {', '.join(names)}{more}")
         size = entry.get("size")
-        if entry.get("read_with") and loaded_as:
-            run = f"{loaded_as} = {entry['read_with']}"
+        read_with = _clip(entry.get("read_with") or "", _NOTE_CHARS)
+        if read_with and loaded_as:
+            run = f"{loaded_as} = {read_with}"
             lines.append(f"  loaded as {loaded_as}: use {loaded_as} (Reckon ran: {run})")
         elif isinstance(size, int) and size > TOO_BIG_TO_LOAD:
             # A runnable example: small models copy what they are shown.
@@ -158,17 +194,17 @@ def describe_file(entry: JSONDict, *, loaded_as: str | None = None, rows: bool =
                 f"read only the columns you need: df = read_table({path!r}, "
                 f'columns=[{example}]) (where="<SQL condition>" keeps only matching rows)'
             )
-        elif entry.get("read_with"):
-            lines.append(f"  load it: df = {entry['read_with']}")
+        elif read_with:
+            lines.append(f"  load it: df = {read_with}")
         if entry.get("sql_table"):
-            lines.append(f"  SQL table: {entry['sql_table']}")
-        notes = [str(n) for n in entry.get("notes") or []]
+            lines.append(f"  SQL table: {_clip(entry['sql_table'], _NAME_CHARS)}")
+        notes = [_clip(n, _NOTE_CHARS) for n in list(entry.get("notes") or [])[:20]]
         if loaded_as:
             # Loaded already: how the reader got there is noise; what the data means is not.
             notes = [n for n in notes if _MEANING.search(n)]
         if notes:
-            lines.append(f"  notes: {'; '.join(notes)}")
-        shown_rows = [r for r in entry.get("head") or [] if isinstance(r, list)]
+            lines.append(f"  notes: {_clip('; '.join(notes), _NOTES_CHARS)}")
+        shown_rows = [r for r in entry.get("head") or [] if isinstance(r, list)][:_MAX_HEAD_ROWS]
         if rows and shown_rows:
             lines.append("  first rows:")
             lines += [f"    {_row(r)}" for r in shown_rows]
@@ -176,14 +212,14 @@ def describe_file(entry: JSONDict, *, loaded_as: str | None = None, rows: bool =
     if kind == "text":
         line = f"- {path}: text"
         if entry.get("size") is not None:
-            line += f", {entry['size']} bytes"
+            line += f", {_clip(entry['size'], 20)} bytes"
         preview = str(entry.get("preview") or "").strip()
         if preview:
-            first = preview.splitlines()[0][:120]
+            first = preview[:2000].splitlines()[0][:120]
             line += f"; starts with: {first!r}"
         return line
-    size = f", {entry['size']} bytes" if entry.get("size") is not None else ""
-    return f"- {path}: {kind or 'file'}{size}"
+    size = f", {_clip(entry['size'], 20)} bytes" if entry.get("size") is not None else ""
+    return f"- {path}: {_clip(kind or 'file', 20)}{size}"
 
 
 # Notes that change what the data means (missing values, rows left out, a header over
@@ -196,8 +232,12 @@ _ROW_CHARS = 240
 
 
 def _row(cells: list[Any]) -> str:
-    text = " | ".join(str(c) for c in cells)
-    return text if len(text) <= _ROW_CHARS else text[: _ROW_CHARS - 1] + "…"
+    return _clip(" | ".join(_clip(c, _ROW_CHARS) for c in cells[:_MAX_COLUMNS]), _ROW_CHARS)
+
+
+def _clip(value: Any, limit: int) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _columns(raw: Any) -> list[str]:
@@ -206,7 +246,7 @@ def _columns(raw: Any) -> list[str]:
     columns: list[str] = []
     for column in raw or []:
         if isinstance(column, dict):
-            dtype = f" ({column['dtype']})" if column.get("dtype") else ""
+            dtype = f" ({_clip(column['dtype'], 20)})" if column.get("dtype") else ""
             columns.append(f"{_quoted(column.get('name'))}{dtype}")
         else:
             columns.append(_quoted(column))
@@ -214,4 +254,9 @@ def _columns(raw: Any) -> list[str]:
 
 
 def _quoted(name: Any) -> str:
-    return repr(name) if isinstance(name, str) else repr(str(name))
+    """Quoted whole when short; a longer name is cut, and says so (the model then
+    prints the columns to get it)."""
+    text = name if isinstance(name, str) else str(name)
+    if len(text) <= _NAME_CHARS:
+        return repr(text)
+    return f"{text[: _NAME_CHARS - 20]!r}… ({len(text):,} characters)"

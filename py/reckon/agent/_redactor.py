@@ -7,12 +7,14 @@ numbers, rot13), and inside the runs ``_decode`` finds (base64/32/85, hex, chara
 codes; nested up to ``_DEPTH``). In each, a value is found:
 
 - as written (short values) or in any letter case, and reversed (values of four
-  characters or more: shorter ones would hide common words);
+  characters or more: shorter ones would hide common words), and a value of two to
+  four words with its words in the other order;
 - with its separators collapsed (``_lexicon.Squeezed``: ``CorneliusAshdown``,
   ``A l i c e``, ``7-3-4-1-2``);
 - as a number: by value (``73400`` is ``73,400.0``), rounded (down to the whole number
-  either side), and scaled by a power of ten (``73.4`` for ``73400``) when it has three
-  significant digits or more.
+  either side), scaled by a power of ten (``73.4`` for ``73400``) when it has three
+  significant digits or more, and written backwards when it has four digits or more;
+  also with a suffix of up to three letters (``73.4k``, ``73412USD``).
 
 What is found is hidden in the original text (the views map back to it). Integers
 from -9 to 9 are never hidden: they are counts, indexes and shapes. A kept name (a
@@ -38,6 +40,8 @@ __all__ = ["HIDDEN", "Redactor", "is_number"]
 
 HIDDEN = "[hidden]"
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w])")
+# A number with a unit or a suffix of up to three letters right after it (73.4k, 73412USD).
+_SUFFIXED = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?(?=[A-Za-z]{1,3}(?![\w]))")
 _MAX_DECIMALS = 6
 _FOLDED = 4  # values this long or longer are also found in any case and reversed
 _SCALED_DIGITS = 3  # significant digits a number needs to be found scaled
@@ -74,6 +78,9 @@ class Redactor:
         # is found as written: "Sales" must not hide the table `sales`.
         names = {k.casefold() for k in kept}
         long = {w for w in words if len(w) >= _FOLDED and w.casefold() not in names}
+        # A name of two to four words is found in the other order too ("Ashdown
+        # Cornelius", "Ashdown, Cornelius" once squeezed).
+        long |= {" ".join(w.split()[::-1]) for w in long if 2 <= len(w.split()) <= 4}
         self._exact = Lexicon(words - long)
         self._folded = Lexicon(long | {w[::-1] for w in long}, fold=True)
         self._squeezed = Squeezed(long | {w[::-1] for w in long})
@@ -91,6 +98,8 @@ class Redactor:
         # Whole numbers spaced out one digit apart (7 3 4 1 2) or in long groupings.
         whole = {str(int(abs(n))) for n in self._numbers if n == int(n) and abs(n) >= 1000}
         self._spaced_numbers = Squeezed(w for w in whole if abs(int(w)) < 10**18)
+        # A number printed backwards (``21437`` for 73412, ``57.32188`` for 88123.75).
+        self._reversed = {r for r in map(_reversed, self._numbers) if r is not None}
         self.memo: dict[str, str] = {}  # texts already filtered, by ``hidden``
 
     def hidden(self, text: str) -> str:
@@ -148,13 +157,14 @@ class Redactor:
     def _number_spans(self, text: str) -> list[tuple[int, int]]:
         if not self._numbers:
             return []
-        return [m.span() for m in _NUMBER.finditer(text) if self._protected(m.group(0))]
+        found = [*_NUMBER.finditer(text), *_SUFFIXED.finditer(text)]
+        return [m.span() for m in found if self._protected(m.group(0))]
 
     def _protected(self, token: str) -> bool:
         value = float(token.replace(",", ""))
         if value == int(value) and -9 <= value <= 9:
             return False
-        if value in self._numbers:
+        if value in self._numbers or value in self._reversed:
             return True
         if value == int(value) and value in self._rounded[0]:
             return True
@@ -197,6 +207,18 @@ class Redactor:
         files = [f for f in result.get("files") or [] if isinstance(f, dict)]
         filtered["files"] = [{**f, "path": clean(f.get("path"))} for f in files]
         return filtered, total
+
+
+def _reversed(value: float) -> float | None:
+    """``value`` written backwards, when it has four digits or more and does not end in
+    a zero (backwards, a leading zero would make it a shorter, common number)."""
+    if not math.isfinite(value) or abs(value) >= 1e15:
+        return None
+    text = str(int(abs(value))) if value == int(value) else repr(abs(value))
+    digits = text.replace(".", "")
+    if len(digits) < _FOLDED or text.endswith("0") or "e" in text or not digits.isdigit():
+        return None
+    return float(text[::-1])
 
 
 def _distinct(*views: View) -> list[View]:

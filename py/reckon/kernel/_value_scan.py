@@ -33,7 +33,7 @@ from reckon.kernel.tables._workbook import open_workbook
 
 __all__ = ["MEMBER_BYTES", "scan_uploads"]
 
-MEMBER_BYTES = 256_000_000  # an archive's member is read up to this size, uncompressed
+MEMBER_BYTES = 100_000_000  # an archive's member is read up to this size, uncompressed (as inspect)
 _MAX_MEMBERS = 2_000
 _MAX_DEPTH = 3  # archives in archives (a .tar.gz is two) are read; one more is a problem
 _TABLE_EXTENSIONS = {"csv", "tsv", "psv", "ssv", "tab", "xlsx", "xlsm", "xls", "ods",

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from xml.etree.ElementTree import Element, ParseError, fromstring, iterparse
 
+from reckon.kernel.tables._bounds import MAX_CELLS, too_many_cells
+
 __all__ = ["SheetTally", "ods_sheet_names", "ods_sheet_tallies", "read_ods_rows", "read_ods_sheets"]
 
 _TABLE = "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}"
@@ -112,12 +114,14 @@ def read_ods_rows(path: str, sheet: str | int = 0) -> list[list[Any]]:
 
 
 def read_ods_sheets(
-    path: str, sheets: Sequence[str | int] | None = None
+    path: str, sheets: Sequence[str | int] | None = None, *, shown: str | None = None
 ) -> dict[str, list[list[Any]]]:
-    """Cell values of the named (or numbered) sheets, or of all, in one pass."""
+    """Cell values of the named (or numbered) sheets, or of all, in one pass; ``TooBig``
+    once their repeats expand past ``MAX_CELLS`` (``shown``: the file in that message)."""
     found: dict[str, list[list[Any]]] = {}
     rows: list[list[Any]] | None = None
     index = -1
+    earlier = height = widest = 0  # cells of the sheets read; this sheet's rows, width
     with zipfile.ZipFile(path) as archive, archive.open("content.xml") as content:
         for event, element in iterparse(content, events=("start", "end")):
             if element.tag == f"{_TABLE}table":
@@ -126,6 +130,7 @@ def read_ods_sheets(
                     name = element.get(f"{_TABLE}name") or f"Sheet{index + 1}"
                     wanted = sheets is None or index in sheets or name in sheets
                     rows = found.setdefault(name, []) if wanted else None
+                    earlier, height, widest = earlier + height * widest, 0, 0
                 else:
                     rows = None
                     if sheets is not None and len(found) == len(sheets):
@@ -133,7 +138,13 @@ def read_ods_sheets(
             elif rows is not None and event == "end" and element.tag == f"{_TABLE}table-row":
                 cells = _row(element)
                 repeat = int(element.get(f"{_TABLE}number-rows-repeated", "1"))
-                rows.extend([cells] * min(repeat, _MAX_REPEAT if cells else 1))
+                repeat = min(repeat, _MAX_REPEAT if cells else 1)
+                # pandas pads each row to the widest: a sheet costs its rows times that.
+                height, widest = height + repeat, max(widest, len(cells))
+                if earlier + height * widest > MAX_CELLS:
+                    made = earlier + height * widest
+                    raise too_many_cells(shown or path, made, what="its repeated rows and cells")
+                rows.extend([cells] * repeat)
             if event == "end" and element.tag == f"{_TABLE}table-row":
                 element.clear()
     for values in found.values():

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import gzip
 import os
-import shutil
 import tempfile
-import zipfile
 from typing import Any
 
+from reckon.kernel.tables._archives import unpack_member
+from reckon.kernel.tables._bounds import ARCHIVE_MEMBER_BYTES
 from reckon.kernel.tables._delimited import Loaded, pandas_call, read_delimited
 from reckon.kernel.tables._encoding import looks_binary, read_head
 from reckon.kernel.tables._sheets import ENGINES, read_sheet
@@ -18,7 +17,6 @@ __all__ = ["TABLE_FORMATS", "load_table", "read_table", "table_format", "tidy_lo
 
 TABLE_FORMATS = ("csv", "tsv", "psv", "ssv", "xlsx", "xlsm", "xls", "ods", "json", "parquet")
 _TEXT_TABLES = {"csv", "tsv", "psv", "ssv", "tab", "txt", "dat"}
-_SKIPPED_MEMBERS = ("__MACOSX/", ".")
 
 
 def read_table(path: str, *, sheet: str | int | None = 0, tidy: bool = True, **kwargs: Any) -> Any:
@@ -213,14 +211,8 @@ def _read_archive(
     **kwargs: Any,
 ) -> Loaded:
     with tempfile.TemporaryDirectory() as folder:
-        if fmt == "gz":
-            inner = os.path.basename(path)[: -len(".gz")] or "data"
-            target = os.path.join(folder, inner)
-            with gzip.open(path, "rb") as source, open(target, "wb") as sink:
-                shutil.copyfileobj(source, sink)
-        else:
-            target = _single_member(path, shown, folder)
-            inner = os.path.basename(target)
+        target = unpack_member(path, shown, fmt, folder, limit=ARCHIVE_MEMBER_BYTES)
+        inner = os.path.basename(target)
         loaded = load_table(
             target,
             nrows=nrows,
@@ -233,36 +225,3 @@ def _read_archive(
     loaded.notes.insert(0, f"read {inner} from the {fmt} archive")
     loaded.read_with = f"read_table({shown!r})" if sheet == 0 else loaded.read_with
     return loaded
-
-
-def _single_member(path: str, shown: str, folder: str) -> str:
-    try:
-        archive = zipfile.ZipFile(path)
-    except zipfile.BadZipFile as exc:
-        raise ValueError(f"{shown} is not a valid zip file; upload it again.") from exc
-    with archive:
-        members = [
-            info
-            for info in archive.infolist()
-            if not info.is_dir()
-            and not any(part.startswith(_SKIPPED_MEMBERS[1]) for part in info.filename.split("/"))
-            and not info.filename.startswith(_SKIPPED_MEMBERS[0])
-        ]
-        tables = [m for m in members if _extension(m.filename) in (*TABLE_FORMATS, "txt")]
-        chosen = tables if len(tables) == 1 else members
-        if len(chosen) != 1:
-            names = ", ".join(m.filename for m in members[:20]) or "nothing"
-            raise ValueError(
-                f"{shown} holds {len(members)} files ({names}); extract it with "
-                f"zipfile.ZipFile({shown!r}).extractall('/output/unzipped') "
-                "and read the one you need."
-            )
-        member = chosen[0]
-        if member.flag_bits & 0x1:
-            raise ValueError(
-                f"{shown} is password protected; zip it again without a password and upload it."
-            )
-        target = os.path.join(folder, os.path.basename(member.filename))
-        with archive.open(member) as source, open(target, "wb") as sink:
-            shutil.copyfileobj(source, sink)
-        return target

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 from xml.etree import ElementTree
 
+from reckon.kernel.tables._bounds import check_workbook
 from reckon.kernel.tables._ods import ods_sheet_tallies, read_ods_sheets
 
 __all__ = ["ENGINES", "SheetSize", "Workbook", "open_workbook"]
@@ -33,6 +34,8 @@ class Workbook:
         self.path, self.shown, self.fmt = path, shown, fmt
         self._book: Any = None
         self._tallies: list[SheetSize] | None = None
+        if fmt in ("xlsx", "xlsm", "ods"):
+            check_workbook(path, shown, fmt)  # before any XML is read
         if fmt == "ods":
             self.names = [size.name for size in self.sizes()] or ["Sheet1"]
         else:
@@ -57,7 +60,7 @@ class Workbook:
 
         if self.fmt == "ods":
             try:
-                found = read_ods_sheets(self.path, names)
+                found = read_ods_sheets(self.path, names, shown=self.shown)
             except (KeyError, zipfile.BadZipFile, ElementTree.ParseError) as exc:
                 raise ValueError(_broken_ods(self.shown, exc)) from exc
             return {name: pd.DataFrame(found.get(name, [])) for name in names}
