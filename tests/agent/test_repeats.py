@@ -39,3 +39,28 @@ def test_the_same_code_with_a_new_output_is_not_called_out(executor: KernelExecu
     run(Agent(model, executor).ask("count?", environment=executor.environment()))
     tool_answers = [m["content"] for m in model.requests[2].messages if m["role"] == "tool"]
     assert all("the code you ran before" not in a for a in tool_answers)
+
+
+FENCED = "```python\nprint(6 * 7)\n```"
+
+
+def test_a_reply_that_is_only_the_last_cell_again_runs_and_is_told(
+    executor: KernelExecutor,
+) -> None:
+    """Seen after a recheck: the model sent back its last cell, unchanged and alone.
+    Quoted, it stood as the answer (status ok, an answer of code); run, the repeat
+    note tells the model it changes nothing."""
+    model = ScriptedModel([answer(FENCED), answer(FENCED), answer("It is 42.")])
+    outcome = run(Agent(model, executor).ask("6*7?", environment=executor.environment()))
+    assert outcome["status"] == "ok" and outcome["answer"] == "It is 42."
+    code = [s for s in outcome["steps"] if s["kind"] == "code"]
+    assert len(code) == 2
+    assert "the code you ran before, with the same output" in str(model.requests[2].messages[-1])
+
+
+def test_the_last_cell_quoted_in_an_answer_is_not_run_again(executor: KernelExecutor) -> None:
+    quoted = "I computed it with this code:\n" + FENCED + "\nSo the product of six and seven is 42."
+    model = ScriptedModel([answer(FENCED), answer(quoted)])
+    outcome = run(Agent(model, executor).ask("6*7?", environment=executor.environment()))
+    assert outcome["status"] == "ok" and outcome["answer"].endswith("is 42.")
+    assert len([s for s in outcome["steps"] if s["kind"] == "code"]) == 1

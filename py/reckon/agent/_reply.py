@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from reckon.agent._code import extract_code_blocks
+from reckon.agent._code import CodeBlocks, extract_code_blocks
 from reckon.agent._think import ThinkSplitter
 from reckon.agent._toolcalls import find_text_tool_calls
 from reckon.agent._types import ChatReply
@@ -72,9 +72,20 @@ def interpret(reply: ChatReply, *, last_code: str = "") -> Move:
         ]
         return Move(written.text, thinking, calls, after=written.after)
     blocks = extract_code_blocks(visible)
-    if blocks is not None and blocks.code.strip() != last_code.strip():
+    if blocks is not None and (blocks.code.strip() != last_code.strip() or _bare(blocks)):
         return Move(blocks.text, thinking, code=blocks.code, after=blocks.after)
     return Move(visible.strip(), thinking)
+
+
+# Letters of prose that make a repeated block a quote in an answer ("It is 5. I ran:
+# ..."). A reply that is the last cell again and not a word besides (seen after a
+# recheck: the same cell, nothing else) is run, so the repeat note tells the model it
+# changed nothing; as an answer it said nothing at all.
+_QUOTING_LETTERS = 3
+
+
+def _bare(blocks: CodeBlocks) -> bool:
+    return sum(c.isalpha() for c in blocks.text + blocks.after) < _QUOTING_LETTERS
 
 
 # Where a model goes on to write what the tool answered, or the next turn, itself:
