@@ -11,15 +11,17 @@ Each question takes 20-90 s here (one CPU thread).
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from support import ROOT, reckon_serve
+from support import ROOT, a_fake_upstream, reckon_serve
 
 from .helpers import a_chat_page_with
+from .real_model_kit import STOCKS, WEATHER, Interposer, upload
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import local_model
@@ -39,10 +41,14 @@ def a_model_server() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def a_served_site(a_model_server: str) -> Iterator[str]:
     """`reckon serve` as a user starts it with `scripts/run --local-model`."""
-    window = str(local_model.CONTEXT_TOKENS)
-    flags = ("--upstream", a_model_server, "--model", local_model.MODEL_NAME)
-    with reckon_serve(*flags, "--context-window", window) as served:
+    with reckon_serve(*serve_flags(a_model_server)) as served:
         yield served.url
+
+
+def serve_flags(upstream: str) -> tuple[str, ...]:
+    window = str(local_model.CONTEXT_TOKENS)
+    return ("--upstream", upstream, "--model", local_model.MODEL_NAME,
+            "--context-window", window, "--tools", "off")  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -152,3 +158,98 @@ def test_an_error_is_fixed_from_the_traceback(a_chat_page: Any) -> None:
     assert any(s["result"]["status"] == "ok" for s in code[1:]), told
     assert "3.1" in outputs(outcome), told  # (2.5 + 3 + 2 + 4.5 + 3.5) / 5
     assert "3.1" in outcome["answer"], told
+
+
+def figures(outcome: dict[str, Any]) -> list[str]:
+    return [
+        str(figure.get("description", ""))
+        for s in outcome["steps"]
+        if s["kind"] == "code" and isinstance(s.get("result"), dict)
+        for figure in s["result"].get("figures") or []
+    ]
+
+
+@pytest.fixture(scope="module")
+def an_interposer(a_model_server: str) -> Iterator[Interposer]:
+    """The real model behind a loopback server that adds, to the replies it is told to,
+    what small models write after their code: a predicted output that is wrong."""
+    interposer = Interposer(a_model_server)
+    with a_fake_upstream(interposer, models=[local_model.MODEL_NAME]) as upstream:
+        flags = serve_flags(f"{upstream.url}/v1")
+        with reckon_serve(*flags) as served:
+            interposer.site = served.url
+            yield interposer
+
+
+def test_predicted_output_after_the_code_is_never_run(a_browser: Any, an_interposer: Any) -> None:
+    """Issue 31: the model wrote its code, then "The output of this code will be:" and an
+    untagged block of invented output; Reckon ran both and failed three times. The
+    invented total (100) must neither run nor reach the answer: the code's 36 does."""
+    an_interposer.invent = (
+        "The output of this code will be:\n```\nThe total number of units is 100\n```"
+    )
+    viewport = {"width": 1280, "height": 900}
+    with a_chat_page_with(a_browser, an_interposer.site, SALES, viewport=viewport) as page:
+        outcome = ask(page, "What is the total number of units?")
+    told = story(outcome) + f"\nreplies: {an_interposer.replies}"
+    assert an_interposer.added, told  # the first reply had code, and got the invented block
+    assert outcome["status"] == "ok", told
+    code = [s for s in outcome["steps"] if s["kind"] == "code"]
+    assert code and all("is 100" not in str(s.get("code")) for s in code), told
+    failed = [(s["result"].get("error") or {}).get("type") for s in code]
+    assert not {"SyntaxError", "IndentationError"} & set(failed), told
+    assert "36" in outputs(outcome) and "36" in outcome["answer"], told
+    assert not re.search(r"\b100\b", outcome["answer"]), told
+
+
+def test_a_misspelt_column_is_fixed_from_the_error(a_chat_page: Any) -> None:
+    """The first cell asks for a column the file spells otherwise (`Units`, the file has
+    `units`): the KeyError names the column meant, and the model's next cell uses it."""
+    a_chat_page.evaluate(
+        """() => {
+            window.__edited = 0;
+            window.reckon.configure({approval: "ask"});
+            window.reckon.on("proposal", (p) => {
+                const code = window.__edited++ ? p.code : "import pandas as pd\\n" +
+                    "df = pd.read_csv('/data/sales.csv')\\nprint(df['Units'].sum())";
+                const decision = code === p.code ? {action: "run"} : {action: "edit", code};
+                window.reckon.decide(p.id, decision);
+            });
+        }"""
+    )
+    try:
+        outcome = ask(a_chat_page, "How many units were sold in total?")
+    finally:
+        a_chat_page.evaluate("() => window.reckon.configure({approval: 'auto'})")
+    told = story(outcome)
+    assert outcome["status"] == "ok", told
+    code = [s for s in outcome["steps"] if s["kind"] == "code"]
+    first = code[0]["result"]
+    assert first["status"] == "error" and first["error"]["type"] == "KeyError", told
+    assert "units" in str(first["error"]), told  # the error names the column meant
+    assert any(s["result"]["status"] == "ok" for s in code[1:]), told
+    assert "36" in outputs(outcome) and "36" in outcome["answer"], told
+
+
+def test_a_question_about_a_month_reads_the_dates(a_chat_page: Any) -> None:
+    """Daily rain over 2012 with ISO dates: the rain of one month needs the dates read
+    as dates (the loader does) and filtered by their month: 30 days of 3 mm."""
+    upload(a_chat_page, "weather.csv", WEATHER)
+    outcome = ask(a_chat_page, "In weather.csv, how much precipitation fell in November in total?")
+    told = story(outcome)
+    assert outcome["status"] == "ok", told
+    assert re.search(r"\b90(\.0+)?\b", outputs(outcome)), told
+    assert re.search(r"\b90(\.0+)?\b", outcome["answer"]), told
+    assert outcome["grounding"]["ungrounded"] == [], told
+
+
+def test_a_chart_over_time_has_dates_on_its_axis(a_chat_page: Any) -> None:
+    """A stock file writes its dates as "Jan 1 2000": loaded as dates, a chart over time
+    has a time axis (the description's x span is two dates), not one label per row."""
+    upload(a_chat_page, "stocks.csv", STOCKS)
+    outcome = ask(a_chat_page, "In stocks.csv, plot the price of each symbol over time.")
+    told = story(outcome) + f"\nfigures: {figures(outcome)}"
+    assert outcome["status"] == "ok", told
+    drawn = figures(outcome)
+    assert drawn, told
+    assert any(re.search(r"x 2000-\d\d-\d\d\.\.2001-\d\d-\d\d", d) for d in drawn), told
