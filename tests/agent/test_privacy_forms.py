@@ -76,6 +76,7 @@ FORMS = {
     "number-spaced-digits": "7 3 4 1 2",
     "number-digit-words": " ".join(DIGITS[int(d)] for d in "73412"),
     "number-words": "seventy-three thousand four hundred and twelve",
+    "number-words-run-on": "one seventy-three thousand four hundred twelve nine",
     "number-hyphenated": "73-412",
     "number-fullwidth": "７３４１２",
     "number-0x": hex(73412),

@@ -191,31 +191,51 @@ _NUMBER_WORDS = re.compile(
 
 
 def _cardinal(match: re.Match[str]) -> str:
-    """The number that number words say (``seventy-three thousand four hundred and
-    twelve``), or the words as they are: digit words alone are read one digit each."""
+    """The numbers that number words say (``seventy-three thousand four hundred and
+    twelve``; a word that cannot go on a number starts the next one), or the words as
+    they are: digit words alone are read one digit each."""
     words = re.findall(r"[a-z]+", match.group(0).lower())
     words = [w for w in words if w != "and"]
     if all(w in _DIGIT_WORDS for w in words):
         return match.group(0)
-    total, group, last_scale, previous = 0, 0, 10**15, ""
+    out: list[str] = []
+    state = _Cardinal()
     for word in words:
+        if not state.add(word):
+            out += state.said()
+            state = _Cardinal()
+            if not state.add(word):
+                out.append(word)
+    return " ".join(out + state.said())
+
+
+class _Cardinal:
+    """One number being read from its words."""
+
+    def __init__(self) -> None:
+        self.total, self.group, self.last_scale, self.previous = 0, 0, 10**15, ""
+
+    def add(self, word: str) -> bool:
+        """Whether ``word`` goes on this number (then it is added)."""
         if word in _SMALL:
             value = _SMALL[word]
-            tens = previous in _TENS and value < 10
-            if previous in _SMALL and not tens:
-                return match.group(0)
-            group += value
+            if self.previous in _SMALL and not (self.previous in _TENS and value < 10):
+                return False
+            self.group += value
         elif word == "hundred":
-            if not 0 < group < 100 or previous not in _SMALL:
-                return match.group(0)
-            group *= 100
+            if not 0 < self.group < 100 or self.previous not in _SMALL:
+                return False
+            self.group *= 100
         else:
             scale = _SCALES[word]
-            if group <= 0 or scale >= last_scale:
-                return match.group(0)
-            total, group, last_scale = total + group * scale, 0, scale
-        previous = word
-    return str(total + group)
+            if self.group <= 0 or scale >= self.last_scale:
+                return False
+            self.total, self.group, self.last_scale = self.total + self.group * scale, 0, scale
+        self.previous = word
+        return True
+
+    def said(self) -> list[str]:
+        return [str(self.total + self.group)] if self.previous else []
 
 
 def numeric(view: View) -> View:
