@@ -124,6 +124,14 @@ def test_what_is_not_a_value_stays(text: str) -> None:
     assert Redactor(VALUES, NUMBERS).redact(text) == (text, 0)
 
 
+def test_initials_without_a_dot_are_hidden_only_as_written_or_in_capitals() -> None:
+    redactor = Redactor(["Alice Smith", "Sean O'Brien"], [])
+    for shown in ["A Smith", "A SMITH", "Smith A", "S O'Brien", "A. smith", "a. SMITH"]:
+        assert redactor.redact(f"by {shown} today") == ("by [hidden] today", 1), shown
+    for text in ["a smith forged it", "the smith a day", "s o'brien"]:
+        assert redactor.redact(text) == (text, 0)
+
+
 def test_the_forms_printed_by_a_cell_reach_no_request(tmp_path: object) -> None:
     executor = FreshScanExecutor(tmp_path)  # type: ignore[arg-type]
     path = executor.upload("people.csv", f"name,salary,firm\n{NAME},73412,Ashdown & Sons\n"

@@ -81,12 +81,13 @@ class Redactor:
         names = {k.casefold() for k in kept}
         long = {w for w in words if len(w) >= _FOLDED and w.casefold() not in names}
         # A name shortened to initials and a surname ("C. Ashdown"); without a dot only
-        # as written ("A Smith" is also English in another case).
+        # as written or in capitals ("A Smith" is also English in another case).
         initials = {i for w in long for i in _initialled(w)} - kept
         # A name of two to four words is found in the other order too ("Ashdown
         # Cornelius", "Ashdown, Cornelius" once squeezed).
         long |= {" ".join(w.split()[::-1]) for w in long if 2 <= len(w.split()) <= 4}
         self._dotless = {i for i in initials if "." not in i}
+        self._dotless |= {i.upper() for i in self._dotless}
         self._exact = Lexicon(words - long)
         folded_forms = long | {w[::-1] for w in long}
         self._folded = Lexicon(folded_forms | initials, fold=True)
