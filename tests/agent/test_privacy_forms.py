@@ -57,9 +57,12 @@ FORMS = {
     "ascii85": base64.a85encode(NAME.encode(), adobe=True).decode(),
     "rot13": codecs.encode(NAME, "rot13"),
     "character-codes": str([ord(c) for c in NAME]),
+    "character-list": str(list(NAME)),
     "encoded-twice": base64.b64encode(NAME.encode().hex().encode()).decode(),
     "words-swapped": "Ashdown Cornelius",
     "words-swapped-comma": "Ashdown, Cornelius",
+    "initial-and-surname": "C. Ashdown",
+    "surname-and-initial": "Ashdown, C.",
     "two-lines": NAME.replace(" ", "\n"),
     "split-across-lines": NAME[:7] + "\n" + NAME[7:],
     "one-per-line": "\n".join(NAME),
@@ -72,6 +75,9 @@ FORMS = {
     "number-thin-spaces": "73\u2009412",
     "number-spaced-digits": "7 3 4 1 2",
     "number-digit-words": " ".join(DIGITS[int(d)] for d in "73412"),
+    "number-words": "seventy-three thousand four hundred and twelve",
+    "number-words-run-on": "one seventy-three thousand four hundred twelve nine",
+    "number-hyphenated": "73-412",
     "number-fullwidth": "７３４１２",
     "number-0x": hex(73412),
     "number-0o": oct(73412),
@@ -108,10 +114,22 @@ def test_a_value_in_each_form_is_hidden(form: str) -> None:
         "Cornelius\n\n\nAshdown",  # three line breaks apart: two lines of text
         "1000 and 0001 and 4370",  # backwards only from four digits without a final 0
         "2024Q1 and 1080p and 3kg",  # suffixed numbers that are no value
+        "Ashdown alone, C. Ashford, a cornelius a",  # a surname alone is no value
+        "2011-01-01 and 10-12 and 1-100 and 7-3",  # hyphenated numbers that are no value
+        "two hundred and twelve rows, seventy-three",  # number words that are no value
+        "['a', 'b', 'c'] and ('x', 'y', 'z')",  # characters that spell no value
     ],
 )
 def test_what_is_not_a_value_stays(text: str) -> None:
     assert Redactor(VALUES, NUMBERS).redact(text) == (text, 0)
+
+
+def test_initials_without_a_dot_are_hidden_only_as_written_or_in_capitals() -> None:
+    redactor = Redactor(["Alice Smith", "Sean O'Brien"], [])
+    for shown in ["A Smith", "A SMITH", "Smith A", "S O'Brien", "A. smith", "a. SMITH"]:
+        assert redactor.redact(f"by {shown} today") == ("by [hidden] today", 1), shown
+    for text in ["a smith forged it", "the smith a day", "s o'brien"]:
+        assert redactor.redact(text) == (text, 0)
 
 
 def test_the_forms_printed_by_a_cell_reach_no_request(tmp_path: object) -> None:

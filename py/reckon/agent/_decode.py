@@ -3,7 +3,9 @@
 - base64 (standard and URL-safe, padded or not), base32, base85 and Ascii85 (with or
   without ``<~ ~>``, also inside a printed ``b'...'``);
 - hex, as one run (``436f72``) or bytes apart (``43 6f 72``, ``43:6f:72``);
-- character codes: three or more numbers that are code points (``[67, 111, 114]``).
+- character codes: three or more numbers that are code points (``[67, 111, 114]``);
+- characters: three or more one-character strings, as ``str(list(text))`` or a numpy
+  array prints them (``['C', 'o', 'r']``, ``['C' 'o' 'r']``).
 
 A run stands for text only when it decodes to printable UTF-8 with a letter or digit
 in it, so an ordinary word or number is not taken for one by chance.
@@ -25,6 +27,8 @@ _BASE32 = re.compile(r"[A-Za-z2-7]+=*")
 _BASE85 = re.compile(r"(?<!\S)\S{10,}(?!\S)")
 _HEX_APART = re.compile(r"(?<![\w:.-])[0-9a-fA-F]{2}(?:([ :.-])[0-9a-fA-F]{2}){3,}(?![\w:.-])")
 _CODES = re.compile(r"(?<![\w.])\d{2,7}(?:(?:\s*,\s*|\s+)\d{2,7}){2,}(?![\w.])")
+_CHAR = r"""(?:'[^'\\\n]'|"[^"\\\n]")"""
+_CHARS = re.compile(_CHAR + r"(?:\s*,?\s*" + _CHAR + "){2,}")
 _WRAPPED = re.compile(r"^[\[(]*b?(['\"])(.*)\1[\])]*,?$", re.DOTALL)
 
 
@@ -94,9 +98,14 @@ def _codes(match: re.Match[str]) -> list[str]:
     return ["".join(map(chr, codes))]
 
 
+def _chars(match: re.Match[str]) -> list[str]:
+    return ["".join(re.findall(r"""['"](.)['"]""", match.group(0), re.DOTALL))]
+
+
 _FINDERS: list[tuple[re.Pattern[str], Callable[[re.Match[str]], list[str]]]] = [
     (_RUN, _base64_or_hex),
     (_BASE85, _base85),
     (_HEX_APART, _hex_apart),
     (_CODES, _codes),
+    (_CHARS, _chars),
 ]

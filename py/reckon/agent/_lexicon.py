@@ -11,8 +11,9 @@ values. Both find a value only where it stands alone: not inside a longer word.
   letter-and-digit groups (a case change inside a word, ``AshDown``, and a change between
   letters and digits start a new group) with at most ``_GAP`` characters between two
   groups; a value of digits only is found spaced one digit apart (``7 3 4 1 2``) or,
-  when it has six digits or more, in any grouping. One line break may be crossed where
-  a value was printed in parts (``Cornelius`` on one line, ``Ashdown`` on the next; a
+  when it has six digits or more, in any grouping, and from four digits when a hyphen
+  or dash joins its groups (``73-412``, ``7341 - 2``). One line break may be crossed
+  where a value was printed in parts (``Cornelius`` on one line, ``Ashdown`` on the next; a
   character or a digit a line; two, where a space was printed as a line of its own),
   not between groups of several digits (two numbers on two lines are two numbers). A
   decimal point or comma between digits is part of a number, never a separator.
@@ -106,12 +107,13 @@ class Squeezed:
         groups = _groups(text)
         found = []
         for first in range(len(groups)):
-            length, single, lines = 0, True, False
+            length, single, lines, dashed = 0, True, False, True
             for last in range(first, len(groups)):
                 start, end, gap = groups[last]
                 if last > first and gap == _WALL:
                     break
                 lines = lines or (last > first and gap == _LINE)
+                dashed = dashed and (last == first or gap == _DASH)
                 length += end - start
                 single = single and end - start == 1
                 if length > self._lengths[-1]:
@@ -123,7 +125,8 @@ class Squeezed:
                         found.append((groups[first][0], end))
                         continue
                 digits = self._digits.get(length)
-                if digits and (single or (length >= _MIN_DIGITS_GROUPED and not lines)):
+                grouped = length >= _MIN_DIGITS_GROUPED and not lines
+                if digits and (single or grouped or (dashed and last > first)):
                     squeezed = squeezed or _squeezed(text, groups, first, last)
                     if squeezed in digits:
                         found.append((groups[first][0], end))
@@ -134,7 +137,9 @@ def _squeezed(text: str, groups: list[tuple[int, int, int]], first: int, last: i
     return "".join(text[a:b] for a, b, _ in groups[first : last + 1]).lower()
 
 
-_OPEN, _LINE, _WALL = 0, 1, 2  # the gap before a group: crossed, a line break, not crossed
+# The gap before a group: crossed, a line break, not crossed, one hyphen or dash.
+_OPEN, _LINE, _WALL, _DASH = 0, 1, 2, 3
+_DASHES = {"-", "\u2010", "\u2011", "\u2012", "\u2013", "\u2014", "\u2212"}
 
 
 def _groups(text: str) -> list[tuple[int, int, int]]:
@@ -171,6 +176,8 @@ def _gap(gap: str, text: str, gap_start: int, gap_end: int) -> int:
         # A space printed on a line of its own makes two breaks (``s``, `` ``, ``A``).
         breaks = gap.replace("\r\n", "\n").count("\n") + gap.count("\r") - gap.count("\r\n")
         return _LINE if breaks <= 2 else _WALL
+    if gap.strip(" ") in _DASHES:
+        return _DASH
     if gap in (".", ",") and gap_start > 0 and gap_end < len(text):
         return _WALL if text[gap_start - 1].isdigit() and text[gap_end].isdigit() else _OPEN
     return _OPEN

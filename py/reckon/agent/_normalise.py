@@ -7,7 +7,8 @@ undone, each with a map back to the characters of the text it came from.
   decoded: ``\\x43``, ``\\u0043``, ``\\U00000043``, ``\\N{LATIN CAPITAL LETTER C}``, URL
   ``%43``, HTML ``&#67;`` / ``&#x43;`` / ``&amp;``, and ``0x`` hex bytes (``0x436f``).
 - ``numeric``: the normalised text with numbers written as numbers: ``0x11ec4``,
-  ``0o217304`` and ``0b1...`` as decimals, digit words (``seven three four``) as digits,
+  ``0o217304`` and ``0b1...`` as decimals, number words (``seventy-three thousand four
+  hundred and twelve``) as a number, digit words (``seven three four``) as digits,
   and thousands separated by spaces, ``'``, ``’`` or ``_`` (``73 400``, ``73'400``,
   ``73_400``; thin and no-break spaces fold to spaces) joined.
 - ``rot13``: the normalised text with its letters rotated by 13.
@@ -176,9 +177,71 @@ _RADIX = re.compile(r"(?<![\w.])0(?:[xX][0-9a-fA-F]+|[oO][0-7]+|[bB][01]+)(?![\w
 _GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:[ '’_]\d{3})+(?:\.\d+)?(?!\d)")
 
 
+_TEENS = ["ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen"]
+_TEENS += ["seventeen", "eighteen", "nineteen"]
+_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+_SMALL = {w: n for n, w in enumerate(_WORDS + _TEENS)} | {
+    w: 20 + 10 * n for n, w in enumerate(_TENS)
+}
+_SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+_NUMBER_WORD = "(?:" + "|".join([*_SMALL, "hundred", *_SCALES]) + ")"
+_NUMBER_WORDS = re.compile(
+    rf"(?<![^\W\d_]){_NUMBER_WORD}(?:(?:-|,?\s+(?:and\s+)?){_NUMBER_WORD})*(?![^\W\d_])", re.I
+)
+
+
+def _cardinal(match: re.Match[str]) -> str:
+    """The numbers that number words say (``seventy-three thousand four hundred and
+    twelve``; a word that cannot go on a number starts the next one), or the words as
+    they are: digit words alone are read one digit each."""
+    words = re.findall(r"[a-z]+", match.group(0).lower())
+    words = [w for w in words if w != "and"]
+    if all(w in _DIGIT_WORDS for w in words):
+        return match.group(0)
+    out: list[str] = []
+    state = _Cardinal()
+    for word in words:
+        if not state.add(word):
+            out += state.said()
+            state = _Cardinal()
+            if not state.add(word):
+                out.append(word)
+    return " ".join(out + state.said())
+
+
+class _Cardinal:
+    """One number being read from its words."""
+
+    def __init__(self) -> None:
+        self.total, self.group, self.last_scale, self.previous = 0, 0, 10**15, ""
+
+    def add(self, word: str) -> bool:
+        """Whether ``word`` goes on this number (then it is added)."""
+        if word in _SMALL:
+            value = _SMALL[word]
+            if self.previous in _SMALL and not (self.previous in _TENS and value < 10):
+                return False
+            self.group += value
+        elif word == "hundred":
+            if not 0 < self.group < 100 or self.previous not in _SMALL:
+                return False
+            self.group *= 100
+        else:
+            scale = _SCALES[word]
+            if self.group <= 0 or scale >= self.last_scale:
+                return False
+            self.total, self.group, self.last_scale = self.total + self.group * scale, 0, scale
+        self.previous = word
+        return True
+
+    def said(self) -> list[str]:
+        return [str(self.total + self.group)] if self.previous else []
+
+
 def numeric(view: View) -> View:
     """``view`` (``folded``) with numbers written as numbers (the module's docstring)."""
     view = rewrite(view, _RADIX, lambda m: str(int(m.group(0), 0)))
+    view = rewrite(view, _NUMBER_WORDS, _cardinal)
     view = rewrite(view, _DIGIT_WORD, lambda m: _DIGIT_WORDS[m.group(0).lower()])
     return rewrite(view, _GROUPED, lambda m: re.sub(r"[ '’_]", "", m.group(0)))
 

@@ -4,16 +4,18 @@ the forms one line of code turns a value into.
 A text is read as written and in the views ``_normalise`` makes of it (compatibility
 forms, accents and invisible characters folded, escapes decoded, numbers written as
 numbers, rot13), and inside the runs ``_decode`` finds (base64/32/85, hex, character
-codes; nested up to ``_DEPTH``). In each, a value is found:
+codes, lists of characters; nested up to ``_DEPTH``). In each, a value is found:
 
 - as written (short values) or in any letter case, and reversed (values of four
   characters or more: shorter ones would hide common words), and a value of two to
-  four words with its words in the other order;
+  four words with its words in the other order; a name of two to four capitalised words
+  also shortened to initials and a surname (``C. Ashdown``, ``Ashdown, C.``);
 - with its separators collapsed (``_lexicon.Squeezed``: ``CorneliusAshdown``,
-  ``A l i c e``, ``7-3-4-1-2``);
+  ``A l i c e``, ``7-3-4-1-2``, ``73-412``);
 - as a number: by value (``73400`` is ``73,400.0``), rounded (down to the whole number
   either side), scaled by a power of ten (``73.4`` for ``73400``) when it has three
   significant digits or more, and written backwards when it has four digits or more;
+  in number words (``seventy-three thousand four hundred and twelve``, ``_normalise``);
   also with a suffix of up to three letters (``73.4k``, ``73412USD``).
 
 What is found is hidden in the original text (the views map back to it). Integers
@@ -78,12 +80,21 @@ class Redactor:
         # is found as written: "Sales" must not hide the table `sales`.
         names = {k.casefold() for k in kept}
         long = {w for w in words if len(w) >= _FOLDED and w.casefold() not in names}
+        # A name shortened to initials and a surname ("C. Ashdown"); without a dot only
+        # as written or in capitals ("A Smith" is also English in another case).
+        initials = {i for w in long for i in _initialled(w)} - kept
         # A name of two to four words is found in the other order too ("Ashdown
         # Cornelius", "Ashdown, Cornelius" once squeezed).
         long |= {" ".join(w.split()[::-1]) for w in long if 2 <= len(w.split()) <= 4}
+        self._dotless = {i for i in initials if "." not in i}
+        self._dotless |= {i.upper() for i in self._dotless}
         self._exact = Lexicon(words - long)
-        self._folded = Lexicon(long | {w[::-1] for w in long}, fold=True)
-        self._squeezed = Squeezed(long | {w[::-1] for w in long})
+        folded_forms = long | {w[::-1] for w in long}
+        self._folded = Lexicon(folded_forms | initials, fold=True)
+        # Dotless forms are looked up with the folded ones (one pass over the text), then
+        # kept only as written.
+        self._case_kept = {i.lower() for i in self._dotless} - {f.lower() for f in folded_forms}
+        self._squeezed = Squeezed(folded_forms)
         self._kept = Lexicon([*kept, HIDDEN])
         self._numbers = {n for n in numbers if n == n}  # NaN never prints as a match
         self._numbers.update(float(s.replace(",", "")) for s in strings if is_number(s))
@@ -137,11 +148,11 @@ class Redactor:
         spans: list[tuple[int, int]] = []
         for view in _distinct(View.of(text), normal):
             spans += _mapped(view, self._exact.find(view.text))
-            spans += _mapped(view, self._folded.find(view.text))
+            spans += _mapped(view, self._folded_spans(view.text))
             spans += _mapped(view, self._squeezed.find(view.text))
             spans += _mapped(view, self._number_spans(view.text))
         turned = rot13(normal)
-        spans += _mapped(turned, self._folded.find(turned.text))
+        spans += _mapped(turned, self._folded_spans(turned.text))
         spans += _mapped(turned, self._squeezed.find(turned.text))
         spans += _mapped(normal, self._spaced_numbers.find(normal.text))
         numbers = numeric(base)
@@ -153,6 +164,16 @@ class Redactor:
                 if any(self._spans(d, depth + 1) for d in decoded):
                     spans.append(normal.source(start, end))
         return spans
+
+    def _folded_spans(self, text: str) -> list[tuple[int, int]]:
+        found = self._folded.find(text)
+        if not self._case_kept:
+            return found
+        return [
+            (a, b)
+            for a, b in found
+            if text[a:b].lower() not in self._case_kept or text[a:b] in self._dotless
+        ]
 
     def _number_spans(self, text: str) -> list[tuple[int, int]]:
         if not self._numbers:
@@ -207,6 +228,31 @@ class Redactor:
         files = [f for f in result.get("files") or [] if isinstance(f, dict)]
         filtered["files"] = [{**f, "path": clean(f.get("path"))} for f in files]
         return filtered, total
+
+
+def _initialled(value: str) -> list[str]:
+    """A name of two to four capitalised words as it is often shortened: ``C. Ashdown``,
+    ``C Ashdown``, ``C.Ashdown``, ``Ashdown, C.``, ``Ashdown C``, ``Cornelius A.`` (for
+    ``Mary Anne Smith`` also ``M. A. Smith`` and ``M.A. Smith``)."""
+    words = value.split()
+    if not 2 <= len(words) <= 4 or not all(map(_name_word, words)):
+        return []
+    *first, last = words
+    dotted = " ".join(f"{w[0]}." for w in first)
+    forms = [f"{dotted} {last}", f"{dotted.replace(' ', '')} {last}", f"{first[0][0]}. {last}"]
+    forms += [f"{dotted.replace(' ', '')}{last}", f"{' '.join(w[0] for w in first)} {last}"]
+    forms += [f"{last}, {dotted}", f"{last} {dotted}", f"{last}, {dotted[:-1]}"]
+    forms += [f"{last} {dotted[:-1]}", f"{' '.join(first)} {last[0]}."]
+    return forms
+
+
+def _name_word(word: str) -> bool:
+    """A capitalised word of letters, also with an apostrophe or hyphen (``O'Brien``)."""
+    return (
+        len(word) >= 2
+        and word[0].isupper()
+        and word.replace("'", "").replace("-", "").replace("’", "").isalpha()
+    )
 
 
 def _reversed(value: float) -> float | None:
