@@ -39,25 +39,16 @@ export function modelPicker(reckon, { select, list, note, onChange, showNotice, 
     offered = { models: reply.models || [DEMO], default: reply.default || DEMO };
     const info = (reckon.agent && reckon.agent.info) || {};
     // The relay lists a model without calling it, so a listed model is "offered" until
-    // it answers (then "available") or fails to (then "unreachable"). A relay that
-    // reports the servers it could not ask (`unreachable`: names or {name, message})
-    // gets those shown too, not selectable.
+    // it answers (then "available") or fails to (then "unreachable", markFailed).
     for (const name of offered.models) {
       if (name === DEMO) states.set(name, { state: "builtin", detail: "Answers common data questions without any network." });
       else states.set(name, { state: "offered", detail: "Offered by the relay; not asked yet." });
-    }
-    for (const entry of [...(reply.unreachable || []), ...(info.unreachable || [])]) {
-      const name = String(entry && typeof entry === "object" ? entry.name || entry.model || entry.profile : entry);
-      if (!name) continue;
-      if (!offered.models.includes(name)) offered.models.push(name);
-      states.set(name, { state: "unreachable", detail: String((entry && entry.message) || "The relay could not reach this model server."), listed: false });
     }
     const match = wanted ? offered.models.find((m) => m === wanted) || offered.models.find((m) => m.startsWith(`${wanted}/`)) : undefined;
     if (wanted && !match) showNotice(`The model “${wanted}” is not offered here; using ${offered.default}.`);
     const chosen = match || offered.default;
     select.replaceChildren();
     for (const name of offered.models) {
-      if (states.get(name).listed === false) continue;
       const option = el("option", "", name === DEMO ? `${name} (built-in demo)` : name);
       option.value = name;
       option.selected = name === chosen;
