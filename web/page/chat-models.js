@@ -13,6 +13,8 @@ const UNREACHABLE = /could not reach|HTTP 50[234]|cannot be reached|connection|t
  * Fill `select` and `list` from `reckon.models()`; `wanted` preselects (an id, or a
  * profile name: its first model). Returns {chosen, failed(model, message), ok(model)}.
  * @param {ReturnType<import("../reckon.js").createReckon>} reckon
+ * @param {{select: HTMLSelectElement, list: HTMLElement, note: HTMLElement, onChange: (model: string) => void,
+ *   showNotice: (message: string) => void, wanted?: string}} parts
  */
 export function modelPicker(reckon, { select, list, note, onChange, showNotice, wanted = "" }) {
   const states = new Map(); // model -> {state, detail}
@@ -55,7 +57,7 @@ export function modelPicker(reckon, { select, list, note, onChange, showNotice, 
       select.appendChild(option);
     }
     // Why only the demo: no relay at all (a static server), or a relay whose model server did not list any.
-    const say = (text) => {
+    const say = (/** @type {string} */ text) => {
       note.replaceChildren();
       appendInline(note, text);
     };
@@ -73,13 +75,14 @@ export function modelPicker(reckon, { select, list, note, onChange, showNotice, 
 
   return {
     ready,
-    /** An ask with `model` failed before the model answered: mark it unreachable. */
+    /** An ask with `model` failed before the model answered: mark it unreachable.
+     * @param {string} model @param {unknown} message */
     failed(model, message) {
       if (!model || model === DEMO || !UNREACHABLE.test(String(message || ""))) return;
       states.set(model, { state: "unreachable", detail: String(message) });
       paint();
     },
-    /** An ask with `model` was answered: it is available. */
+    /** An ask with `model` was answered: it is available. @param {string} model */
     ok(model) {
       if (!model || model === DEMO || !states.has(model)) return;
       states.set(model, { state: "available", detail: "Answered the last question." });

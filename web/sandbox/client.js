@@ -271,7 +271,7 @@ export class Sandbox extends SandboxSnapshots {
     const files = [...this.files];
     const last = this.lastScan;
     if (last && last.code === code && last.files.length === files.length && last.files.every(([path, file], i) => files[i][0] === path && files[i][1] === file)) return last.result;
-    const reply = await runFresh({ port: this.port, files: new Map(files), code, timeoutMs, kernel: { output_limit: outputLimit }, onNeedFiles: () => this.handHeld() });
+    const reply = await runFresh({ port: /** @type {NonNullable<typeof this.port>} */ (this.port), files: new Map(files), code, timeoutMs, kernel: { output_limit: outputLimit }, onNeedFiles: () => this.handHeld() });
     if (typeof reply.status === "string" && reply.type !== "reply") return toRunResult({ status: "error", error: { type: "SandboxError", message: String(reply.message), traceback: "", line: null } }, empty, started);
     const result = toRunResult(reply, empty, started);
     this.lastScan = result.status === "ok" ? { code, files, result } : null;
@@ -284,7 +284,7 @@ export class Sandbox extends SandboxSnapshots {
     const id = this.currentRun;
     if (!id || !this.rpc.pending.has(id)) return { status: "ok", running: false };
     if (this.crossOriginIsolated) {
-      this.port.notify("frame-interrupt");
+      if (this.port) this.port.notify("frame-interrupt");
       return { status: "ok", running: true, soft: true };
     }
     await this.recover("interrupted", null, id);
