@@ -19,7 +19,7 @@ from reckon._exceptions import BuildError
 from ._context import Paths
 from ._policy import AGENT_FRAME_CSP, PAGE_CSP, headers, sandbox_csp
 
-__all__ = ["FRAME_SCRIPT", "copy_web", "module_graph", "render_pages"]
+__all__ = ["FRAME_SCRIPT", "copy_web", "module_graph", "render_pages", "seam_source"]
 
 # Inlined into sandbox.html (its hash is the frame's whole script-src), not served alone.
 FRAME_SCRIPT = "sandbox/frame.js"
