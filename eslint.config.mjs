@@ -22,7 +22,8 @@ export default [
   },
   {
     files: SCRIPTS,
-    languageOptions: { sourceType: "script", globals: { ...globals.browser, ...globals.worker, loadPyodide: "readonly" } },
+    // serve and connect: the call layer (web/shared/seam.js), which the page runs first.
+    languageOptions: { sourceType: "script", globals: { ...globals.browser, ...globals.worker, loadPyodide: "readonly", serve: "readonly", connect: "readonly" } },
   },
   {
     files: PARTS,

@@ -23,7 +23,7 @@ from ._fetch import (
     fetch_pure,
     find_artifact,
 )
-from ._pages import copy_web, module_graph
+from ._pages import copy_web, module_graph, seam_source
 from ._pins import PURE_PACKAGES
 from ._stages import ALL, STAGES, Stage, describe, plan
 from ._verify import official_lock, verify, verify_duckdb, verify_packages, verify_pure
@@ -61,6 +61,7 @@ __all__ = [
     "plan",
     "reckon_sources",
     "reckon_wheel_key",
+    "seam_source",
     "verify",
     "verify_duckdb",
     "verify_packages",

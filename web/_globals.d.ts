@@ -2,6 +2,11 @@
 // Pyodide's globals, the helpers a worker script leaves on `self` for a moment, and
 // `window.reckon`. Not served: build.py skips files whose names start with "_".
 
+// The one call layer (web/shared/seam.js), which the page runs first in each classic
+// script (SEAM_SOURCE): the workers' and the frame's ends of their ports.
+declare const serve: typeof import("./shared/seam.js").serve;
+declare const connect: typeof import("./shared/seam.js").connect;
+
 declare function loadPyodide(options: Record<string, unknown>): Promise<any>;
 declare const FileReaderSync: { new (): { readAsArrayBuffer(blob: Blob): ArrayBuffer } };
 

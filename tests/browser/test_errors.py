@@ -44,19 +44,20 @@ def test_status_calls_resolve_and_data_calls_reject(reckon: Any) -> None:
 
 def test_the_page_answers_only_the_agent_allowed_methods(reckon: Any) -> None:
     body = """
-      // The page's end only: what it would post back to the agent worker is caught here.
-      const agent = window.reckon.agent;
+      // The page's end only (what serves the agent worker's calls): what it would post
+      // back to the worker is caught here.
+      const served = window.reckon.agent.served;
       const replies = [];
-      const saved = agent.worker;
-      agent.worker = { postMessage: (msg) => replies.push(msg) };
+      const saved = served.port;
+      served.port = { postMessage: (msg) => replies.push(msg) };
       try {
         const refused = ["writeFile", "readFile", "deleteFile", "boot", "reset"];
         for (const [i, method] of refused.entries()) {
           const args = { path: "/data/x", data: "x" };
-          await agent.answerSandbox({ type: "call", id: 9001 + i, method, args });
+          await served.answer({ type: "call", id: 9001 + i, method, args });
         }
       } finally {
-        agent.worker = saved;
+        served.port = saved;
       }
       return replies;
     """

@@ -1,6 +1,8 @@
-"""PROTOCOL.md says what the code does: the methods of both workers, the sandbox
-methods the agent may call, and the events; the lists in web/shared/protocol.js and
-py/reckon/_protocol.py are the same, and the workers answer exactly those methods."""
+"""PROTOCOL.md says what the code does: the methods of both workers, field by field
+(their tables against the interfaces in web/shared/protocol.js that tsc checks at both
+ends), the sandbox methods the agent may call, and the events; the lists in
+web/shared/protocol.js and py/reckon/_protocol.py are the same, and the workers answer
+exactly those methods."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PROTOCOL = (ROOT / "PROTOCOL.md").read_text()
 WEB = ROOT / "web"
 JS_PROTOCOL = (WEB / "shared" / "protocol.js").read_text()
+RECOVERY = (WEB / "sandbox" / "recovery.js").read_text()
 
 
 def js_list(name: str) -> list[str]:
@@ -65,7 +68,18 @@ def test_the_agent_allowed_column_is_what_the_page_allows() -> None:
     documented = {row[0] for row in rows if row[-1] == "yes"}
     assert documented == set(js_list("AGENT_ALLOWED")) == set(_protocol.AGENT_ALLOWED)
     client = (WEB / "agent" / "client.js").read_text()
-    assert "!AGENT_ALLOWED.includes(method)" in client  # the page's check uses that list
+    # The page's gate uses that list, and serves exactly the interface made of it.
+    assert "AGENT_ALLOWED.includes(method) ? null : `the agent may not ${method}`" in client
+    picked = re.search(
+        r"@typedef \{Pick<SandboxApi, ([^>]*)> & PageApi\} AgentSandboxApi", JS_PROTOCOL
+    )
+    assert picked is not None
+    assert set(re.findall(r'"(\w+)"', picked.group(1))) | set(interface("PageApi")) == documented
+    # And §4 names them where it says what the agent may call.
+    assert (
+        set(re.findall(r'"(\w+)"', section(4).split('"method":', 1)[1].split('"args"', 1)[0]))
+        == documented
+    )
 
 
 def test_the_sandbox_methods_are_the_documented_ones() -> None:
@@ -96,28 +110,40 @@ def test_every_agent_event_is_documented_and_posted() -> None:
     posted = set(re.findall(r'self\._post\(\{"type": "(\w+)"', host))
     assert posted == set(events)
     client = (WEB / "agent" / "client.js").read_text()
-    assert all(f'msg.type === "{event}"' in client for event in events)
+    handled = set(re.findall(r"^      (\w+): \(msg\) =>", client, flags=re.M))
+    looped = re.search(r"for \(const type of \[([^\]]*)\]\) on\[type\]", client)
+    assert looped is not None
+    handled |= set(re.findall(r'"(\w+)"', looped.group(1)))
+    assert handled == set(events)
 
 
 def test_every_message_a_worker_posts_is_a_reply_a_call_or_a_listed_event() -> None:
-    listed = {"call", "reply", *js_list("SANDBOX_EVENTS"), *js_list("AGENT_EVENTS")}
-    sources = {"agent/worker.js": (WEB / "agent" / "worker.js").read_text()}
-    sources["the sandbox worker"] = sandbox_worker()
-    for name, source in sources.items():
-        posted = set(
-            re.findall(r'(?:postMessage|post)\(\{ (?:\.\.\.\w+, )?type: "([\w-]+)"', source)
-        )
-        assert posted, f"no messages found: the pattern no longer matches {name}"
-        assert posted <= listed, (name, posted - listed)
+    listed = {"reply", *js_list("SANDBOX_EVENTS")}
+    source = sandbox_worker()
+    posted = set(re.findall(r'post\(\{ (?:\.\.\.\w+, )?type: "([\w-]+)"', source))
+    assert posted, "no messages found: the pattern no longer matches the sandbox worker"
+    assert posted <= listed, posted - listed
+    # Nothing in a worker builds a message by hand but through the call layer (its
+    # events: the sandbox's post(), the agent's Python events, seam.js's notify()).
+    agent = (WEB / "agent" / "worker.js").read_text()
+    assert "postMessage(" not in agent and "postMessage(" not in source
     for event in js_list("SANDBOX_EVENTS"):
         assert f'{{"type": "{event}", "id"' in section(3), event
 
 
 def test_every_frame_message_is_documented() -> None:
     frame = (WEB / "sandbox" / "frame.js").read_text()
-    handled = set(re.findall(r'msg\.type === "([\w-]+)"', frame))
-    handled |= set(re.findall(r'type: "([\w-]+)"', frame)) - {"call"}
-    assert handled
+    handled = set(re.findall(r'^    "?([\w-]+)"?: (?:withPort\(|\(\) =>|\(\{)', frame, flags=re.M))
+    handled |= set(re.findall(r'ev\.data\.type !== "([\w-]+)"', frame))
+    # What the page and the frame send (channel.js's boot() sends the kind it is given).
+    senders = ("channel.js", "client.js", "fresh.js", "snapshot-plan.js", "frame.js")
+    sources = [(WEB / "sandbox" / name).read_text() for name in senders]
+    sent = {name for text in sources for name in re.findall(r'notify\("([\w-]+)"', text)}
+    assert re.search(r"notify\(kind,", sources[0])
+    sent |= set(re.findall(r'this\.boot\("([\w-]+)"\)', "".join(sources) + RECOVERY))
+    assert {"frame-start", "addRuntime", "frame-ping", "frame-connect"} <= handled, handled
+    assert {"frame-ready", "crash", "frame-fresh", "frame-interrupt"} <= sent, sent
+    handled |= sent
     assert handled <= set(js_list("FRAME_MESSAGES"))
     missing = [
         t
@@ -125,3 +151,133 @@ def test_every_frame_message_is_documented() -> None:
         if f"`{t}`" not in PROTOCOL and f'"type": "{t}"' not in PROTOCOL
     ]
     assert missing == []
+
+
+def fields(literal: str) -> dict[str, bool]:
+    """The top-level fields of `{a, b?: {c}, "d": 1}` (a type or a documented shape):
+    each name, and whether it is marked optional."""
+    inner = literal.strip()
+    assert inner.startswith("{") and inner.endswith("}"), literal
+    parts, depth, start = [], 0, 1
+    for i, ch in enumerate(inner[1:-1], start=1):
+        if ch in "{<([":
+            depth += 1
+        elif ch in "}>)]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(inner[start:i])
+            start = i + 1
+    parts.append(inner[start:-1])
+    found = {}
+    for part in filter(str.strip, parts):
+        name = re.match(r'\s*"?([\w-]+)"?(\?)?', part)
+        assert name is not None, part
+        found[name.group(1)] = bool(name.group(2))
+    return found
+
+
+def interface(name: str) -> dict[str, tuple[dict[str, bool], str]]:
+    """The typedef `name` of web/shared/protocol.js: each method's args (name -> optional)
+    and its reply's type."""
+    end = JS_PROTOCOL.find(f"\n * }}}} {name}\n")
+    assert end >= 0, f"no interface {name} in web/shared/protocol.js"
+    body = JS_PROTOCOL[JS_PROTOCOL.rindex("@typedef {{\n", 0, end) + len("@typedef {{\n") : end]
+    methods = {}
+    for line in body.splitlines():
+        method = re.fullmatch(r' \*   "?([\w-]+)"?: \(args: (\{.*?\})\) => (.+),', line)
+        assert method is not None, f"{name}: cannot read {line!r}"
+        methods[method.group(1)] = (fields(method.group(2)), method.group(3))
+    return methods
+
+
+def documented_args(cell: str) -> dict[str, bool]:
+    """A table's args cell: "`path`, `output?`", "`options: {…}`" or "—"."""
+    return {m.group(1): bool(m.group(2)) for m in re.finditer(r"`(\w+)(\?)?[:`]", cell)}
+
+
+# What a reply cell says in words, and the type that says it in the interface.
+NAMED_REPLIES = {
+    "the run result": "RunResult",
+    "section 2": "InspectResult",
+    "the outcome": "AskReply",
+}
+
+
+def documented_reply(cell: str) -> dict[str, bool] | str:
+    """A table's reply cell: the fields of its shapes (every `{…}` it shows), or the name of
+    the type it names in words."""
+    for words, typename in NAMED_REPLIES.items():
+        if cell.startswith(words):
+            return typename
+    shapes = [span for span in re.findall(r"`([^`]*)`", cell) if span.startswith("{")]
+    assert shapes, f"the reply cell {cell!r} shows no shape"
+    return {name: opt for shape in shapes for name, opt in fields(shape).items()}
+
+
+def mismatches(
+    table: list[list[str]], methods: dict[str, tuple[dict[str, bool], str]]
+) -> list[str]:
+    """Every difference between a table of PROTOCOL.md and an interface, in words. Any
+    reply may be an error, `{status: "error", message}` (the section says so once), so
+    `message` is not compared; nor whether a reply field is optional (an error lacks them)."""
+    found = []
+    rows = {row[0]: row for row in table}
+    for name in sorted(set(rows) ^ set(methods)):
+        found.append(f"{name}: {'documented only' if name in rows else 'in the interface only'}")
+    for name in sorted(set(rows) & set(methods)):
+        args, reply_type = methods[name]
+        doc_args = documented_args(rows[name][1])
+        if doc_args != args:
+            found.append(f"{name} args: PROTOCOL.md {doc_args}, interface {args}")
+        doc_reply = documented_reply(rows[name][2])
+        if isinstance(doc_reply, str):
+            if doc_reply not in reply_type:
+                found.append(f"{name} reply: PROTOCOL.md says {doc_reply}, interface {reply_type}")
+            continue
+        assert reply_type.startswith("{"), f"{name}: the interface has {reply_type}, not fields"
+        typed = set(fields(reply_type)) - {"message"}
+        if set(doc_reply) - {"message"} != typed:
+            documented = sorted(set(doc_reply) - {"message"})
+            found.append(f"{name} reply: PROTOCOL.md {documented}, interface {sorted(typed)}")
+    return found
+
+
+def test_the_sandbox_table_is_its_interfaces_field_by_field() -> None:
+    methods = {**interface("SandboxApi"), **interface("PageApi")}
+    assert mismatches(table_rows(section(3)), methods) == []
+
+
+def test_the_agent_table_is_its_interface_field_by_field() -> None:
+    assert mismatches(table_rows(section(4)), interface("AgentApi")) == []
+
+
+def test_the_ask_reply_is_the_documented_done_shape() -> None:
+    done = re.search(
+        r"The `ask` reply \(`done`, the outcome\) is `(\{.*?\})`", section(4), flags=re.S
+    )
+    assert done is not None
+    end = JS_PROTOCOL.index("} AskReply\n")
+    typed = JS_PROTOCOL[JS_PROTOCOL.rindex("@typedef {", 0, end) + len("@typedef {") : end]
+    assert set(fields(done.group(1))) == set(fields(typed.replace("\n *", " ")))
+
+
+def test_a_planted_mismatch_is_found() -> None:
+    """The comparison itself can fail: a field, a method or a named reply changed in the
+    table is reported."""
+    table = table_rows(section(3))
+    methods = {**interface("SandboxApi"), **interface("PageApi")}
+    planted = [
+        [row[0], row[1].replace("`path`", "`file_path`"), *row[2:]]
+        if row[0] == "deleteFile"
+        else row
+        for row in table
+    ]
+    assert mismatches(planted, methods) == [
+        "deleteFile args: PROTOCOL.md {'file_path': False}, interface {'path': False}"
+    ]
+    planted = [
+        [row[0], row[1], "`{status}`", *row[3:]] if row[0] == "deleteFile" else row for row in table
+    ]
+    reply = "deleteFile reply: PROTOCOL.md ['status'], interface ['path', 'status']"
+    assert mismatches(planted, methods) == [reply]
+    assert mismatches(table[1:], methods) == [f"{table[0][0]}: in the interface only"]

@@ -1,12 +1,16 @@
 // The page's side of the agent worker. The page is the only bridge between the
 // agent and the sandbox, and it forwards only the agent-allowed calls from the agent.
-// Message shapes: PROTOCOL.md §4, web/shared/protocol.js.
-import { AGENT_ALLOWED, Rpc, isMessage, payload } from "../shared/protocol.js";
+// Message shapes: PROTOCOL.md §4, web/shared/protocol.js (AgentApi, AgentSandboxApi);
+// the calls go through web/shared/seam.js, whose text the worker runs first.
+import { AGENT_ALLOWED, payload } from "../shared/protocol.js";
+import { SEAM_SOURCE, connect, serve } from "../shared/seam.js";
 
 export const DEMO_MODEL = "reckon-demo";
 const CLOSED = "this Reckon was closed (close()); create a new one to ask";
 
 /** @typedef {import("../shared/protocol.js").AskOutcome} AskOutcome */
+/** @typedef {import("../shared/protocol.js").AgentApi} AgentApi */
+/** @typedef {import("../shared/protocol.js").AgentSandboxApi} AgentSandboxApi */
 
 export class Agent extends EventTarget {
   /**
@@ -38,13 +42,28 @@ export class Agent extends EventTarget {
     /** Rejects if the worker cannot run at all (its script blocked, e.g. by a host page's CSP).
      * @type {Promise<never>} */
     this.failed = new Promise(() => {});
-    this.rpc = new Rpc((msg, transfer) => this.worker && this.worker.postMessage(msg, transfer));
+    // The worker's events: each about an ask (its call's id, as askId), or the session.
+    /** @type {Record<string, (msg: Record<string, any>) => void>} */
+    const on = {
+      step: (msg) => {
+        const ask = this.asks.get(msg.askId);
+        if (ask) ask.steps.push(msg.step);
+        this.emit("step", { askId: msg.askId, step: msg.step });
+      },
+      delta: (msg) => this.emit("delta", { askId: msg.askId, text: String(msg.text) }),
+    };
+    for (const type of ["usage", "proposal", "waiting"]) on[type] = ({ type: _type, ...detail }) => this.emit(type, detail);
+    /** @type {import("../shared/seam.js").Caller<AgentApi>} the page's calls to the worker */
+    this.rpc = connect(null, { on });
+    /** The agent's calls to the sandbox: only the agent-allowed methods go through. */
+    this.served = serve(null, this.sandboxMethods(), { gate: (method) => (AGENT_ALLOWED.includes(method) ? null : `the agent may not ${method}`) });
   }
 
   /** What the relay offers; a plain static server has no relay: demo model only. */
   async models() {
     if (!this.info) {
       try {
+        /** @type {Record<string, string>} */
         const headers = this.token ? { Authorization: `Bearer ${this.token}` } : {};
         const resp = await fetch(`${this.relay}/api/info`, { headers });
         this.info = resp.ok ? await resp.json() : null;
@@ -102,7 +121,8 @@ export class Agent extends EventTarget {
       throw new Error(CLOSED);
     }
     this.worker = worker;
-    worker.onmessage = (ev) => this.onMessage(ev.data);
+    this.rpc.attach(worker);
+    this.served.attach(worker);
     // A worker that never runs (its script blocked, e.g. by a host page's CSP) says so only here.
     this.failed = new Promise((_, reject) => {
       worker.onerror = (ev) => reject(new Error(`the agent worker could not start${ev.message ? ` (${ev.message})` : ""}; a page embedding Reckon needs worker-src blob: and the site's origin in script-src`));
@@ -120,34 +140,19 @@ export class Agent extends EventTarget {
     return reply;
   }
 
-  /** From the worker: replies to our calls, its calls to the sandbox, events. Only data. @param {unknown} msg */
-  onMessage(msg) {
-    if (!isMessage(msg) || this.rpc.take(msg)) return;
-    if (msg.type === "call") this.answerSandbox(msg);
-    else if (msg.type === "step") {
-      const ask = this.asks.get(/** @type {number} */ (msg.askId));
-      if (ask) ask.steps.push(msg.step);
-      this.emit("step", { askId: msg.askId, step: msg.step });
-    } else if (msg.type === "delta") this.emit("delta", { askId: msg.askId, text: String(msg.text) });
-    else if (msg.type === "usage" || msg.type === "proposal" || msg.type === "waiting") {
-      const { type, ...detail } = msg;
-      this.emit(type, detail);
-    }
-  }
-
-  /** The agent's call to the sandbox: only the agent-allowed methods go through. @param {Record<string, unknown>} msg */
-  async answerSandbox(msg) {
-    const method = String(msg.method);
-    const args = /** @type {Record<string, any>} */ (isMessage(msg.args) ? msg.args : {});
-    const timeoutMs = Number(args.timeoutMs) || undefined;
-    let reply;
-    if (!AGENT_ALLOWED.includes(method)) reply = { status: "error", message: `the agent may not ${method}` };
-    else if (method === "run") reply = await this.sandbox.run(String(args.code), { timeoutMs, onStream: (name, text) => this.emit("stream", { name, text }) });
-    else if (method === "interrupt") reply = await this.sandbox.interrupt();
-    else if (method === "scan") reply = await this.sandbox.scan(String(args.code), { timeoutMs });
-    else if (method === "listFiles") reply = await this.sandbox.listFiles(String(args.dir)).then((files) => ({ status: "ok", files }), (err) => ({ status: "error", message: String(err.message || err) }));
-    else reply = await this.sandbox.inspect(String(args.path));
-    if (this.worker) this.worker.postMessage({ ...reply, type: "reply", id: msg.id });
+  /** What the agent may call on the sandbox, through the page (AGENT_ALLOWED; PROTOCOL.md §4).
+   * @returns {import("../shared/seam.js").Handlers<AgentSandboxApi>} */
+  sandboxMethods() {
+    const sandbox = this.sandbox;
+    /** @param {{timeoutMs?: unknown}} args */
+    const timeout = (args) => Number(args.timeoutMs) || undefined;
+    return {
+      run: (args) => sandbox.run(String(args.code), { timeoutMs: timeout(args), onStream: (name, text) => this.emit("stream", { name, text }) }),
+      interrupt: () => sandbox.interrupt(),
+      scan: (args) => sandbox.scan(String(args.code), { timeoutMs: timeout(args) }),
+      listFiles: (args) => sandbox.listFiles(String(args.dir)).then((files) => ({ status: "ok", files }), (err) => ({ status: "error", files: [], message: String(err.message || err) })),
+      inspect: (args) => /** @type {Promise<import("../shared/protocol.js").InspectResult>} */ (sandbox.inspect(String(args.path))),
+    };
   }
 
   /** @param {string} type @param {unknown} detail */
@@ -177,7 +182,7 @@ export class Agent extends EventTarget {
       reply = { status: "stopped", message: "Stopped by the user before it started." };
     } else {
       const options = { tokenBudget, verify, modelOptions: this.modelOptions(chosen) };
-      reply = payload(await this.rpc.call("ask", { question, model: chosen === DEMO_MODEL ? "" : chosen, options }, [], id));
+      reply = payload(await this.rpc.call("ask", { question, model: chosen === DEMO_MODEL ? "" : chosen, options }, { id }));
     }
     this.asks.delete(id);
     const outcome = { status: String(reply.status), answer: reply.answer || "", steps: reply.steps || ask.steps, message: reply.message, model: chosen, usage: reply.usage, sessionUsage: reply.sessionUsage, privacy: reply.privacy, verification: reply.verification, grounding: reply.grounding };
@@ -215,8 +220,9 @@ export class Agent extends EventTarget {
     if (this.readyPromise) this.rpc.call("reset"); // an agent not started yet has nothing to forget
   }
 
-  /** One call to the worker, once it is up: its reply's payload. @param {string} method @param {Record<string, unknown>} [args] */
-  async call(method, args = {}) {
+  /** One call to the worker, once it is up: its reply's payload.
+   * @template {keyof AgentApi & string} K @param {K} method @param {import("../shared/seam.js").ArgsOf<AgentApi, K>} [args] */
+  async call(method, args = /** @type {any} */ ({})) {
     await this.ready();
     return payload(await this.rpc.call(method, args));
   }
@@ -260,7 +266,7 @@ export class Agent extends EventTarget {
    * @param {URL} url @param {string} name @returns {Promise<Worker>}
    */
   async spawnWorker(url, name) {
-    const source = `self.RECKON_BASE = ${JSON.stringify(this.root.href)};\nimportScripts(${JSON.stringify(url.href)});\n`;
+    const source = `self.RECKON_BASE = ${JSON.stringify(this.root.href)};\n${SEAM_SOURCE}importScripts(${JSON.stringify(url.href)});\n`;
     /** @type {Window & typeof globalThis} */
     let realm = window;
     if (url.origin === location.origin) {

@@ -2,7 +2,8 @@
 // The agent worker: a small Pyodide (no scientific stack) running reckon.agent.
 // It is the only browser context that talks to the relay. It never touches the
 // sandbox: it asks the page, which forwards only the agent-allowed requests.
-// Message shapes: PROTOCOL.md §4 (web/shared/protocol.js: AGENT_METHODS, AGENT_EVENTS).
+// Message shapes: PROTOCOL.md §4 (web/shared/protocol.js: AgentApi, AGENT_EVENTS); the
+// calls go through web/shared/seam.js (`serve`, `connect`), whose text the page runs first.
 // Started from a blob: bootstrap when the page is on another origin (agent/client.js).
 // BASE is the site's root, where pyodide/ is: one folder up from this script.
 const BASE = self.RECKON_BASE || new URL("../", self.location.href).href;
@@ -14,44 +15,37 @@ importScripts(new URL("pyodide/pyodide.js", BASE).href);
 
 /** @type {any} reckon.agent._host, once started */
 let host = null;
-/** @type {Promise<unknown> | null} */
+/** @type {Promise<boolean> | null} true once `start` succeeded */
 let booting = null;
-let nextId = 1;
-/** @type {Map<number, (json: string) => void>} our calls to the page (the sandbox), by id */
-const pending = new Map();
-
-// What Python calls: events for the page, and sandbox calls answered by the page.
-const bridge = {
-  post: (/** @type {string} */ json) => self.postMessage(JSON.parse(json)),
-  sandbox: (/** @type {string} */ json) =>
-    new Promise((resolve) => {
-      const id = nextId++;
-      pending.set(id, resolve);
-      const { type: method, ...args } = JSON.parse(json);
-      self.postMessage({ type: "call", id, method, args });
-    }),
-};
 
 /** Python's JSON reply, or an error reply when it raised. @param {() => string | Promise<string>} call */
 async function fromPython(call, extra = {}) {
   try {
     return JSON.parse(await call());
   } catch (err) {
-    return { status: "error", ...extra, message: `internal error: ${String((err && err.message) || err)}` };
+    return { status: "error", ...extra, message: `internal error: ${String((err && /** @type {Error} */ (err).message) || err)}` };
   }
 }
 
-/** The page's calls (PROTOCOL.md §4): each answers with a reply. @type {Record<string, (args: any) => unknown>} */
+/** @param {{config: Record<string, unknown>}} args */
+async function startPython({ config }) {
+  const t0 = performance.now();
+  const pyodide = await loadPyodide({ indexURL: new URL("pyodide/", BASE).href });
+  await pyodide.loadPackage(["reckon"], { messageCallback: () => {} });
+  host = pyodide.pyimport("reckon.agent._host");
+  host.start(bridge, JSON.stringify(config));
+  return { status: "ok", ms: performance.now() - t0 };
+}
+
+/** The page's calls (PROTOCOL.md §4): each answers with a reply.
+ * @type {import("../shared/seam.js").Handlers<import("../shared/protocol.js").AgentApi>} */
 const methods = {
-  async start({ config }) {
-    const t0 = performance.now();
-    const pyodide = await loadPyodide({ indexURL: new URL("pyodide/", BASE).href });
-    await pyodide.loadPackage(["reckon"], { messageCallback: () => {} });
-    host = pyodide.pyimport("reckon.agent._host");
-    host.start(bridge, JSON.stringify(config));
-    return { status: "ok", ms: performance.now() - t0 };
+  start(args) {
+    const started = startPython(args);
+    booting = started.then(() => true, () => false);
+    return started;
   },
-  ask: ({ id, question, model, options }) =>
+  ask: ({ question, model, options }, { id }) =>
     fromPython(() => host.ask(id, String(question), String(model || ""), JSON.stringify(options || {})), { answer: "", steps: [] }),
   configure: ({ settings }) => fromPython(() => host.configure(JSON.stringify(settings ?? null))),
   decide: ({ proposal, decision }) => fromPython(() => host.decide(String(proposal), JSON.stringify(decision ?? null))),
@@ -67,37 +61,23 @@ const methods = {
   importNotebook: ({ text, name }) => fromPython(() => host.import_notebook(String(text), String(name || "notebook")), { cells: 0, ok: 0, failed: 0 }),
 };
 
-/** @param {number} id @param {string} method @param {any} args @returns {Promise<any>} */
-async function answer(id, method, args) {
-  /** @type {any} */
-  let reply;
-  if (!Object.hasOwn(methods, method)) reply = { status: "error", message: `unknown method ${method}` };
-  else if (method !== "start" && !(await booting)) reply = { status: "error", message: "the agent did not start" };
-  else {
-    try {
-      reply = await methods[method](method === "ask" ? { ...args, id } : args);
-    } catch (err) {
-      reply = { status: "error", message: String((err && err.message) || err) };
-    }
-  }
-  self.postMessage({ ...reply, type: "reply", id });
-  return reply;
-}
+// Every call but `start` waits for it, and fails as it did.
+/** @param {string} method */
+const gate = async (method) => (method === "start" || !Object.hasOwn(methods, method) || (await booting) ? null : "the agent did not start");
+// The worker's own `self` is its port to the page (lib.dom types it as a Window).
+const port = /** @type {import("../shared/seam.js").PortLike} */ (/** @type {unknown} */ (self));
+const page = serve(port, methods, { gate });
+/** The page's sandbox methods, for Python (PROTOCOL.md §4: the agent-allowed ones). */
+const sandbox = /** @type {import("../shared/seam.js").Caller<import("../shared/protocol.js").AgentSandboxApi>} */ (connect(port));
 
-self.onmessage = (ev) => {
-  const msg = ev.data;
-  if (!msg || typeof msg !== "object") return;
-  if (msg.type === "reply") {
-    // The page's answer to one of our sandbox calls.
-    const resolve = pending.get(msg.id);
-    pending.delete(msg.id);
-    const { type, id, ...reply } = msg;
+// What Python calls: events for the page, and sandbox calls answered by the page.
+const bridge = {
+  post: (/** @type {string} */ json) => page.post(JSON.parse(json)),
+  sandbox: async (/** @type {string} */ json) => {
+    const { type: method, ...args } = JSON.parse(json);
+    const { type, id, ...reply } = await sandbox.call(method, args);
     void type, void id;
-    if (resolve) resolve(JSON.stringify(reply));
-  } else if (msg.type === "call" && msg.method === "start") {
-    booting = answer(msg.id, "start", msg.args || {}).then((reply) => reply.status === "ok");
-  } else if (msg.type === "call") {
-    answer(msg.id, String(msg.method), msg.args || {});
-  }
+    return JSON.stringify(reply);
+  },
 };
 })();

@@ -13,6 +13,8 @@ const UNREACHABLE = /could not reach|HTTP 50[234]|cannot be reached|connection|t
  * Fill `select` and `list` from `reckon.models()`; `wanted` preselects (an id, or a
  * profile name: its first model). Returns {chosen, failed(model, message), ok(model)}.
  * @param {ReturnType<import("../reckon.js").createReckon>} reckon
+ * @param {{select: HTMLSelectElement, list: HTMLElement, note: HTMLElement, onChange: (model: string) => void,
+ *   showNotice: (message: string) => void, wanted?: string}} parts
  */
 export function modelPicker(reckon, { select, list, note, onChange, showNotice, wanted = "" }) {
   const states = new Map(); // model -> {state, detail}
@@ -39,32 +41,23 @@ export function modelPicker(reckon, { select, list, note, onChange, showNotice, 
     offered = { models: reply.models || [DEMO], default: reply.default || DEMO };
     const info = (reckon.agent && reckon.agent.info) || {};
     // The relay lists a model without calling it, so a listed model is "offered" until
-    // it answers (then "available") or fails to (then "unreachable"). A relay that
-    // reports the servers it could not ask (`unreachable`: names or {name, message})
-    // gets those shown too, not selectable.
+    // it answers (then "available") or fails to (then "unreachable", markFailed).
     for (const name of offered.models) {
       if (name === DEMO) states.set(name, { state: "builtin", detail: "Answers common data questions without any network." });
       else states.set(name, { state: "offered", detail: "Offered by the relay; not asked yet." });
-    }
-    for (const entry of [...(reply.unreachable || []), ...(info.unreachable || [])]) {
-      const name = String(entry && typeof entry === "object" ? entry.name || entry.model || entry.profile : entry);
-      if (!name) continue;
-      if (!offered.models.includes(name)) offered.models.push(name);
-      states.set(name, { state: "unreachable", detail: String((entry && entry.message) || "The relay could not reach this model server."), listed: false });
     }
     const match = wanted ? offered.models.find((m) => m === wanted) || offered.models.find((m) => m.startsWith(`${wanted}/`)) : undefined;
     if (wanted && !match) showNotice(`The model “${wanted}” is not offered here; using ${offered.default}.`);
     const chosen = match || offered.default;
     select.replaceChildren();
     for (const name of offered.models) {
-      if (states.get(name).listed === false) continue;
       const option = el("option", "", name === DEMO ? `${name} (built-in demo)` : name);
       option.value = name;
       option.selected = name === chosen;
       select.appendChild(option);
     }
     // Why only the demo: no relay at all (a static server), or a relay whose model server did not list any.
-    const say = (text) => {
+    const say = (/** @type {string} */ text) => {
       note.replaceChildren();
       appendInline(note, text);
     };
@@ -82,13 +75,14 @@ export function modelPicker(reckon, { select, list, note, onChange, showNotice, 
 
   return {
     ready,
-    /** An ask with `model` failed before the model answered: mark it unreachable. */
+    /** An ask with `model` failed before the model answered: mark it unreachable.
+     * @param {string} model @param {unknown} message */
     failed(model, message) {
       if (!model || model === DEMO || !UNREACHABLE.test(String(message || ""))) return;
       states.set(model, { state: "unreachable", detail: String(message) });
       paint();
     },
-    /** An ask with `model` was answered: it is available. */
+    /** An ask with `model` was answered: it is available. @param {string} model */
     ok(model) {
       if (!model || model === DEMO || !states.has(model)) return;
       states.set(model, { state: "available", detail: "Answered the last question." });

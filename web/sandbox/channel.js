@@ -1,8 +1,9 @@
 // The page's channels to the sandbox: the opaque-origin frame and its port, a private
 // MessagePort per worker, the requests in the order sent (only the head may stream,
-// start or be answered: OrderedRpc), the heartbeat. Everything from the worker is only data.
+// start or be answered: an ordered `connect`, web/shared/seam.js), the heartbeat.
+// Everything from the worker is only data.
 
-import { OrderedRpc } from "../shared/protocol.js";
+import { connect } from "../shared/seam.js";
 import { liveText } from "./results.js";
 import { SandboxRuntime } from "./runtime.js";
 
@@ -24,7 +25,7 @@ export class SandboxChannel extends SandboxRuntime {
     this.container = container;
     /** @type {HTMLIFrameElement | null} */
     this.frame = null;
-    /** @type {MessagePort | null} the frame's own port (frame-* messages) */
+    /** @type {import("../shared/seam.js").Caller<import("../shared/protocol.js").FrameApi> | null} the frame's own port (its notes and its call) */
     this.port = null;
     this.crossOriginIsolated = false;
     /** @type {MessagePort | null} the private channel to the current worker (see boot()) */
@@ -33,15 +34,16 @@ export class SandboxChannel extends SandboxRuntime {
     this.config = {};
     /** @type {Blob | null} */
     this.workerSource = null;
-    // Each pending call keeps {onStream, collected, started?} for its events (see onMessage).
-    this.rpc = new OrderedRpc((msg, transfer) => this.workerPort.postMessage(msg, transfer));
+    // Each pending call keeps {onStream, collected, started?} for its events (see workerEvents).
+    /** @type {import("../shared/seam.js").Caller<import("../shared/protocol.js").SandboxApi>} */
+    this.rpc = connect(null, { ordered: true, on: this.workerEvents(), onReply: (msg, entry) => this.onReply(msg, entry) });
     /** @type {Set<number>} the current worker's requests it said it has received */
     this.received = new Set();
     /** @type {{id: number, timer: ReturnType<typeof setTimeout>} | null} the busy watch on the head */
     this.busyWatch = null;
     const call = this.rpc.call.bind(this.rpc);
-    this.rpc.call = (...args) => {
-      const reply = call(...args);
+    this.rpc.call = (method, args, options) => {
+      const reply = call(method, args, options);
       this.watchHead();
       return reply;
     };
@@ -55,9 +57,6 @@ export class SandboxChannel extends SandboxRuntime {
     this.lazy = [];
     /** @type {string[]} files handed over so far: a new frame needs them again */
     this.handed = [];
-    /** @type {Map<number, (alive: boolean) => void>} */
-    this.pongs = new Map();
-    this.pingCount = 0;
     /** @type {ReturnType<typeof setInterval> | null} */
     this.heartbeat = null;
     this.replacing = false;
@@ -82,12 +81,14 @@ export class SandboxChannel extends SandboxRuntime {
   }
 
   /** Fetch runtime files for the worker. If they cannot be had, the worker is told
-   * so: an import that needs them then fails with this message instead of waiting forever. */
+   * so: an import that needs them then fails with this message instead of waiting forever.
+   * @param {string[]} names @param {{report?: boolean, stream?: boolean}} [options] */
   handOver(names, options = {}) {
+    const port = /** @type {NonNullable<typeof this.port>} */ (this.port);
     this.handed = [...new Set([...(this.handed || []), ...names])]; // a new frame needs them again
     this.fetchRuntime(names, options).then(
-      (files) => this.port.postMessage({ type: "addRuntime", files }),
-      (err) => this.port.postMessage({ type: "addRuntime", files: {}, failed: names, message: String((err && err.message) || err) }),
+      (files) => port.notify("addRuntime", { files }),
+      (err) => port.notify("addRuntime", { files: {}, failed: names, message: String((err && err.message) || err) }),
     );
   }
 
@@ -102,15 +103,19 @@ export class SandboxChannel extends SandboxRuntime {
       frame.src = new URL("sandbox.html", this.root).href;
       frame.addEventListener("load", () => {
         const channel = new MessageChannel();
-        channel.port1.onmessage = (ev) => {
-          if (ev.data && ev.data.type === "frame-ready") {
-            this.crossOriginIsolated = ev.data.crossOriginIsolated === true;
-            channel.port1.onmessage = (e) => this.onFrameMessage(e.data);
-            resolve(channel.port1);
-          }
-        };
+        /** @type {import("../shared/seam.js").Caller<import("../shared/protocol.js").FrameApi>} */
+        const port = connect(channel.port1, {
+          on: {
+            "frame-ready": (msg) => {
+              this.crossOriginIsolated = msg.crossOriginIsolated === true;
+              resolve(port);
+            },
+            // A real worker error, which the frame saw.
+            crash: (msg) => this.recover("crash", typeof msg.message === "string" ? msg.message : null),
+          },
+        });
         // "*" because the frame's origin is opaque ("null"); the port is the channel.
-        frame.contentWindow.postMessage({ type: "frame-connect" }, "*", [channel.port2]);
+        /** @type {Window} */ (frame.contentWindow).postMessage({ type: "frame-connect" }, "*", [channel.port2]);
       }, { once: true }); // a document loaded later in this frame is not ours: no port for it
       frame.addEventListener("error", () => reject(new Error("the sandbox frame failed to load")));
       this.container.appendChild(frame);
@@ -118,7 +123,10 @@ export class SandboxChannel extends SandboxRuntime {
     });
   }
 
+  /** Start a worker in the frame ("frame-start": with the files; "frame-restart": again).
+   * @param {"frame-start" | "frame-restart"} kind */
   boot(kind) {
+    const port = /** @type {NonNullable<typeof this.port>} */ (this.port);
     // The frame sends the worker its boot call (id 0) with the port made here.
     this.bootPromise = this.rpc.begin(0).then((reply) => (reply.status === "ok" ? reply : Promise.reject(new Error(reply.message))));
     // A fresh channel per worker: the worker gets one end with its boot request and
@@ -127,15 +135,12 @@ export class SandboxChannel extends SandboxRuntime {
     this.received = new Set();
     this.watchHead();
     const channel = new MessageChannel();
-    const workerPort = channel.port1;
-    workerPort.onmessage = (ev) => {
-      if (workerPort === this.workerPort) this.onMessage(ev.data);
-    };
-    this.workerPort = workerPort;
-    const lazyPackages = this.info.sandbox.all_packages.filter((name) => !this.info.sandbox.packages.includes(name));
+    this.workerPort = channel.port1;
+    this.rpc.attach(channel.port1);
+    const lazyPackages = this.info.sandbox.all_packages.filter((/** @type {string} */ name) => !this.info.sandbox.packages.includes(name));
     const config = { ...this.config, indexURL: new URL("pyodide/", this.root).href, packages: this.info.sandbox.packages, lazyFiles: this.lazy, heldBack: this.heldBack, lazyPackages, sqlFiles: this.info.sandbox.sql_files || [] };
-    if (kind === "frame-start") this.port.postMessage({ type: kind, workerSource: this.workerSource, runtime: this.runtime, config }, [channel.port2]);
-    else this.port.postMessage({ type: kind, snapshot: this.config.snapshot || null }, [channel.port2]);
+    if (kind === "frame-start") port.notify(kind, { workerSource: this.workerSource, runtime: this.runtime, config }, [channel.port2]);
+    else port.notify(kind, { snapshot: this.config.snapshot || null }, [channel.port2]);
     return this.bootPromise;
   }
 
@@ -147,32 +152,11 @@ export class SandboxChannel extends SandboxRuntime {
     if (this.heldRest && this.heldRest.length) this.handOver(this.heldRest.splice(0));
   }
 
-  /** From the frame itself: a real worker error ("crash"), or the heartbeat's answer. */
-  onFrameMessage(msg) {
-    if (!msg || typeof msg !== "object") return;
-    if (msg.type === "frame-pong") {
-      const waiter = this.pongs && this.pongs.get(msg.n);
-      if (waiter) waiter(true);
-      return;
-    }
-    if (msg.type === "crash") this.recover("crash", typeof msg.message === "string" ? msg.message : null);
-  }
-
   /** Does the frame answer within `ms`? (A dead renderer never does.) */
-  frameAlive(ms = PING_MS) {
-    if (!this.port) return Promise.resolve(false);
-    this.pongs = this.pongs || new Map();
-    const n = (this.pingCount = (this.pingCount || 0) + 1);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => done(false), ms);
-      const done = (alive) => {
-        clearTimeout(timer);
-        this.pongs.delete(n);
-        resolve(alive);
-      };
-      this.pongs.set(n, done);
-      this.port.postMessage({ type: "frame-ping", n });
-    });
+  async frameAlive(ms = PING_MS) {
+    if (!this.port) return false;
+    const reply = await this.port.call("frame-ping", {}, { timeoutMs: ms, late: { status: "dead" } });
+    return reply.status === "ok";
   }
 
   /** While requests wait, check now and then that the frame is still there. */
@@ -213,45 +197,55 @@ export class SandboxChannel extends SandboxRuntime {
     this.busyWatch = { id: head, timer };
   }
 
-  /** From the current worker, over its private channel. Still treated as data. */
-  onMessage(msg) {
-    if (!msg || typeof msg !== "object") return;
-    if (msg.type === "received" && typeof msg.id === "number") {
+  /** What the current worker says about its calls, over its private channel. Still
+   * treated as data: the worker handles one call at a time, in order, so anything about
+   * a call that is not the one being handled is not the worker's own doing. Ignored.
+   * @returns {Record<string, (msg: Record<string, any>) => void>} */
+  workerEvents() {
+    /** @param {(msg: Record<string, any>) => void} fn */
+    const head = (fn) => (/** @type {Record<string, any>} */ msg) => {
+      if (msg.id === this.rpc.head) fn(msg);
+    };
+    return {
       // Said as soon as a request arrives, before the queue: any id the worker got.
-      this.received.add(msg.id);
-      if (this.busyWatch && this.busyWatch.id === msg.id) this.watchHead();
-      return;
+      received: (msg) => {
+        if (typeof msg.id !== "number") return;
+        this.received.add(msg.id);
+        if (this.busyWatch && this.busyWatch.id === msg.id) this.watchHead();
+      },
+      "need-files": head((msg) => {
+        if (!Array.isArray(msg.files)) return this.handHeld();
+        // DuckDB's files (sql.js), asked for by name on the first SQL: sent once.
+        const sql = (this.info && this.info.sandbox.sql_files) || [];
+        const wanted = msg.files.filter((name) => sql.includes(name) && !(this.handed || []).includes(name));
+        if (wanted.length) this.handOver(wanted);
+      }),
+      stream: head((msg) => {
+        const entry = this.rpc.pending.get(msg.id);
+        if (!entry || !entry.collected || typeof msg.text !== "string" || (msg.name !== "stdout" && msg.name !== "stderr")) return;
+        const text = liveText(entry.collected, msg.name, msg.text);
+        if (!text) return;
+        if (entry.onStream) entry.onStream(msg.name, text);
+        this.dispatchEvent(new CustomEvent("stream", { detail: { id: msg.id, name: msg.name, text } }));
+      }),
+      started: head((msg) => {
+        const entry = this.rpc.pending.get(msg.id);
+        if (entry && entry.started) entry.started();
+      }),
+    };
+  }
+
+  /** The head's reply: ended here, then the next call is watched.
+   * @param {Record<string, any>} msg @param {import("../shared/seam.js").Pending} entry @returns {true} */
+  onReply(msg, entry) {
+    if (msg.restartNeeded && entry.method && entry.method !== "run") {
+      // The interpreter died under a file request: answer it, then replace the worker.
+      this.rpc.settle(msg.id, { status: "error", message: typeof msg.error === "object" && msg.error ? String(msg.error.message) : "the sandbox crashed" });
+      this.recover("crash", null);
+      return true;
     }
-    // The worker handles one request at a time, in order: anything about a request
-    // that is not the one being handled is not the worker's own doing. Ignore it.
-    if (msg.id !== this.rpc.head) return;
-    if (msg.type === "need-files" && Array.isArray(msg.files)) {
-      // DuckDB's files (sql.js), asked for by name on the first SQL: sent once.
-      const sql = (this.info && this.info.sandbox.sql_files) || [];
-      const wanted = msg.files.filter((name) => sql.includes(name) && !(this.handed || []).includes(name));
-      if (wanted.length) this.handOver(wanted);
-    } else if (msg.type === "need-files") {
-      this.handHeld();
-    } else if (msg.type === "stream") {
-      const entry = this.rpc.pending.get(msg.id);
-      if (!entry || !entry.collected || typeof msg.text !== "string" || (msg.name !== "stdout" && msg.name !== "stderr")) return;
-      const text = liveText(entry.collected, msg.name, msg.text);
-      if (!text) return;
-      if (entry.onStream) entry.onStream(msg.name, text);
-      this.dispatchEvent(new CustomEvent("stream", { detail: { id: msg.id, name: msg.name, text } }));
-    } else if (msg.type === "started") {
-      const entry = this.rpc.pending.get(msg.id);
-      if (entry && entry.started) entry.started();
-    } else if (msg.type === "reply") {
-      const entry = this.rpc.pending.get(msg.id);
-      if (entry && msg.restartNeeded && entry.method && entry.method !== "run") {
-        // The interpreter died under a file request: answer it, then replace the worker.
-        this.rpc.settle(msg.id, { status: "error", message: typeof msg.error === "object" && msg.error ? String(msg.error.message) : "the sandbox crashed" });
-        this.recover("crash", null);
-        return;
-      }
-      this.rpc.take(msg);
-      this.watchHead();
-    }
+    this.rpc.settle(msg.id, /** @type {any} */ (msg));
+    this.watchHead();
+    return true;
   }
 }

@@ -10,12 +10,14 @@ import { CLOSED, MARKER_ROOM, toRunResult } from "./results.js";
 import { RECIPE_PARTS, WORKER_PARTS, fetchParts } from "./parts.js";
 import { SandboxSnapshots } from "./snapshot-plan.js";
 import { runFresh } from "./fresh.js";
+import { SEAM_SOURCE } from "../shared/seam.js";
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const GRACE_MS = 3_000; // after the deadline's KeyboardInterrupt, before the worker is ended
 const BACKSTOP_MS = 15_000; // beyond the queue's own limits, for a cell that never starts
 
 /** @typedef {import("../shared/protocol.js").RunResult} RunResult */
+/** @typedef {import("../shared/protocol.js").SandboxApi} SandboxApi */
 
 export class Sandbox extends SandboxSnapshots {
   /**
@@ -79,7 +81,7 @@ export class Sandbox extends SandboxSnapshots {
   async start() {
     const t0 = performance.now();
     // The frame and the worker's script do not depend on the build info: under way first.
-    const framing = Promise.all([this.openFrame(), fetchParts(this.root, WORKER_PARTS)]);
+    const framing = Promise.all([this.openFrame(), fetchParts(this.root, WORKER_PARTS, SEAM_SOURCE)]);
     framing.catch(() => {});
     // The worker's installer for the rest of the stack; without it, Pyodide's loadPackage.
     const installer = fetch(new URL("sandbox/install.js", this.root)).then((r) => (r.ok ? r.blob() : null), () => null);
@@ -163,17 +165,17 @@ export class Sandbox extends SandboxSnapshots {
   }
 
   /**
-   * Send one request and wait for its reply. `direct` skips the wait for a running
-   * restore or rebuild: only the hooks that do that work use it.
-   * @param {Record<string, unknown>} msg @param {Transferable[]} [transfer]
-   * @param {{onStream?: (name: string, text: string) => void, direct?: boolean}} [options]
+   * Call one of the worker's methods and wait for its reply. `direct` skips the wait for
+   * a running restore or rebuild: only the hooks that do that work use it.
+   * @template {keyof SandboxApi & string} K
+   * @param {K} method @param {import("../shared/seam.js").ArgsOf<SandboxApi, K>} args @param {Transferable[]} [transfer]
+   * @param {{direct?: boolean}} [options]
    * @returns {Promise<Record<string, any>>}
    */
-  async request(msg, transfer = [], { onStream, direct = false } = {}) {
+  async request(method, args, transfer = [], { direct = false } = {}) {
     if (this.closed) return { status: "error", message: CLOSED };
     if (!direct) await this.settled();
-    const { type: method, ...args } = msg;
-    return this.rpc.call(String(method), args, transfer, this.rpc.reserve(), { onStream, collected: { stdout: "", stderr: "" } });
+    return this.rpc.call(method, args, { transfer });
   }
 
   /**
@@ -249,7 +251,7 @@ export class Sandbox extends SandboxSnapshots {
         resolve(result);
       };
       this.currentRun = id;
-      this.rpc.call("run", { code, timeoutMs }, [], id, entry).then(finish);
+      this.rpc.call("run", { code, timeoutMs }, { id, about: entry }).then(finish);
     });
   }
 
@@ -269,7 +271,7 @@ export class Sandbox extends SandboxSnapshots {
     const files = [...this.files];
     const last = this.lastScan;
     if (last && last.code === code && last.files.length === files.length && last.files.every(([path, file], i) => files[i][0] === path && files[i][1] === file)) return last.result;
-    const reply = await runFresh({ port: this.port, files: new Map(files), code, timeoutMs, kernel: { output_limit: outputLimit }, onNeedFiles: () => this.handHeld() });
+    const reply = await runFresh({ port: /** @type {NonNullable<typeof this.port>} */ (this.port), files: new Map(files), code, timeoutMs, kernel: { output_limit: outputLimit }, onNeedFiles: () => this.handHeld() });
     if (typeof reply.status === "string" && reply.type !== "reply") return toRunResult({ status: "error", error: { type: "SandboxError", message: String(reply.message), traceback: "", line: null } }, empty, started);
     const result = toRunResult(reply, empty, started);
     this.lastScan = result.status === "ok" ? { code, files, result } : null;
@@ -282,7 +284,7 @@ export class Sandbox extends SandboxSnapshots {
     const id = this.currentRun;
     if (!id || !this.rpc.pending.has(id)) return { status: "ok", running: false };
     if (this.crossOriginIsolated) {
-      this.port.postMessage({ type: "frame-interrupt" });
+      if (this.port) this.port.notify("frame-interrupt");
       return { status: "ok", running: true, soft: true };
     }
     await this.recover("interrupted", null, id);
@@ -307,7 +309,7 @@ export class Sandbox extends SandboxSnapshots {
     const full = resolvePath(path);
     const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data instanceof Uint8Array ? data : new Uint8Array(data);
     const copy = bytes.slice(); // handed over (transferred), so the caller's bytes stay theirs
-    const reply = await this.request({ type: "writeFile", path: full, data: copy }, [copy.buffer], { direct });
+    const reply = await this.request("writeFile", { path: full, data: copy }, [copy.buffer], { direct });
     if (reply.status === "ok") {
       if (remember) this.files.set(full, new Blob([/** @type {Uint8Array<ArrayBuffer>} */ (bytes)]));
       else this.files.delete(full);
@@ -319,7 +321,7 @@ export class Sandbox extends SandboxSnapshots {
    * @param {string} path @param {Blob} file @param {{direct?: boolean}} [options] */
   async mountFile(path, file, { direct = false } = {}) {
     const full = resolvePath(path);
-    const reply = await this.request({ type: "mountFile", path: full, file }, [], { direct });
+    const reply = await this.request("mountFile", { path: full, file }, [], { direct });
     if (reply.status === "ok") this.files.set(full, file);
     return reply;
   }
@@ -328,7 +330,7 @@ export class Sandbox extends SandboxSnapshots {
    * without a link (what persistence keeps).
    * @param {string} path @param {{direct?: boolean, output?: boolean}} [options] @returns {Promise<Uint8Array>} */
   async readFile(path, { direct = false, output = false } = {}) {
-    const reply = await this.request({ type: "readFile", path: resolvePath(path), ...(output ? { output: true } : {}) }, [], { direct });
+    const reply = await this.request("readFile", { path: resolvePath(path), ...(output ? { output: true } : {}) }, [], { direct });
     if (reply.status !== "ok") throw new Error(`readFile(${path}): ${reply.message}`);
     return reply.data;
   }
@@ -336,13 +338,13 @@ export class Sandbox extends SandboxSnapshots {
   /** Plain data: rejects when the sandbox cannot list (README, JS API's error rule).
    * @param {string} [dir] @returns {Promise<import("../shared/protocol.js").FileEntry[]>} */
   async listFiles(dir = "/data") {
-    const reply = await this.request({ type: "listFiles", dir: resolvePath(dir) });
+    const reply = await this.request("listFiles", { dir: resolvePath(dir) });
     if (reply.status !== "ok") throw new Error(`listFiles(${dir}): ${reply.message}`);
     return reply.files;
   }
 
   async inspect(path) {
-    const { type, id, ...rest } = await this.request({ type: "inspect", path: resolvePath(path) });
+    const { type, id, ...rest } = await this.request("inspect", { path: resolvePath(path) });
     void type;
     void id;
     return rest;
@@ -350,7 +352,7 @@ export class Sandbox extends SandboxSnapshots {
 
   /** A fresh namespace in the same interpreter (fast; files are kept). */
   async reset() {
-    const { type, id, ...rest } = await this.request({ type: "reset" });
+    const { type, id, ...rest } = await this.request("reset", {});
     void type;
     void id;
     return rest;
@@ -360,7 +362,7 @@ export class Sandbox extends SandboxSnapshots {
   async deleteFile(path, { direct = false } = {}) {
     const full = resolvePath(path);
     this.files.delete(full);
-    return this.request({ type: "deleteFile", path: full }, [], { direct });
+    return this.request("deleteFile", { path: full }, [], { direct });
   }
 }
 

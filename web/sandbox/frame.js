@@ -4,82 +4,108 @@
 // the sandbox worker from Blobs the page hands it, with a MessagePort the page made
 // for that worker: requests and replies go over it, page <-> worker directly. What
 // the worker's code posts to `self` lands here and is dropped, so a cell cannot
-// forge a reply (SECURITY.md). The frame's own port carries only frame-* messages.
+// forge a reply (SECURITY.md). The frame's own port carries only the frame's notes
+// and its one call (FrameApi, PROTOCOL.md §3), through the call layer (web/shared/
+// seam.js: the build inlines its text before this script).
 (() => {
-  let port = null;
+  /** @type {import("../shared/seam.js").Endpoint | null} the page's port, once it connected */
+  let page = null;
+  /** @type {Worker | null} */
   let worker = null;
-  let fresh = null; // a worker for one job no cell may touch (web/sandbox/fresh.js)
-  let boot = null; // {workerSource: Blob, runtime: {name: Blob}, config}
+  /** @type {Worker | null} a worker for one job no cell may touch (web/sandbox/fresh.js) */
+  let fresh = null;
+  /** @type {WeakMap<Worker, import("../shared/seam.js").Endpoint>} each worker's end: it only sends */
+  const ends = new WeakMap();
+  /** @type {{workerSource: Blob, runtime: Record<string, Blob>, config: Record<string, any>} | null} */
+  let boot = null;
   // Only a cross-origin-isolated frame can share memory with its worker; then
   // interrupt() is a soft KeyboardInterrupt instead of a restart.
   const signal = self.crossOriginIsolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
 
-  function start(workerPort) {
-    const url = URL.createObjectURL(boot.workerSource);
-    worker = new Worker(url, { name: "reckon-sandbox" });
+  /** A worker from the page's files, sent its boot call (id 0) with the port the page
+   * made for it: it answers the page over that port, never here.
+   * @param {string} name @param {MessagePort} port @param {Record<string, any>} config */
+  function startWorker(name, port, config) {
+    const source = /** @type {NonNullable<typeof boot>} */ (boot);
+    const url = URL.createObjectURL(source.workerSource);
+    const started = new Worker(url, { name });
     URL.revokeObjectURL(url);
-    worker.onmessage = null; // only the model's code posts to self: nobody listens
-    worker.onerror = (ev) => {
-      ev.preventDefault();
-      port.postMessage({ type: "crash", message: String(ev.message || "the sandbox worker crashed") });
-    };
-    const config = { ...boot.config, interruptBuffer: signal ? signal.buffer : null };
-    worker.postMessage({ type: "call", id: 0, method: "boot", args: { runtime: boot.runtime, config } }, [workerPort]);
+    started.onmessage = null; // only the model's code posts to self: nobody listens
+    const end = connect(started);
+    ends.set(started, end);
+    end.send("boot", { runtime: source.runtime, config }, { id: 0, transfer: [port] });
+    return started;
   }
 
-  function onPortMessage(ev) {
-    const msg = ev.data;
-    if (!msg || typeof msg !== "object") return;
-    if ((msg.type === "frame-start" || msg.type === "frame-restart" || msg.type === "frame-snapshot" || msg.type === "frame-fresh") && !(ev.ports && ev.ports[0])) return;
-    if (msg.type === "frame-start") {
+  /** @param {MessagePort} port */
+  function start(port) {
+    const source = /** @type {NonNullable<typeof boot>} */ (boot);
+    worker = startWorker("reckon-sandbox", port, { ...source.config, interruptBuffer: signal ? signal.buffer : null });
+    worker.onerror = (ev) => {
+      ev.preventDefault();
+      if (page) page.notify("crash", { message: String(ev.message || "the sandbox worker crashed") });
+    };
+  }
+
+  /** Notes that start a worker come with its port; without one they mean nothing.
+   * @param {(msg: Record<string, any>, port: MessagePort) => void} fn @returns {import("../shared/seam.js").OnMessage} */
+  const withPort = (fn) => (msg, ports) => {
+    if (ports[0]) fn(msg, ports[0]);
+  };
+
+  /** The page's notes (PROTOCOL.md §3), each one way. @type {Record<string, import("../shared/seam.js").OnMessage>} */
+  const notes = {
+    "frame-start": withPort((msg, port) => {
       if (worker) worker.terminate(); // a start again, with other files (the page's fallback)
       boot = { workerSource: msg.workerSource, runtime: msg.runtime, config: msg.config };
-      start(ev.ports[0]);
-    } else if (msg.type === "frame-restart") {
+      start(port);
+    }),
+    "frame-restart": withPort((msg, port) => {
+      if (!boot) return;
       if (worker) worker.terminate();
       if (msg.snapshot !== undefined) boot.config = { ...boot.config, snapshot: msg.snapshot };
-      start(ev.ports[0]);
-    } else if (msg.type === "frame-snapshot" && boot) {
-      // A second, short-lived worker that only makes the warm-start snapshot and ends;
-      // it runs no cell. Its errors are its own: the sandbox is not affected.
-      const url = URL.createObjectURL(boot.workerSource);
-      const maker = new Worker(url, { name: "reckon-snapshot" });
-      URL.revokeObjectURL(url);
+      start(port);
+    }),
+    // A second, short-lived worker that only makes the warm-start snapshot and ends;
+    // it runs no cell. Its errors are its own: the sandbox is not affected.
+    "frame-snapshot": withPort((_msg, port) => {
+      if (!boot) return;
+      const maker = startWorker("reckon-snapshot", port, { ...boot.config, snapshot: null, makeSnapshot: true, interruptBuffer: null });
       maker.onerror = (e) => e.preventDefault();
-      const config = { ...boot.config, snapshot: null, makeSnapshot: true, interruptBuffer: null };
-      maker.postMessage({ type: "call", id: 0, method: "boot", args: { runtime: boot.runtime, config } }, [ev.ports[0]]);
-    } else if (msg.type === "frame-fresh" && boot) {
-      // Booted like the sandbox's worker, with the page's port; nobody's cells ran in it.
+    }),
+    // Booted like the sandbox's worker, with the page's port; nobody's cells ran in it.
+    "frame-fresh": withPort((msg, port) => {
+      if (!boot) return;
       if (fresh) fresh.terminate();
-      const url = URL.createObjectURL(boot.workerSource);
-      fresh = new Worker(url, { name: "reckon-fresh" });
-      URL.revokeObjectURL(url);
+      fresh = startWorker("reckon-fresh", port, { ...boot.config, kernel: { ...boot.config.kernel, ...msg.kernel }, warm: false, interruptBuffer: null });
       fresh.onerror = (e) => e.preventDefault();
-      const config = { ...boot.config, kernel: { ...boot.config.kernel, ...msg.kernel }, warm: false, interruptBuffer: null };
-      fresh.postMessage({ type: "call", id: 0, method: "boot", args: { runtime: boot.runtime, config } }, [ev.ports[0]]);
-    } else if (msg.type === "frame-fresh-end") {
+    }),
+    "frame-fresh-end": () => {
       if (fresh) fresh.terminate();
       fresh = null;
-    } else if (msg.type === "addRuntime") {
-      // Kept for restarts, and forwarded now: the worker installs them when idle.
-      Object.assign(boot.runtime, msg.files);
-      if (worker) worker.postMessage(msg);
-      if (fresh) fresh.postMessage(msg);
-    } else if (msg.type === "frame-interrupt") {
+    },
+    // Kept for restarts, and forwarded now: the worker installs them when idle.
+    addRuntime: ({ type: _type, ...fields }) => {
+      if (boot) Object.assign(boot.runtime, fields.files);
+      for (const target of [worker, fresh]) if (target) ends.get(target)?.notify("addRuntime", fields);
+    },
+    "frame-interrupt": () => {
       if (signal) Atomics.store(signal, 0, 2);
-    } else if (msg.type === "frame-ping") {
-      // The page's heartbeat: a frame whose renderer died (out of memory, killed by
-      // the OS) never answers, and the page replaces it.
-      port.postMessage({ type: "frame-pong", n: msg.n });
-    }
-  }
+    },
+  };
+
+  /** The frame's one call (FrameApi). @type {import("../shared/seam.js").Handlers<import("../shared/protocol.js").FrameApi>} */
+  const methods = {
+    // The page's heartbeat: a frame whose renderer died (out of memory, killed by the
+    // OS) never answers, and the page replaces it.
+    "frame-ping": () => ({ status: "ok" }),
+  };
 
   window.addEventListener("message", (ev) => {
     // Only the embedding page, and only once: it hands us the port we answer on.
-    if (port || ev.source !== window.parent || !ev.data || ev.data.type !== "frame-connect") return;
+    if (page || ev.source !== window.parent || !ev.data || ev.data.type !== "frame-connect") return;
     if (!(ev.ports && ev.ports[0])) return;
-    port = ev.ports[0];
-    port.onmessage = onPortMessage;
-    port.postMessage({ type: "frame-ready", crossOriginIsolated: self.crossOriginIsolated === true });
+    page = serve(ev.ports[0], methods, { on: notes });
+    page.notify("frame-ready", { crossOriginIsolated: self.crossOriginIsolated === true });
   });
 })();

@@ -9,13 +9,14 @@ export const WORKER_PARTS = ["sandbox/worker/state.js", "sandbox/worker/memory.j
  * snapshot is named by a hash of that folder and this file). */
 export const RECIPE_PARTS = ["sandbox/snapshot/make.js", "sandbox/snapshot/image.js", "sandbox/snapshot/restore.js"];
 
-/** The parts' sources as one script, inside one closure. @param {string[]} texts */
-export function joinParts(texts) {
-  return ["(() => {\n", ...texts.map((text) => `${text}\n`), "})();\n"].join("");
+/** The parts' sources as one script, inside one closure. @param {string[]} texts @param {string} [first] run first, inside it */
+export function joinParts(texts, first = "") {
+  return ["(() => {\n", first, ...texts.map((text) => `${text}\n`), "})();\n"].join("");
 }
 
-/** The parts fetched from the site and joined, as one Blob. @param {URL} root @param {string[]} names */
-export async function fetchParts(root, names) {
+/** The parts fetched from the site and joined, as one Blob.
+ * @param {URL} root @param {string[]} names @param {string} [first] run first, inside the closure (the worker's SEAM_SOURCE) */
+export async function fetchParts(root, names, first = "") {
   const texts = await Promise.all(
     names.map(async (name) => {
       const resp = await fetch(new URL(name, root));
@@ -23,5 +24,5 @@ export async function fetchParts(root, names) {
       return resp.text();
     }),
   );
-  return new Blob([joinParts(texts)], { type: "text/javascript" });
+  return new Blob([joinParts(texts, first)], { type: "text/javascript" });
 }

@@ -29,6 +29,7 @@ export class SandboxRecovery extends SandboxChannel {
    * End the worker, answer what was pending, start a new one, re-mount files, then
    * let `afterRestart` rebuild. Requests made meanwhile wait (see settled()).
    * @param {string} reason "timeout" | "memory" | "crash" | "busy" | "interrupted" | "restart"
+   * @param {string | null} [message] @param {number | null} [runId] the run it is about
    */
   recover(reason, message = null, runId = null) {
     // A replayed cell that itself kills the worker: replace it again, but do not
@@ -38,6 +39,7 @@ export class SandboxRecovery extends SandboxChannel {
     return this.gate;
   }
 
+  /** @param {string} reason @param {string | null} message @param {number | null} runId @param {boolean} nested */
   async replaceWorker(reason, message, runId, nested) {
     const lost = [...this.rpc.pending].filter(([id]) => id !== 0);
     for (const [id, entry] of lost) {

@@ -5,6 +5,7 @@
 import { canKeep, commitSnapshot, dropSnapshots, keepParts, keepRuntime, loadSnapshot, markChecked, saveSnapshot, snapshotKey } from "./snapshot-store.js";
 import { CLOSED } from "./results.js";
 import { SandboxRecovery } from "./recovery.js";
+import { connect } from "../shared/seam.js";
 
 export class SandboxSnapshots extends SandboxRecovery {
   /** @param {{root: URL, container: HTMLElement, snapshot: boolean}} options */
@@ -98,24 +99,19 @@ export class SandboxSnapshots extends SandboxRecovery {
   }
 
   /** A short-lived second worker in the frame makes the snapshot (PROTOCOL.md §3). */
-  makeSnapshot() {
-    return new Promise((resolve, reject) => {
-      const channel = new MessageChannel();
-      // A worker that died without a word (out of memory) must not leave this pending.
-      const silent = setTimeout(() => {
-        channel.port1.close();
-        reject(new Error("the snapshot worker did not answer within 5 minutes"));
-      }, 300_000);
-      channel.port1.onmessage = (ev) => {
-        const msg = ev.data;
-        if (!msg || msg.type !== "reply" || msg.id !== 0) return; // its stdout and the like
-        clearTimeout(silent);
-        channel.port1.close();
-        const out = msg.snapshot;
-        if (msg.status === "ok" && out && out.snap instanceof ArrayBuffer && out.fs instanceof ArrayBuffer && out.meta && typeof out.meta === "object") resolve(out);
-        else reject(new Error(typeof msg.message === "string" ? msg.message : "the snapshot worker failed"));
-      };
-      this.port.postMessage({ type: "frame-snapshot" }, [channel.port2]);
-    });
+  async makeSnapshot() {
+    const channel = new MessageChannel();
+    // Only its boot reply counts (its stdout and the like are dropped).
+    const maker = connect(channel.port1);
+    const reply = maker.expect(0);
+    // A worker that died without a word (out of memory) must not leave this pending.
+    const silent = setTimeout(() => maker.settle(0, { status: "error", message: "the snapshot worker did not answer within 5 minutes" }), 300_000);
+    this.port.notify("frame-snapshot", {}, [channel.port2]);
+    const msg = await reply;
+    clearTimeout(silent);
+    channel.port1.close();
+    const out = msg.snapshot;
+    if (msg.status === "ok" && out && out.snap instanceof ArrayBuffer && out.fs instanceof ArrayBuffer && out.meta && typeof out.meta === "object") return out;
+    throw new Error(typeof msg.message === "string" ? msg.message : "the snapshot worker failed");
   }
 }

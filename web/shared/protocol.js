@@ -1,10 +1,11 @@
 // Every message shape that crosses between the page and its workers, in one place
-// (PROTOCOL.md describes exactly these; tests/build/test_protocol_doc.py checks it).
-// The workers are classic scripts started from Blobs and cannot import this module:
-// they build the same shapes by hand, and the test checks their method tables
-// against the lists here. The Python ends are typed in py/reckon/_protocol.py.
+// (PROTOCOL.md describes exactly these; tests/build/test_protocol_doc.py checks its
+// tables against the interfaces below, field by field). Every port speaks through
+// web/shared/seam.js: `serve(port, methods)` at one end, `connect(port)` at the other,
+// each typed by one interface here (the classic scripts name them in JSDoc too).
+// The Python ends are typed in py/reckon/_protocol.py.
 
-/** Requests both workers answer: one shape each way, matched by id.
+/** Calls, one shape each way, matched by id (web/shared/seam.js).
  * @typedef {{type: "call", id: number, method: string, args: Record<string, unknown>}} Call
  * @typedef {{type: "reply", id: number, status: string, message?: string, [k: string]: any}} Reply
  */
@@ -29,6 +30,46 @@
  *   usage?: unknown, sessionUsage?: unknown, privacy?: string, verification?: unknown, grounding?: unknown}} AskOutcome
  */
 
+/** What `inspect` gives (PROTOCOL.md §2): a file entry's details, or an error as data.
+ * @typedef {{status: string, message?: string, [k: string]: any}} InspectResult
+ */
+/** A reply that may ask the page to replace the worker (PROTOCOL.md §3).
+ * @typedef {{restartNeeded?: boolean | "crash", outputsDeleted?: string[]}} Restart
+ */
+
+// The interfaces: one per port, each method `(args) => reply` (the reply's fields
+// besides `type` and `id`). PROTOCOL.md's tables list exactly these names and fields.
+
+/** The sandbox worker's methods (PROTOCOL.md §3), answered by sandbox/worker/handlers.js.
+ * @typedef {{
+ *   boot: (args: {runtime: Record<string, Blob>, config: Record<string, any>}) => {status: string, versions?: Record<string, string>, ms?: number, marks?: Record<string, number>, snapshot?: any, message?: string},
+ *   run: (args: {code: string, timeoutMs: number}) => RunResult & Restart,
+ *   writeFile: (args: {path: string, data: Uint8Array}) => {status: string, path: string, size?: number, message?: string},
+ *   mountFile: (args: {path: string, file: Blob}) => {status: string, path: string, size: number},
+ *   readFile: (args: {path: string, output?: boolean}) => {status: string, path?: string, size?: number, data?: Uint8Array, message?: string},
+ *   listFiles: (args: {dir: string}) => {status: string, files: FileEntry[], message?: string},
+ *   inspect: (args: {path: string}) => InspectResult,
+ *   deleteFile: (args: {path: string}) => {status: string, path: string},
+ *   reset: (args: {}) => {status: string},
+ * }} SandboxApi
+ */
+/** The sandbox methods the page answers itself (PROTOCOL.md §3).
+ * @typedef {{
+ *   interrupt: (args: {}) => {status: string, running: boolean, soft?: boolean},
+ *   scan: (args: {code: string, timeoutMs: number}) => RunResult,
+ * }} PageApi
+ */
+/** What the agent worker may call on the page (the agent-allowed column, AGENT_ALLOWED).
+ * @typedef {Pick<SandboxApi, "run" | "listFiles" | "inspect"> & PageApi} AgentSandboxApi
+ */
+
+/** The sandbox frame's one call (PROTOCOL.md §3); the rest of what crosses its port are
+ * notes, one way (FRAME_MESSAGES).
+ * @typedef {{
+ *   "frame-ping": (args: {}) => {status: string},
+ * }} FrameApi
+ */
+
 /** The sandbox worker's methods (PROTOCOL.md §3). */
 export const SANDBOX_METHODS = Object.freeze(["boot", "run", "writeFile", "mountFile", "readFile", "listFiles", "inspect", "deleteFile", "reset"]);
 /** The page answers these itself: `interrupt` (a soft frame-interrupt or a restart) and
@@ -39,126 +80,35 @@ export const AGENT_ALLOWED = Object.freeze(["run", "listFiles", "inspect", "inte
 /** Events from the sandbox worker, each about the request being handled (its id). */
 export const SANDBOX_EVENTS = Object.freeze(["stream", "started", "need-files", "received"]);
 /** Messages between the page and the sandbox frame (over the frame's own port). */
-export const FRAME_MESSAGES = Object.freeze(["frame-connect", "frame-ready", "frame-start", "frame-restart", "frame-snapshot", "frame-fresh", "frame-fresh-end", "frame-interrupt", "frame-ping", "frame-pong", "addRuntime", "crash"]);
+export const FRAME_MESSAGES = Object.freeze(["frame-connect", "frame-ready", "frame-start", "frame-restart", "frame-snapshot", "frame-fresh", "frame-fresh-end", "frame-interrupt", "frame-ping", "addRuntime", "crash"]);
+
+/** The agent worker's methods (PROTOCOL.md §4), answered by agent/worker.js.
+ * @typedef {{
+ *   start: (args: {config: Record<string, unknown>}) => {status: string, ms?: number, message?: string},
+ *   ask: (args: {question: string, model: string, options: {tokenBudget?: number, verify?: boolean, modelOptions?: Record<string, unknown>}}) => AskReply,
+ *   stop: (args: {}) => {status: string},
+ *   reset: (args: {}) => {status: string},
+ *   transcript: (args: {}) => {status: string, transcript: any},
+ *   configure: (args: {settings: unknown}) => {status: string, settings?: Record<string, unknown>, message?: string},
+ *   decide: (args: {proposal: string, decision: unknown}) => {status: string, message?: string},
+ *   exportState: (args: {}) => {status: string, state: any, message?: string},
+ *   importState: (args: {state: unknown}) => {status: string, asks?: number, message?: string},
+ *   exportSession: (args: {format: string}) => {status: string, format: string, text: string, message?: string},
+ *   importNotebook: (args: {text: string, name: string}) => {status: string, question?: string, cells: number, ok: number, failed: number, message?: string},
+ * }} AgentApi
+ */
+/** The reply to `ask` (PROTOCOL.md §4, the `done` shape).
+ * @typedef {{status: string, answer: string, steps: unknown[], message?: string, usage?: unknown, sessionUsage?: unknown,
+ *   privacy?: string, verification?: unknown, grounding?: unknown}} AskReply
+ */
 
 /** The agent worker's methods (PROTOCOL.md §4). */
 export const AGENT_METHODS = Object.freeze(["start", "ask", "stop", "reset", "transcript", "configure", "decide", "exportState", "importState", "exportSession", "importNotebook"]);
 /** Events from the agent worker. */
 export const AGENT_EVENTS = Object.freeze(["step", "delta", "waiting", "usage", "proposal"]);
 
-/** What the caller keeps of a pending call: how to end it, and whatever reading its
- * events needs (the sandbox keeps a run's streamed output here).
- * @typedef {{resolve: (reply: Reply) => void, method?: string, [k: string]: any}} Pending
- */
-
-/**
- * The caller's end of a worker channel: ids, the pending calls, their replies. A
- * reply is data from another context: only a `reply` for a call still pending counts.
- */
-export class Rpc {
-  /** @param {(msg: Call, transfer: Transferable[]) => void} post */
-  constructor(post) {
-    this.post = post;
-    this.nextId = 1;
-    /** @type {Map<number, Pending>} */
-    this.pending = new Map();
-  }
-
-  /** An id for a call made later (events about it may name it first). */
-  reserve() {
-    return this.nextId++;
-  }
-
-  /** Wait for the reply to call `id`, sent by another context (the sandbox frame sends
-   * the worker its boot call). @param {number} id @param {Record<string, any>} [about]
-   * kept with the call (see Pending; a shallow copy: set what it holds before the call)
-   * @returns {Promise<Reply>} */
-  expect(id, about = {}) {
-    return new Promise((resolve) => this.pending.set(id, { ...about, resolve }));
-  }
-
-  /** @param {string} method @param {Record<string, unknown>} [args] @param {Transferable[]} [transfer]
-   * @param {number} [id] one from reserve() @param {Record<string, any>} [about] kept with the call (see Pending)
-   * @returns {Promise<Reply>} */
-  call(method, args = {}, transfer = [], id = this.reserve(), about = {}) {
-    const reply = this.expect(id, { ...about, method });
-    this.post({ type: "call", id, method, args }, transfer);
-    return reply;
-  }
-
-  /** Take a reply if it answers a pending call; true when it did. @param {unknown} msg */
-  take(msg) {
-    if (!isMessage(msg) || msg.type !== "reply" || typeof msg.id !== "number") return false;
-    return this.settle(msg.id, /** @type {Reply} */ (msg));
-  }
-
-  /** End pending call `id` with `reply` (the worker's, or one made here when the worker
-   * cannot answer); true when it was pending. @param {number} id @param {{status: string, [k: string]: any}} reply */
-  settle(id, reply) {
-    const pending = this.pending.get(id);
-    if (!pending) return false;
-    this.pending.delete(id);
-    pending.resolve({ ...reply, type: "reply", id });
-    return true;
-  }
-
-  /** End every pending call with `reply` (the worker is gone). @param {{status: string, message?: string}} reply */
-  failAll(reply) {
-    for (const id of [...this.pending.keys()]) this.settle(id, reply);
-  }
-}
-
-/**
- * The caller's end of a worker that handles its calls one at a time, in the order
- * sent (the sandbox worker): only the call at the head of the line may be answered
- * or be what an event is about; anything else did not come from the worker's own doing.
- */
-export class OrderedRpc extends Rpc {
-  /** @param {(msg: Call, transfer: Transferable[]) => void} post */
-  constructor(post) {
-    super(post);
-    /** @type {number[]} ids in the order sent to the current worker */
-    this.order = [];
-  }
-
-  /** The id of the call the worker is handling. */
-  get head() {
-    return this.order[0];
-  }
-
-  /** A new worker, whose first call `id` another context sends: nothing else is in line. @param {number} id */
-  begin(id) {
-    this.order = [id];
-    return this.expect(id);
-  }
-
-  /** @param {string} method @param {Record<string, unknown>} [args] @param {Transferable[]} [transfer]
-   * @param {number} [id] @param {Record<string, any>} [about] @returns {Promise<Reply>} */
-  call(method, args = {}, transfer = [], id = this.reserve(), about = {}) {
-    this.order.push(id);
-    return super.call(method, args, transfer, id, about);
-  }
-
-  /** @param {unknown} msg */
-  take(msg) {
-    return isMessage(msg) && msg.id === this.head && super.take(msg);
-  }
-
-  /** @param {number} id @param {{status: string, [k: string]: any}} reply */
-  settle(id, reply) {
-    if (!super.settle(id, reply)) return false;
-    if (id === this.head) this.order.shift();
-    return true;
-  }
-
-  /** Forget every call, answering none (the caller answers them first). */
-  clear() {
-    this.pending.clear();
-    this.order = [];
-  }
-}
-
-/** A reply's payload: the reply without its envelope. @param {Reply} reply @returns {Record<string, any>} */
+/** A reply's payload: the reply without its envelope.
+ * @template {{type?: string, id?: number}} R @param {R} reply @returns {Omit<R, "type" | "id"> & Record<string, any>} */
 export function payload(reply) {
   const { type, id, ...rest } = reply;
   void type;

@@ -152,7 +152,7 @@ async function makeSnapshotAndEnd(lib, config, options) {
   if (!lib) return { status: "error", message: "no snapshot module" };
   try {
     const out = await lib.makeSnapshot({ loadPyodide, indexURL, packages: config.packages, env: options.env, fetch: self.fetch });
-    return [{ status: "ok", snapshot: out }, [out.snap, out.fs]];
+    return /** @type {[any, Transferable[]]} */ ([{ status: "ok", snapshot: out }, [out.snap, out.fs]]);
   } finally {
     setTimeout(() => self.close(), 0); // after the reply is posted
   }

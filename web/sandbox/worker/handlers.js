@@ -6,6 +6,7 @@
 // Reading these needs pyarrow, from the rest of the stack: it is installed first.
 const ARROW_FILES = /\.(parquet|pq|feather|arrow)$/i;
 
+/** @param {{code: string, timeoutMs?: number, id: number}} msg */
 async function run(msg) {
   const sql = sqlNeeded(msg.code);
   const needed = restNeeded(msg.code);
@@ -57,7 +58,7 @@ async function run(msg) {
   const { files, deleted } = outputChanges(outputsBefore, outputState());
   // The kernel's own view adds what only Python reads: the cells that would run as
   // formulas (_formulas.py), kept by path.
-  const flagged = new Map((Array.isArray(result.files) ? result.files : []).filter((f) => f && f.formulas).map((f) => [f.path, f.formulas]));
+  const flagged = new Map((Array.isArray(result.files) ? result.files : []).filter((/** @type {any} */ f) => f && f.formulas).map((/** @type {any} */ f) => [f.path, f.formulas]));
   result.files = files.map((f) => (flagged.has(f.path) ? { ...f, formulas: flagged.get(f.path) } : f));
   result.outputsDeleted = deleted;
   await finishInstall(result);
@@ -101,12 +102,14 @@ function memoryError(what) {
   };
 }
 
+/** @param {{path: string, output?: boolean}} msg */
 function readFile(msg) {
   if (msg.output) return readOutput(msg); // for the page to keep: only a file a cell wrote
   const data = pyodide.FS.readFile(msg.path); // Uint8Array
-  return [{ status: "ok", path: msg.path, size: data.length, data }, [data.buffer]];
+  return /** @type {[any, Transferable[]]} */ ([{ status: "ok", path: msg.path, size: data.length, data }, [data.buffer]]);
 }
 
+/** @param {string} path */
 function ensureDir(path) {
   const parts = path.split("/").filter(Boolean);
   let dir = "";
@@ -116,6 +119,7 @@ function ensureDir(path) {
   }
 }
 
+/** @param {{path: string, file: Blob}} msg */
 function mountFile(msg) {
   // WORKERFS reads the File lazily, slice by slice: a large upload is never copied
   // whole into the page's or the worker's memory. Each File gets its own mount
@@ -131,6 +135,7 @@ function mountFile(msg) {
   return { status: "ok", path: msg.path, size: msg.file.size };
 }
 
+/** @param {{path: string, data: Uint8Array}} msg */
 function writeFile(msg) {
   // In memory, so under the ceiling like a cell's files: restored outputs included.
   const size = msg.data.length;
@@ -145,14 +150,17 @@ function writeFile(msg) {
   return { status: "ok", path: msg.path, size };
 }
 
+/** @param {{path: string}} msg */
 function deleteFile(msg) {
   pyodide.FS.unlink(msg.path);
   return { status: "ok", path: msg.path };
 }
 
+/** The sandbox worker's methods (PROTOCOL.md §3; its interface: SandboxApi).
+ * @type {import("../../shared/seam.js").Handlers<import("../../shared/protocol.js").SandboxApi>} */
 const handlers = {
   boot,
-  run,
+  run: (args, { id }) => run({ ...args, id }),
   readFile,
   writeFile,
   mountFile,
@@ -165,6 +173,7 @@ const handlers = {
   },
 };
 
+/** @param {any} err */
 function describeError(err) {
   if (err && err.name === "ErrnoError") return `no such file or directory (errno ${err.errno})`;
   return String((err && err.message) || err);

@@ -16,19 +16,18 @@
 //   boot.js      boot (snapshot or cold), interrupts, fatal errors
 //   rest.js      the rest of the stack, installed when a request needs it
 //   handlers.js  what each request does
-//   queue.js     requests one at a time, in order
+//   queue.js     the page's calls, served one at a time, in order
 //   main.js      this entry: the boot call with the page's port
+// Before them all runs web/shared/seam.js (SEAM_SOURCE): serve() and connect().
 
 // From the frame: the boot call with the page's port, then runtime files. Only
-// real messages count (a cell's dispatchEvent makes untrusted ones), and only one boot.
-self.addEventListener("message", (ev) => {
-  const msg = ev.data;
-  if (!ev.isTrusted || !msg) return;
-  if (msg.type === "addRuntime") return addRuntime(msg); // never behind a running cell
-  if (msg.type === "call" && msg.method === "boot" && !pagePort && ev.ports && ev.ports[0]) {
-    pagePort = ev.ports[0];
-    // Calls come over the same port, in the order the page sent them.
-    pagePort.onmessage = (e) => onRequest(e.data);
-    onRequest(msg);
-  }
-});
+// real messages count (a cell's dispatchEvent makes untrusted ones), and only one boot:
+// it is answered over the page's port, like every call after it.
+/** @type {import("../../shared/seam.js").Handlers<{boot: (args: {runtime: Record<string, Blob>, config: Record<string, any>}) => null}>} */
+const fromFrame = {
+  boot: (args, { id, ports }) => {
+    if (!page && ports[0]) (page = servePage(ports[0])).answer({ type: "call", id, method: "boot", args });
+    return null;
+  },
+};
+serve(/** @type {any} */ (self), fromFrame, { accept: (ev) => ev.isTrusted, on: { addRuntime: (msg) => addRuntime(msg) } }); // never behind a running cell

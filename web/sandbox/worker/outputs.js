@@ -81,5 +81,5 @@ function readOutput(msg) {
   const used = node.usedBytes || 0;
   const contents = node.contents || [];
   const data = new Uint8Array(contents.subarray ? contents.subarray(0, used) : contents.slice(0, used));
-  return [{ status: "ok", path: msg.path, size: data.length, data }, [data.buffer]];
+  return /** @type {[any, Transferable[]]} */ ([{ status: "ok", path: msg.path, size: data.length, data }, [data.buffer]]);
 }

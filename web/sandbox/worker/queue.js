@@ -1,53 +1,27 @@
 "use strict";
-// Requests one at a time, in the order sent.
+// The page's calls, served one at a time in the order sent (web/shared/seam.js).
 // A part of the sandbox worker (see main.js): the page joins the parts into
 // one closure, so nothing here is reachable from a cell.
 
 // Requests run one at a time, in the order sent: a run and a file operation never
 // interleave. Nothing else runs in the worker: the rest of the stack is installed
-// inside the request that needs it (rest.js).
-/** @param {() => Promise<unknown>} task */
-function enqueue(task) {
-  queue.push(task);
-  if (!pumping) pump();
-}
-
-async function pump() {
-  pumping = true;
-  while (queue.length) {
-    const next = /** @type {() => Promise<unknown>} */ (queue.shift());
-    try {
-      await next();
-    } catch {
-      // a task answers for itself; the queue goes on
-    }
-  }
-  pumping = false;
-}
-
-// A call `{type: "call", id, method, args}` (PROTOCOL.md §3); the handler sees its
-// args with the call's id.
-function onRequest(msg) {
-  // Said at once, before the queue: a page whose request no worker says it received
-  // knows this worker is busy with work a cell left running (channel.js, BUSY_MS).
-  if (msg && typeof msg.id === "number" && msg.id !== 0) post({ type: "received", id: msg.id });
-  const ok = msg && msg.type === "call" && typeof msg.method === "string";
-  const handler = ok && Object.hasOwn(handlers, msg.method) ? handlers[msg.method] : null;
-  const request = { ...(ok && msg.args && typeof msg.args === "object" ? msg.args : {}), id: msg && msg.id };
-  enqueue(async () => {
-    if (fatal) return; // the page is replacing this worker
-    currentRequest = request.id;
-    if (!handler) {
-      post({ type: "reply", id: request.id, status: "error", message: `unknown method ${ok ? msg.method : msg && msg.type}` });
-      return;
-    }
-    try {
-      const out = await handler(request);
-      if (out === null) return;
-      const [reply, transfer] = Array.isArray(out) ? out : [out, []];
-      post({ ...reply, type: "reply", id: request.id }, transfer);
-    } catch (err) {
-      if (!fatal) post({ type: "reply", id: request.id, status: "error", message: describeError(err) });
-    }
+// inside the request that needs it (rest.js). A call is `{type: "call", id, method,
+// args}` (PROTOCOL.md §3); the handler gets its args and the call's id.
+/** @param {MessagePort} port */
+function servePage(port) {
+  return serve(port, handlers, {
+    queue: true,
+    // Said at once, before the queue: a page whose request no worker says it received
+    // knows this worker is busy with work a cell left running (channel.js, BUSY_MS).
+    onCall: (id) => {
+      if (typeof id === "number" && id !== 0 && !Number.isNaN(id)) post({ type: "received", id });
+    },
+    // Nothing more is answered once the page is replacing this worker (onFatal).
+    begin: (id) => {
+      if (fatal) return false;
+      currentRequest = id;
+      return true;
+    },
+    describe: describeError,
   });
 }

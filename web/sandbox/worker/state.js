@@ -51,17 +51,15 @@ let duckFailure = null;
 let fatal = false; // the interpreter cannot go on: the page is replacing this worker
 /** @type {number | null} the id of the request being handled (one at a time) */
 let currentRequest = null;
-/** @type {Array<() => Promise<unknown>>} requests, in order */
-const queue = [];
-let pumping = false;
 
 // Everything goes to the page over a MessagePort that the page created for this
-// worker and that arrives with the boot message. It lives only in this closure: a
-// cell can call self.postMessage, replace it or dispatch fake "message" events, but
-// it cannot write to this port, so it cannot answer for any request (SECURITY.md, F1).
-/** @type {MessagePort | null} */
-let pagePort = null;
+// worker and that arrives with the boot message (queue.js serves the calls on it). It
+// lives only in this closure: a cell can call self.postMessage, replace it or dispatch
+// fake "message" events, but it cannot write to this port, so it cannot answer for
+// any request (SECURITY.md, F1).
+/** @type {import("../../shared/seam.js").Endpoint | null} */
+let page = null;
 /** @param {Record<string, unknown>} msg @param {Transferable[]} [transfer] */
 function post(msg, transfer) {
-  if (pagePort) pagePort.postMessage(msg, transfer || []);
+  if (page) page.post(msg, transfer || []);
 }
