@@ -142,6 +142,13 @@ def test_a_part_picked_by_the_wrong_number_goes_back(question: str, code: str, s
     assert said in part_recheck(question, [code])
 
 
+def test_the_cell_comes_back_put_right_where_one_number_was_meant() -> None:
+    code = "x = 'Été'\nrain = df[(df['date'].dt.month == 10) & (df.x > 0)]['p'].sum()\nprint(rain)"
+    said = part_recheck("How much rain fell in November?", [code])
+    assert "```python\n" + code.replace("== 10", "== 11") + "\n```" in said
+    assert "put right" not in part_recheck("Rain in March or May?", [code])
+
+
 @pytest.mark.parametrize(
     ("question", "code"),
     [
@@ -167,4 +174,6 @@ def test_the_loop_sends_the_wrong_month_back(executor: KernelExecutor) -> None:
     question = "How much precipitation fell in November?"
     outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
     assert outcome["status"] == "ok" and outcome["answer"] == "It rained 90.0 mm in November."
-    assert "January is 1, December is 12" in model.requests[2].messages[-1]["content"]
+    sent_back = model.requests[2].messages[-1]["content"]
+    assert "January is 1, December is 12" in sent_back
+    assert f"```python\n{right}\n```" in sent_back  # the cell, its month put right

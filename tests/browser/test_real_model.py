@@ -202,25 +202,25 @@ def test_predicted_output_after_the_code_is_never_run(a_browser: Any, an_interpo
     assert not re.search(r"\b100\b", outcome["answer"]), told
 
 
-def test_a_misspelt_column_is_fixed_from_the_error(a_chat_page: Any) -> None:
+def test_a_misspelt_column_is_fixed_from_the_error(a_browser: Any, a_served_site: str) -> None:
     """The first cell asks for a column the file spells otherwise (`Units`, the file has
-    `units`): the KeyError names the column meant, and the model's next cell uses it."""
-    a_chat_page.evaluate(
-        """() => {
-            window.__edited = 0;
-            window.reckon.configure({approval: "ask"});
-            window.reckon.on("proposal", (p) => {
-                const code = window.__edited++ ? p.code : "import pandas as pd\\n" +
-                    "df = pd.read_csv('/data/sales.csv')\\nprint(df['Units'].sum())";
-                const decision = code === p.code ? {action: "run"} : {action: "edit", code};
-                window.reckon.decide(p.id, decision);
-            });
-        }"""
-    )
-    try:
-        outcome = ask(a_chat_page, "How many units were sold in total?")
-    finally:
-        a_chat_page.evaluate("() => window.reckon.configure({approval: 'auto'})")
+    `units`): the KeyError names the column meant, and the model's next cell uses it.
+    A page of its own: an earlier test's proposal listener edits every first cell."""
+    viewport = {"width": 1280, "height": 900}
+    with a_chat_page_with(a_browser, a_served_site, SALES, viewport=viewport) as page:
+        page.evaluate(
+            """() => {
+                window.__edited = 0;
+                window.reckon.configure({approval: "ask"});
+                window.reckon.on("proposal", (p) => {
+                    const code = window.__edited++ ? p.code : "import pandas as pd\\n" +
+                        "df = pd.read_csv('/data/sales.csv')\\nprint(df['Units'].sum())";
+                    const decision = code === p.code ? {action: "run"} : {action: "edit", code};
+                    window.reckon.decide(p.id, decision);
+                });
+            }"""
+        )
+        outcome = ask(page, "How many units were sold in total?")
     told = story(outcome)
     assert outcome["status"] == "ok", told
     code = [s for s in outcome["steps"] if s["kind"] == "code"]

@@ -77,7 +77,9 @@ _NUMBERING = {
 
 def part_recheck(question: str, codes: list[str]) -> str:
     """``PART_MESSAGE`` when the code picks a month, weekday or year by a number the
-    question does not name (``.dt.month == 10`` for November), or ``""``."""
+    question does not name (``.dt.month == 10`` for November), or ``""``. Where one
+    number is compared with and one is named, the message carries the cell with that
+    number put right: the real model sent its cell back unchanged when only told."""
     words = [w.lower() for w in _TOKEN.findall(question)]
     asked = {
         "month": {_MONTHS.index(w) + 1 for w in words if w in _MONTHS and w != "may"},
@@ -87,16 +89,33 @@ def part_recheck(question: str, codes: list[str]) -> str:
     if "may" in words and re.search(r"\bMay\b", question):
         asked["month"].add(5)
     asked["dayofweek"] = asked["weekday"]
-    for part, used in _compared_parts(codes[-1] if codes else ""):
+    code = codes[-1] if codes else ""
+    for part, used, constant in _compared_parts(code):
         wanted = asked.get(part) or set()
         if wanted and not used & wanted:
-            return PART_MESSAGE.format(
+            message = PART_MESSAGE.format(
                 named=" and ".join(_part_name(part, n) for n in sorted(wanted)),
                 part=f".dt.{part}",
                 used=", ".join(str(n) for n in sorted(used)),
                 numbering=_NUMBERING[part],
             )
+            fixed = _put_right(code, constant, wanted) if len(wanted) == 1 else ""
+            return message + (_FIXED.format(code=fixed) if fixed else "")
     return ""
+
+
+_FIXED = "\nYour cell with that number put right:\n```python\n{code}\n```"
+
+
+def _put_right(code: str, constant: ast.Constant | None, wanted: set[int]) -> str:
+    """``code`` with ``constant`` (one line's number) replaced by the one wanted."""
+    if constant is None or constant.lineno != constant.end_lineno:
+        return ""
+    lines = code.splitlines()
+    line = lines[constant.lineno - 1].encode()
+    start, end = constant.col_offset, constant.end_col_offset or constant.col_offset
+    lines[constant.lineno - 1] = (line[:start] + str(*wanted).encode() + line[end:]).decode()
+    return "\n".join(lines)
 
 
 def _part_name(part: str, number: int) -> str:
@@ -105,9 +124,9 @@ def _part_name(part: str, number: int) -> str:
     return str(number) if part == "year" else _WEEKDAYS[number].title()
 
 
-def _compared_parts(code: str) -> list[tuple[str, set[int]]]:
-    """``(part, numbers)`` for each ``X.dt.<part> == n`` or ``X.dt.<part>.isin([...])``
-    that ``code`` holds."""
+def _compared_parts(code: str) -> list[tuple[str, set[int], ast.Constant | None]]:
+    """``(part, numbers, the number's node)`` for each ``X.dt.<part> == n`` or
+    ``X.dt.<part>.isin([...])`` that ``code`` holds (the node of ``== n`` only)."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
@@ -120,8 +139,11 @@ def _compared_parts(code: str) -> list[tuple[str, set[int]]]:
         isin = isinstance(func, ast.Attribute) and func.attr == "isin"
         if isinstance(node, ast.Call) and isinstance(func, ast.Attribute) and isin and node.args:
             pairs.append((func.value, node.args[0]))
-    found = [(_part(left), _ints(right)) for left, right in pairs]
-    return [(part, value) for part, value in found if part and value]
+    found = [
+        (_part(left), _ints(right), right if isinstance(right, ast.Constant) else None)
+        for left, right in pairs
+    ]
+    return [(part, value, node) for part, value, node in found if part and value]
 
 
 def _part(node: ast.expr) -> str:
