@@ -1,4 +1,4 @@
-"""What the real-model page tests share beyond the page: files with dates, and a
+"""What the real-model page tests share beyond the page: a file with dates, and a
 loopback server in front of the real model that adds what small models are seen to
 write after their code (an "output" they predicted).
 
@@ -9,29 +9,12 @@ and not from a number typed into a test.
 from __future__ import annotations
 
 import json
-from datetime import date, timedelta
+from datetime import date
 from typing import Any
 
 import httpx
 
 from support import Script, Seen, chunk
-
-# Daily rain over 2012: about 1 mm every third day, 40 mm on 15 March (the wettest
-# single day) and 3 mm every day of November (the wettest month, by far).
-_DAYS = [date(2012, 1, 1) + timedelta(days=n) for n in range(366)]
-
-
-def _rain(day: date) -> float:
-    if day == date(2012, 3, 15):
-        return 40.0
-    if day.month == 11:
-        return 3.0
-    return 1.0 if day.toordinal() % 3 == 0 else 0.0
-
-
-WEATHER = "date,precipitation,temp_max\n" + "".join(
-    f"{d.isoformat()},{_rain(d):.1f},{12 + (d.month * 7) % 11}.5\n" for d in _DAYS
-)
 
 # Monthly closing prices of three symbols over 2000-2001, dates written as a stock
 # file writes them ("Jan 1 2000"): the loader must read them as dates.
