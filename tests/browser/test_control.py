@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from support import Script, ScriptedModel, Seen, a_model_server, reckon_serve
+from .playlist_kit import Playlist, a_console_page, a_playlist_server, a_relay_of
 
 PEOPLE = """\
 name,email,salary,city
@@ -25,52 +25,22 @@ PROTECTED = ["Alice Zimmermann", "Bob Quist", "Carla Mendez", "alice.z@example.o
              "bq@example.org", "73412.5", "51877.25", "88123.75"]  # fmt: skip
 
 
-class Playlist(ScriptedModel):
-    """Plays queued replies in order (``("code", src)`` or ``("text", answer)``),
-    reports usage when asked to, and records every payload."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.queue: list[tuple[str, str]] = []
-        self.usage: dict[str, int] | None = None
-
-    def chat(self, seen: Seen) -> Script:
-        payload = seen.json
-        self.requests.append({"payload": payload})
-        kind, text = self.queue.pop(0) if self.queue else ("text", "The script ran out.")
-        if kind == "code":
-            return self.tool_call(text, f"call_{len(self.requests)}")
-        return self.text(text)
-
-    def stream(self, chunks: list[dict[str, Any]]) -> Script:
-        if self.usage is not None and self.requests[-1]["payload"].get("stream_options"):
-            chunks = [*chunks, {"choices": [], "usage": self.usage}]
-        return super().stream(chunks)
-
-
 @pytest.fixture(scope="module")
 def a_playlist() -> Iterator[tuple[Playlist, str]]:
-    model = Playlist()
-    with a_model_server(model, models=["scripted"]) as upstream:
-        yield model, upstream
+    with a_playlist_server() as pair:
+        yield pair
 
 
 @pytest.fixture(scope="module")
 def a_served_site(a_playlist: tuple[Playlist, str]) -> Iterator[str]:
-    _, upstream = a_playlist
-    flags = ["--upstream", upstream, "--model", "scripted"]
-    with reckon_serve(*flags, env={"RECKON_UPSTREAM_KEY": "sk-test"}) as served:
-        yield served.url
+    with a_relay_of(a_playlist[1]) as site:
+        yield site
 
 
 @pytest.fixture(scope="module")
 def a_page(a_browser: Any, a_served_site: str) -> Iterator[Any]:
-    context = a_browser.new_context()
-    page = context.new_page()
-    page.goto(f"{a_served_site}/console.html")
-    page.evaluate("() => window.reckon.ready()")
-    yield page
-    context.close()
+    with a_console_page(a_browser, a_served_site) as page:
+        yield page
 
 
 CONTROL = {"approval": "auto", "privacy": "full", "allowColumns": [], "tokenBudget": None,

@@ -15,9 +15,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from support import Script, ScriptedModel, Seen, a_model_server, reckon_serve
-
 from .helpers import Canary
+from .playlist_kit import Playlist, a_console_page, a_playlist_server, a_relay_of
 
 PEOPLE = pd.DataFrame({"name": ["Alice Zimmermann", "Bob Quist"], "salary": [73412.5, 51877.25]})
 SECRET = pd.DataFrame(
@@ -28,40 +27,16 @@ SECRETS = ["Alice Zimmermann", "Bob Quist", "73412.5", "Cornelius Ashdown", "Dmi
            "555-01-2345", "555-02-1111", "Vladivostok", "Omsk"]  # fmt: skip
 
 
-class Playlist(ScriptedModel):
-    """Plays queued replies in order (``("code", src)`` or ``("text", answer)``) and
-    records every payload it receives."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.queue: list[tuple[str, str]] = []
-
-    def chat(self, seen: Seen) -> Script:
-        self.requests.append({"payload": seen.json})
-        kind, text = self.queue.pop(0) if self.queue else ("text", "The script ran out.")
-        if kind == "code":
-            return self.tool_call(text, f"call_{len(self.requests)}")
-        return self.text(text)
-
-
 @pytest.fixture(scope="module")
 def a_playlist() -> Iterator[tuple[Playlist, str]]:
-    model = Playlist()
-    with a_model_server(model, models=["scripted"]) as upstream:
-        yield model, upstream
+    with a_playlist_server() as pair:
+        yield pair
 
 
 @pytest.fixture(scope="module")
 def a_page(a_browser: Any, a_playlist: tuple[Playlist, str]) -> Iterator[Any]:
-    _, upstream = a_playlist
-    flags = ["--upstream", upstream, "--model", "scripted"]
-    with reckon_serve(*flags, env={"RECKON_UPSTREAM_KEY": "sk-test"}) as served:
-        context = a_browser.new_context()
-        page = context.new_page()
-        page.goto(f"{served.url}/console.html")
-        page.evaluate("() => window.reckon.ready()")
+    with a_relay_of(a_playlist[1]) as site, a_console_page(a_browser, site) as page:
         yield page
-        context.close()
 
 
 def workbook() -> bytes:

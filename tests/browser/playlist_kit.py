@@ -1,0 +1,62 @@
+"""A scripted model that plays the replies a test queues, behind `reckon serve`, and the
+console page in front of it: what the JS API tests of privacy, limits and control share."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from support import Script, ScriptedModel, Seen, a_model_server, reckon_serve
+
+
+class Playlist(ScriptedModel):
+    """Plays queued replies in order (``("code", src)`` or ``("text", answer)``),
+    reports usage when asked to (``usage``), and records every payload with its size."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.queue: list[tuple[str, str]] = []
+        self.usage: dict[str, int] | None = None
+
+    def chat(self, seen: Seen) -> Script:
+        self.requests.append({"payload": seen.json, "bytes": len(json.dumps(seen.json))})
+        kind, text = self.queue.pop(0) if self.queue else ("text", "The script ran out.")
+        if kind == "code":
+            return self.tool_call(text, f"call_{len(self.requests)}")
+        return self.text(text)
+
+    def stream(self, chunks: list[dict[str, Any]]) -> Script:
+        if self.usage is not None and self.requests[-1]["payload"].get("stream_options"):
+            chunks = [*chunks, {"choices": [], "usage": self.usage}]
+        return super().stream(chunks)
+
+
+@contextmanager
+def a_playlist_server() -> Iterator[tuple[Playlist, str]]:
+    """A `Playlist` on a loopback model server; yields it and the server's OpenAI URL."""
+    model = Playlist()
+    with a_model_server(model, models=["scripted"]) as upstream:
+        yield model, upstream
+
+
+@contextmanager
+def a_relay_of(upstream: str) -> Iterator[str]:
+    """`reckon serve` in front of ``upstream``'s model "scripted"; yields its URL."""
+    flags = ["--upstream", upstream, "--model", "scripted"]
+    with reckon_serve(*flags, env={"RECKON_UPSTREAM_KEY": "sk-test"}) as served:
+        yield served.url
+
+
+@contextmanager
+def a_console_page(browser: Any, site: str) -> Iterator[Any]:
+    """``site``'s console page in a new browser context, ready."""
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"{site}/console.html")
+        page.evaluate("() => window.reckon.ready()")
+        yield page
+    finally:
+        context.close()
