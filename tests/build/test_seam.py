@@ -9,7 +9,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 from sitebuild._pages import FRAME_SCRIPT, seam_source
 
 WEB = Path(__file__).resolve().parents[2] / "web"
@@ -17,8 +16,7 @@ WEB = Path(__file__).resolve().parents[2] / "web"
 
 def test_the_frame_runs_the_text_the_page_gives_the_workers() -> None:
     node = shutil.which("node")
-    if node is None:
-        pytest.skip("Node.js is not installed (the build needs it too)")
+    assert node is not None, "Node.js is needed, as for the build (scripts/test installs it)"
     module = base64.b64encode((WEB / "shared" / "seam.js").read_bytes()).decode()
     url = f"data:text/javascript;base64,{module}"
     script = f"const m = await import('{url}'); process.stdout.write(m.SEAM_SOURCE);"
