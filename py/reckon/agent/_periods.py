@@ -178,29 +178,27 @@ def asked_period(question: str, columns: Iterable[str] = ()) -> str:
 
 def date_columns(environment: JSONDict) -> set[str]:
     """Columns of the uploads that hold dates: loaded as dates, or named as dates."""
-    found: set[str] = set()
-    for entry in environment.get("files") or []:
-        if not isinstance(entry, dict):
-            continue
-        for column in entry.get("columns") or []:
-            name = str(column.get("name") if isinstance(column, dict) else column)
-            dtype = str(column.get("dtype") or "") if isinstance(column, dict) else ""
-            words = {w.lower() for w in _TOKEN.findall(name)}
-            if dtype.startswith("datetime") or words & _DATE_NAMES:
-                found.add(name)
-    return found
+    return {
+        name
+        for name, dtype in _columns(environment)
+        if dtype.startswith("datetime") or {w.lower() for w in _TOKEN.findall(name)} & _DATE_NAMES
+    }
+
+
+def _columns(environment: JSONDict) -> list[tuple[str, str]]:
+    """``(name, dtype)`` of every column of every upload (dtype ``""`` when unknown)."""
+    return [
+        (str(c.get("name")), str(c.get("dtype") or "")) if isinstance(c, dict) else (str(c), "")
+        for f in environment.get("files") or []
+        if isinstance(f, dict)
+        for c in f.get("columns") or []
+    ]
 
 
 def period_recheck(question: str, codes: list[str], environment: JSONDict) -> str:
     """The message that sends an answer back (``PERIOD_MESSAGE``), or ``""``."""
     dates = date_columns(environment)
-    columns = [
-        str(c.get("name") if isinstance(c, dict) else c)
-        for f in environment.get("files") or []
-        if isinstance(f, dict)
-        for c in f.get("columns") or []
-    ]
-    period = asked_period(question, columns)
+    period = asked_period(question, [name for name, _ in _columns(environment)])
     if not period or not dates or not codes:
         return ""
     column = _whole_date_key(codes[-1], dates)
