@@ -34,7 +34,20 @@ const describe = (info) => (info.status !== "ok" ? info.message : info.kind === 
 export function fileLists(reckon, { lists, save, setStatus, onUpload, onFound }) {
   const infos = new Map(); // path -> inspect() summary
   const asking = new Set();
+  const shown = new Map(); // path -> {key, li}: a row that has not changed is kept, not rebuilt
   let generation = 0;
+
+  // Rebuilding every row on each refresh lost keyboard focus and the scroll position
+  // of a row someone was looking at; only a row whose file or shape changed is redrawn.
+  function keep(f) {
+    const info = infos.get(f.path);
+    const key = JSON.stringify([f.name, f.size, f.mtime, info ? describe(info) : null]);
+    const old = shown.get(f.path);
+    if (old && old.key === key) return old.li;
+    const li = row(f);
+    shown.set(f.path, { key, li });
+    return li;
+  }
 
   function row(f) {
     const li = el("li", "file");
@@ -60,12 +73,18 @@ export function fileLists(reckon, { lists, save, setStatus, onUpload, onFound })
   async function refresh() {
     const mine = ++generation;
     const found = [];
+    const listed = new Set();
     for (const [dir, list] of lists) {
       const files = (await reckon.listFiles(dir).catch(() => [])).filter((f) => !f.is_dir);
       if (mine !== generation) return; // a later refresh is under way
-      list.replaceChildren(...files.map(row));
+      for (const f of files) listed.add(f.path);
+      const rows = files.map(keep);
+      if (rows.length !== list.children.length || rows.some((li, i) => list.children[i] !== li)) {
+        list.replaceChildren(...rows);
+      }
       if (dir === "/data") found.push(...files.filter((f) => !infos.has(f.path) && !asking.has(f.path)));
     }
+    for (const path of shown.keys()) if (!listed.has(path)) shown.delete(path);
     // Saved files from an earlier visit: their shape is asked once, after the lists are shown.
     for (const f of found) {
       asking.add(f.path);
@@ -90,5 +109,13 @@ export function fileLists(reckon, { lists, save, setStatus, onUpload, onFound })
     refresh();
   }
 
-  return { refresh, upload, forget: () => infos.clear(), infos };
+  return {
+    refresh,
+    upload,
+    forget: () => {
+      infos.clear();
+      shown.clear();
+    },
+    infos,
+  };
 }
