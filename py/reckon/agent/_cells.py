@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 from reckon._exceptions import ProtocolError
 from reckon.agent._approval import Decision, edited_note, parse_decision, rejected_note
 from reckon.agent._code import ToolArguments, parse_tool_arguments
-from reckon.agent._observe import format_observation, observation_message
+from reckon.agent._date_parts import Correction
+from reckon.agent._observe import (
+    NEXT_AFTER_ERROR,
+    NEXT_AFTER_OK,
+    format_observation,
+    observation_message,
+)
 from reckon.agent._options import AgentOptions
 from reckon.agent._privacy import Redactor
 from reckon.agent._reads import rewrite_reads
@@ -100,6 +106,22 @@ class Cells:
             if observations:
                 messages.append({"role": "user", "content": observation_message(observations)})
         return results
+
+    async def correct(
+        self, correction: Correction, messages: list[JSONDict], log: StepLog
+    ) -> tuple[str, JSONDict]:
+        """Run the cell Reckon put right (``_date_parts``) as a step of its own, asked
+        for and filtered as the model's are; its output joins the recheck, which is the
+        history's last message. Returns the code that ran and its result."""
+        started = time.monotonic()
+        ran, result, observation, extra = await self._execute(correction.code, "run_python")
+        step = {"kind": "code", "text": correction.note, "code": ran, "result": result,
+                "origin": "correction", **extra}  # fmt: skip
+        log.add(step, started)
+        after = NEXT_AFTER_OK if result.get("status") == "ok" else NEXT_AFTER_ERROR
+        said = f"{correction.message}Its output:\n{observation}\n\n{after}"
+        messages[-1] = {**messages[-1], "content": said}
+        return ran, result
 
     async def run(self, code: str) -> JSONDict:
         """Run ``code`` as it is (no approval, no observation): a table Reckon loads."""

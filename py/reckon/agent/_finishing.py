@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reckon.agent._date_parts import Correction, part_correction, part_recheck
 from reckon.agent._grounding import ground_answer, step_sources
 from reckon.agent._method import answer_method
-from reckon.agent._periods import part_recheck, period_recheck
+from reckon.agent._periods import period_recheck
 from reckon.agent._recheck import (
     EMPTY_REPLY,
     is_question,
@@ -90,6 +91,7 @@ class Finishing:
         if len(progress.rechecks) >= _RECHECKS:
             return None
         computed = progress.ran_code or any(_by_model(s) for s in self.earlier)
+        period, correction = self._period_check()
         found = recheck_message(
             grounding,
             progress.has_files,
@@ -99,18 +101,26 @@ class Finishing:
             asked=frozenset(progress.rechecks),
             last_output=self._last_output(),
             last_error=progress.last_error if progress.failures else "",
-            period=self._period_check(),
+            period=period,
         )
         if found is None:
             return None
         progress.rechecks.add(found[0])
+        if found[0] == "period" and correction is not None:
+            # The loop runs the cell put right and adds its output to the message.
+            progress.correction = correction
+            return correction.message
         return found[1]
 
-    def _period_check(self) -> str:
-        """What a period question answered per date, or a month, weekday or year picked
-        by the wrong number, is sent back with (``_periods``)."""
+    def _period_check(self) -> tuple[str, Correction | None]:
+        """What a period question answered per date (``_periods``), or a month, weekday
+        or year picked by the wrong number (``_date_parts``), is sent back with; and for
+        the latter the cell put right, which Reckon runs where it can."""
         question, codes = self._question(), self._codes()
-        return period_recheck(question, codes, self.environment) or part_recheck(question, codes)
+        per_date = period_recheck(question, codes, self.environment)
+        if per_date:
+            return per_date, None
+        return part_recheck(question, codes), part_correction(question, codes)
 
     def _codes(self) -> list[str]:
         """The code of this answer's cells that ran, in order."""

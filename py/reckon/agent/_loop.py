@@ -229,8 +229,26 @@ class Agent:
             finishing = Finishing(self.messages, self.transcript.steps, log, environment)
             # The check is kept out of the history; so is a recheck of its answer.
             rechecks = getattr(self.model, "follows_rechecks", True) and log.phase != "verify"
-            return finishing.finish(move.text, progress, rechecks=bool(rechecks), started=started)
+            done = finishing.finish(move.text, progress, rechecks=bool(rechecks), started=started)
+            if done is None and progress.correction is not None:
+                return await self._correct(cells, log, progress)
+            return done
         return await self._ran(move, reply, cells, log, progress, started)
+
+    async def _correct(self, cells: Cells, log: StepLog, progress: Progress) -> JSONDict | None:
+        """Reckon runs the model's cell put right (``_date_parts``) before the next call."""
+        correction, progress.correction = progress.correction, None
+        if correction is None:
+            return None
+        try:
+            progress.tally([await cells.correct(correction, self.messages, log)])
+        except Stopped:
+            return outcome("stopped", progress.last_text, log.steps, STOPPED)
+        except ReckonError as exc:
+            message = f"The sandbox failed: {exc}"
+            log.add({"kind": "error", "text": message}, time.monotonic())
+            return outcome("error", progress.last_text, log.steps, message)
+        return None
 
     async def _ran(
         self,

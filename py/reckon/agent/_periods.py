@@ -19,14 +19,7 @@ from collections.abc import Iterable
 
 from reckon.agent._types import JSONDict
 
-__all__ = [
-    "PART_MESSAGE",
-    "PERIOD_MESSAGE",
-    "asked_period",
-    "date_columns",
-    "part_recheck",
-    "period_recheck",
-]
+__all__ = ["PERIOD_MESSAGE", "asked_period", "date_columns", "period_recheck"]
 
 # A period word -> how pandas groups a datetime column by it. Months by name: seen
 # with the real model, grouping by .dt.month and then calling .strftime('%B') on the
@@ -57,110 +50,6 @@ PERIOD_MESSAGE = (
 )
 # What the model did next when it was not said: .strftime('%B') on the name it got.
 _NAMED = " Its labels are already names: print them as they are, with no .strftime."
-
-
-# Seen: "how much rain fell in November" computed over `.dt.month == 10`.
-PART_MESSAGE = (
-    "The question names {named}, but your code compares {part} with {used}. Check the "
-    "numbering ({numbering}), run the corrected code, then answer from its output."
-)
-_MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august",
-           "september", "october", "november", "december"]  # fmt: skip
-_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-_NUMBERING = {
-    "month": "January is 1, December is 12",
-    "dayofweek": "Monday is 0, Sunday is 6",
-    "weekday": "Monday is 0, Sunday is 6",
-    "year": "the year as written, e.g. 2012",
-}
-
-
-def part_recheck(question: str, codes: list[str]) -> str:
-    """``PART_MESSAGE`` when the code picks a month, weekday or year by a number the
-    question does not name (``.dt.month == 10`` for November), or ``""``. Where one
-    number is compared with and one is named, the message carries the cell with that
-    number put right: the real model sent its cell back unchanged when only told."""
-    words = [w.lower() for w in _TOKEN.findall(question)]
-    asked = {
-        "month": {_MONTHS.index(w) + 1 for w in words if w in _MONTHS and w != "may"},
-        "year": {int(y) for y in re.findall(r"\b(1[89]\d\d|2\d\d\d)\b", question)},
-        "weekday": {_WEEKDAYS.index(w.rstrip("s")) for w in words if w.rstrip("s") in _WEEKDAYS},
-    }
-    if "may" in words and re.search(r"\bMay\b", question):
-        asked["month"].add(5)
-    asked["dayofweek"] = asked["weekday"]
-    code = codes[-1] if codes else ""
-    for part, used, constant in _compared_parts(code):
-        wanted = asked.get(part) or set()
-        if wanted and not used & wanted:
-            message = PART_MESSAGE.format(
-                named=" and ".join(_part_name(part, n) for n in sorted(wanted)),
-                part=f".dt.{part}",
-                used=", ".join(str(n) for n in sorted(used)),
-                numbering=_NUMBERING[part],
-            )
-            fixed = _put_right(code, constant, wanted) if len(wanted) == 1 else ""
-            return message + (_FIXED.format(code=fixed) if fixed else "")
-    return ""
-
-
-_FIXED = "\nYour cell with that number put right:\n```python\n{code}\n```"
-
-
-def _put_right(code: str, constant: ast.Constant | None, wanted: set[int]) -> str:
-    """``code`` with ``constant`` (one line's number) replaced by the one wanted."""
-    if constant is None or constant.lineno != constant.end_lineno:
-        return ""
-    lines = code.splitlines()
-    line = lines[constant.lineno - 1].encode()
-    start, end = constant.col_offset, constant.end_col_offset or constant.col_offset
-    lines[constant.lineno - 1] = (line[:start] + str(*wanted).encode() + line[end:]).decode()
-    return "\n".join(lines)
-
-
-def _part_name(part: str, number: int) -> str:
-    if part == "month":
-        return _MONTHS[number - 1].title()
-    return str(number) if part == "year" else _WEEKDAYS[number].title()
-
-
-def _compared_parts(code: str) -> list[tuple[str, set[int], ast.Constant | None]]:
-    """``(part, numbers, the number's node)`` for each ``X.dt.<part> == n`` or
-    ``X.dt.<part>.isin([...])`` that ``code`` holds (the node of ``== n`` only)."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
-        return []
-    pairs: list[tuple[ast.expr, ast.expr]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Compare) and [type(o) for o in node.ops] == [ast.Eq]:
-            pairs.append((node.left, node.comparators[0]))
-        func = node.func if isinstance(node, ast.Call) else None
-        isin = isinstance(func, ast.Attribute) and func.attr == "isin"
-        if isinstance(node, ast.Call) and isinstance(func, ast.Attribute) and isin and node.args:
-            pairs.append((func.value, node.args[0]))
-    found = [
-        (_part(left), _ints(right), right if isinstance(right, ast.Constant) else None)
-        for left, right in pairs
-    ]
-    return [(part, value, node) for part, value, node in found if part and value]
-
-
-def _part(node: ast.expr) -> str:
-    if isinstance(node, ast.Attribute) and node.attr in _NUMBERING:
-        inner = node.value
-        if isinstance(inner, ast.Attribute) and inner.attr == "dt":
-            return node.attr
-    return ""
-
-
-def _ints(node: ast.expr) -> set[int]:
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return {node.value}
-    if isinstance(node, ast.List | ast.Tuple | ast.Set):
-        values = [_ints(e) for e in node.elts]
-        return set().union(*values) if values and all(values) else set()
-    return set()
 
 
 def asked_period(question: str, columns: Iterable[str] = ()) -> str:

@@ -15,10 +15,11 @@ import json
 import re
 
 from reckon.agent._code import unrun_blocks
+from reckon.agent._date_parts import PART_MESSAGE
 from reckon.agent._fences import only_block
 from reckon.agent._grounding import find_numbers
 from reckon.agent._observe import trim_text, user_text
-from reckon.agent._periods import PART_MESSAGE, PERIOD_MESSAGE
+from reckon.agent._periods import PERIOD_MESSAGE
 from reckon.agent._retry import FRESH_START
 from reckon.agent._types import JSONDict
 

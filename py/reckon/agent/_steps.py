@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from reckon.agent._date_parts import Correction
 from reckon.agent._types import JSONDict
 
 __all__ = ["STOPPED", "Progress", "StepLog", "outcome"]
@@ -55,6 +56,7 @@ class Progress:
     last_error: str = ""
     ran_code: bool = False
     rechecks: set[str] = field(default_factory=set)  # the kinds already sent back
+    correction: Correction | None = None  # a cell Reckon runs before the next call
     # The run of failures (``_retry``): where in the history it began, its errors, and
     # whether it was started again fresh.
     streak_start: int | None = None

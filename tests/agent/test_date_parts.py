@@ -1,0 +1,96 @@
+"""A month, weekday or year picked by the wrong number (#31: "how much rain fell in
+November" computed over ``.dt.month == 10``): the check, and the cell put right that
+Reckon runs itself. Loop tests drive a scripted model against the real kernel."""
+
+from __future__ import annotations
+
+import pytest
+
+from reckon.agent import Agent
+from reckon.agent._date_parts import part_recheck
+from support import ScriptedModel
+
+from .helpers import KernelExecutor, answer, code_reply, put_file, run
+from .test_periods import weather
+
+
+@pytest.mark.parametrize(
+    ("question", "code", "said"),
+    [
+        ("How much rain fell in November?", "df[df['date'].dt.month == 10]['p'].sum()",
+         "names November, but your code compares .dt.month with 10"),
+        ("Total sales in March and May?", "df[df.d.dt.month.isin([2, 4])].s.sum()",
+         "names March and May"),
+        ("Average price in 2001", "df[df['date'].dt.year == 2000]['price'].mean()",
+         "compares .dt.year with 2000"),
+        ("How many orders on Mondays?", "len(df[df['d'].dt.dayofweek == 1])",
+         "Monday is 0"),
+    ],
+)  # fmt: skip
+def test_a_part_picked_by_the_wrong_number_goes_back(question: str, code: str, said: str) -> None:
+    assert said in part_recheck(question, [code])
+
+
+def test_the_cell_comes_back_put_right_where_one_number_was_meant() -> None:
+    code = "x = 'Été'\nrain = df[(df['date'].dt.month == 10) & (df.x > 0)]['p'].sum()\nprint(rain)"
+    said = part_recheck("How much rain fell in November?", [code])
+    assert "```python\n" + code.replace("== 10", "== 11") + "\n```" in said
+    assert "put right" not in part_recheck("Rain in March or May?", [code])
+
+
+@pytest.mark.parametrize(
+    ("question", "code"),
+    [
+        ("How much rain fell in November?", "df[df['date'].dt.month == 11]['p'].sum()"),
+        ("How much rain fell in November?", "df[df['date'].dt.month.isin([10, 11])]['p'].sum()"),
+        ("How much rain fell in 2012?", "df[df['date'].dt.month == 10]['p'].sum()"),
+        ("What may the total be?", "df[df['date'].dt.month == 1]['p'].sum()"),
+        ("Total rain", "df[df['date'].dt.month == 10]['p'].sum()"),
+        ("How much rain fell in November?", "df[df['month'] == 10]['p'].sum()"),
+    ],
+)
+def test_a_part_the_question_names_or_does_not_name_stands(question: str, code: str) -> None:
+    assert part_recheck(question, [code]) == ""
+
+
+def test_reckon_runs_the_cell_put_right_and_the_model_answers_from_it(
+    executor: KernelExecutor,
+) -> None:
+    put_file(executor, "weather.csv", weather())
+    wrong = "print(df[df['date'].dt.month == 10]['precipitation'].sum())"
+    replies = [code_reply(wrong), answer("It rained 0.0 mm in November.")]
+    replies += [answer("It rained 90.0 mm in November.")]
+    model = ScriptedModel(replies)
+    question = "How much precipitation fell in November?"
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["status"] == "ok" and outcome["answer"] == "It rained 90.0 mm in November."
+    assert len(model.requests) == 3  # no cell of the model's own after the recheck
+    sent_back = model.requests[2].messages[-1]["content"]
+    assert "January is 1, December is 12" in sent_back
+    right = wrong.replace("== 10", "== 11")
+    assert (
+        f"Reckon ran your cell again with 11 in place of 10:\n```python\n{right}\n```" in sent_back
+    )
+    assert "stdout:\n90.0" in sent_back  # its output, computed
+    corrected = [s for s in outcome["steps"] if s.get("origin") == "correction"]
+    assert len(corrected) == 1 and corrected[0]["code"] == right
+    assert corrected[0]["result"]["stdout"].strip() == "90.0"
+    assert corrected[0]["text"] == "Reckon ran the model's cell again with 11 in place of 10."
+    # The answer's number is traced to the step Reckon ran.
+    assert outcome["grounding"]["ungrounded"] == []
+    traced = {n["text"]: n["steps"] for n in outcome["grounding"]["numbers"]}
+    assert corrected[0]["index"] in traced["90.0"]
+
+
+def test_several_named_months_are_said_not_run(executor: KernelExecutor) -> None:
+    put_file(executor, "weather.csv", weather())
+    wrong = "print(df[df['date'].dt.month.isin([8, 9])]['precipitation'].sum())"
+    right = "print(df[df['date'].dt.month.isin([10, 11])]['precipitation'].sum())"
+    replies = [code_reply(wrong), answer("0.0 mm fell in October and November.")]
+    replies += [code_reply(right), answer("90.0 mm fell in October and November.")]
+    model = ScriptedModel(replies)
+    question = "How much precipitation fell in October and November?"
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["answer"] == "90.0 mm fell in October and November."
+    assert "names October and November" in model.requests[2].messages[-1]["content"]
+    assert not [s for s in outcome["steps"] if s.get("origin") == "correction"]
