@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from reckon.agent import Agent
-from reckon.agent._date_parts import part_recheck
+from reckon.agent._date_parts import part_recheck, unpicked_recheck
 from support import ScriptedModel
 
 from .helpers import KernelExecutor, answer, code_reply, put_file, run
@@ -94,3 +94,76 @@ def test_several_named_months_are_said_not_run(executor: KernelExecutor) -> None
     assert outcome["answer"] == "90.0 mm fell in October and November."
     assert "names October and November" in model.requests[2].messages[-1]["content"]
     assert not [s for s in outcome["steps"] if s.get("origin") == "correction"]
+
+
+WEATHER = {
+    "files": [
+        {
+            "path": "/data/weather.csv",
+            "columns": [
+                {"name": "date", "dtype": "datetime64[ns]"},
+                {"name": "precipitation", "dtype": "float64"},
+                {"name": "weather", "dtype": "object"},
+            ],
+        }
+    ]
+}
+
+
+@pytest.mark.parametrize(
+    ("question", "code", "said"),
+    [
+        ("How many days had weather 'rain' in 2014?", "print(len(df[df['weather'] == 'rain']))",
+         "names 2014, but your code never picks the year out of the dates"),
+        ("What was the total precipitation on Sundays?",
+         "print(df[df['weather'] == 'sun']['precipitation'].sum())",
+         "df[df['date'].dt.dayofweek == 6] (Monday is 0, Sunday is 6)"),
+        ("Total precipitation in November?", "print(df['precipitation'].sum())",
+         "names November, but your code never picks the month"),
+    ],
+)  # fmt: skip
+def test_a_named_part_no_cell_picks_goes_back(question: str, code: str, said: str) -> None:
+    assert said in unpicked_recheck(question, [code], WEATHER)
+
+
+@pytest.mark.parametrize(
+    ("question", "codes"),
+    [
+        ("Rain days in 2014?", ["print(len(df[df['date'].dt.year == 2014]))"]),
+        ("Rain days in 2014?", ["x = df[df['date'] >= '2014-01-01']", "print(len(x))"]),
+        ("Rain days in 2014?", ["print(df.groupby(df['date'].dt.to_period('Y')).size())"]),
+        ("Rain in November?", ["print(df[df['date'].dt.strftime('%b') == 'Nov'].sum())"]),
+        ("Rain in November?", ["print(df.set_index('date').loc['2012-11'].sum())"]),
+        ("Rain on Sundays?", ["print(df[df['date'].dt.day_name() == 'Sunday'].sum())"]),
+        ("Total rain?", ["print(df['precipitation'].sum())"]),
+        ("What may the total be?", ["print(df['precipitation'].sum())"]),
+    ],
+)
+def test_a_named_part_some_cell_picks_stands(question: str, codes: list[str]) -> None:
+    assert unpicked_recheck(question, codes, WEATHER) == ""
+
+
+def test_a_table_without_dates_or_with_a_year_column_is_left_alone() -> None:
+    code = ["print(len(df[df['weather'] == 'rain']))"]
+    no_dates = {"files": [{"path": "/data/w.csv", "columns": [{"name": "weather"}]}]}
+    assert unpicked_recheck("Rain days in 2014?", code, no_dates) == ""
+    with_year = {"files": [{"path": "/data/w.csv", "columns": [
+        {"name": "date", "dtype": "datetime64[ns]"}, {"name": "Year"}]}]}  # fmt: skip
+    assert unpicked_recheck("Rain days in 2014?", code, with_year) == ""
+
+
+def test_the_loop_sends_back_a_count_over_every_year(executor: KernelExecutor) -> None:
+    put_file(executor, "weather.csv", weather())
+    every = "print(len(df[df['precipitation'] > 0]))"
+    one = "print(len(df[(df['precipitation'] > 0) & (df['date'].dt.year == 2012)]))"
+    replies = [code_reply(every), answer("It rained on 31 days in 2012.")]
+    replies += [code_reply(one), answer("It rained on 31 days in 2012.")]
+    model = ScriptedModel(replies)
+    question = "On how many days did it rain in 2012?"
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["status"] == "ok" and len(model.requests) == 4
+    assert "never picks the year" in model.requests[2].messages[-1]["content"]
+    codes = [
+        s["code"] for s in outcome["steps"] if s["kind"] == "code" and s.get("origin") != "reckon"
+    ]
+    assert codes == [every, one]

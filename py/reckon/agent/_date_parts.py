@@ -14,7 +14,17 @@ import ast
 import re
 from dataclasses import dataclass
 
-__all__ = ["PART_MESSAGE", "Correction", "part_correction", "part_recheck"]
+from reckon.agent._periods import columns, date_columns
+from reckon.agent._types import JSONDict
+
+__all__ = [
+    "PART_MESSAGE",
+    "UNPICKED_MESSAGE",
+    "Correction",
+    "part_correction",
+    "part_recheck",
+    "unpicked_recheck",
+]
 
 PART_MESSAGE = (
     "The question names {named}, but your code compares {part} with {used}. Check the "
@@ -24,6 +34,11 @@ PART_MESSAGE = (
 _RAN = (
     "The question names {named}, but your code compares {part} with {used} ({numbering}). "
     "Reckon ran your cell again with {wanted} in place of {used}:\n```python\n{code}\n```\n"
+)
+UNPICKED_MESSAGE = (
+    "The question names {named}, but your code never picks {what} out of the dates. "
+    "Select those rows first, for example df[df[{column!r}].dt.{accessor} == {example}] "
+    "({numbering}), run the corrected code, then answer from its output."
 )
 _FIXED = "\nYour cell with that number put right:\n```python\n{code}\n```"
 _TOKEN = re.compile(r"[A-Za-z]+")
@@ -75,15 +90,7 @@ def part_correction(question: str, codes: list[str]) -> Correction | None:
 def _mismatch(question: str, codes: list[str]) -> tuple[str, str, dict[str, str]] | None:
     """``(message, the cell put right or "", the message's fields)`` for the first
     part the last cell compares with a number the question does not name."""
-    words = [w.lower() for w in _TOKEN.findall(question)]
-    asked = {
-        "month": {_MONTHS.index(w) + 1 for w in words if w in _MONTHS and w != "may"},
-        "year": {int(y) for y in re.findall(r"\b(1[89]\d\d|2\d\d\d)\b", question)},
-        "weekday": {_WEEKDAYS.index(w.rstrip("s")) for w in words if w.rstrip("s") in _WEEKDAYS},
-    }
-    if "may" in words and re.search(r"\bMay\b", question):
-        asked["month"].add(5)
-    asked["dayofweek"] = asked["weekday"]
+    asked = _named(question)
     code = codes[-1] if codes else ""
     for part, used, constant in _compared_parts(code):
         wanted = asked.get(part) or set()
@@ -98,6 +105,72 @@ def _mismatch(question: str, codes: list[str]) -> tuple[str, str, dict[str, str]
             fixed = _put_right(code, constant, wanted) if len(wanted) == 1 else ""
             return PART_MESSAGE.format(**fields), fixed, fields
     return None
+
+
+def _named(question: str) -> dict[str, set[int]]:
+    """The months (1-12), years and weekdays (Monday 0) the question names."""
+    words = [w.lower() for w in _TOKEN.findall(question)]
+    asked = {
+        "month": {_MONTHS.index(w) + 1 for w in words if w in _MONTHS and w != "may"},
+        "year": {int(y) for y in re.findall(r"\b(1[89]\d\d|2\d\d\d)\b", question)},
+        "weekday": {_WEEKDAYS.index(w.rstrip("s")) for w in words if w.rstrip("s") in _WEEKDAYS},
+    }
+    if "may" in words and re.search(r"\bMay\b", question):
+        asked["month"].add(5)
+    asked["dayofweek"] = asked["weekday"]
+    return asked
+
+
+def unpicked_recheck(question: str, codes: list[str], environment: JSONDict) -> str:
+    """``UNPICKED_MESSAGE`` when the question names a month, year or weekday, the
+    uploads hold dates, and none of this answer's cells picks that part of them
+    (seen: "rain days in 2014" counted over every year; "on Sundays" read as
+    ``weather == 'sun'``), or ``""``. A table with a column of that name is left to
+    the model: its cells may pick the part from there."""
+    dates = sorted(date_columns(environment))
+    if not dates or not codes:
+        return ""
+    named = {w.lower() for name, _ in columns(environment) for w in _TOKEN.findall(name)}
+    code = "\n".join(codes)
+    asked = _named(question)
+    for part, accessor in (("year", "year"), ("month", "month"), ("weekday", "dayofweek")):
+        wanted = asked[part]
+        if not wanted or named & _PART_COLUMNS[part] or _picks(part, wanted, code):
+            continue
+        return UNPICKED_MESSAGE.format(
+            named=" and ".join(_part_name(part, n) for n in sorted(wanted)),
+            what=_PART_WORDS[part],
+            column=dates[0],
+            accessor=accessor,
+            example=min(wanted),
+            numbering=_NUMBERING[accessor],
+        )
+    return ""
+
+
+_PART_COLUMNS = {"year": {"year", "years"}, "month": {"month", "months"},
+                 "weekday": {"weekday", "day", "dow", "dayofweek"}}  # fmt: skip
+_PART_WORDS = {"year": "the year", "month": "the month", "weekday": "the day of the week"}
+# What a cell that picks the part holds: an accessor, a period, a formatted date.
+_PICKS = {
+    "year": ("year", "to_period", "resample", "grouper", "strftime"),
+    "month": ("month", "to_period", "resample", "grouper", "strftime"),
+    "weekday": ("dayofweek", "day_of_week", "weekday", "day_name", "strftime", "%a"),
+}
+_DATE_TEXT = re.compile(r"\b\d{4}[-/]\d{1,2}\b")
+
+
+def _picks(part: str, wanted: set[int], code: str) -> bool:
+    lowered = code.lower()
+    if any(word in lowered for word in _PICKS[part]):
+        return True
+    if part == "year":
+        return any(str(year) in code for year in wanted)
+    if part == "month":
+        names = {_MONTHS[m - 1] for m in wanted} | {_MONTHS[m - 1][:3] for m in wanted}
+        words = set(_TOKEN.findall(lowered))
+        return bool(names & words) or bool(_DATE_TEXT.search(code))
+    return any(_WEEKDAYS[d] in lowered for d in wanted)
 
 
 def _put_right(code: str, constant: ast.Constant | None, wanted: set[int]) -> str:

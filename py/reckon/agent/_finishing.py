@@ -6,7 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reckon.agent._date_parts import Correction, part_correction, part_recheck
+from reckon.agent._date_parts import (
+    Correction,
+    part_correction,
+    part_recheck,
+    unpicked_recheck,
+)
 from reckon.agent._grounding import ground_answer, step_sources
 from reckon.agent._method import answer_method
 from reckon.agent._periods import period_recheck
@@ -120,7 +125,10 @@ class Finishing:
         per_date = period_recheck(question, codes, self.environment)
         if per_date:
             return per_date, None
-        return part_recheck(question, codes), part_correction(question, codes)
+        mismatch = part_recheck(question, codes)
+        if mismatch:
+            return mismatch, part_correction(question, codes)
+        return unpicked_recheck(question, codes, self.environment), None
 
     def _codes(self) -> list[str]:
         """The code of this answer's cells that ran, in order."""

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 from reckon.agent._types import JSONDict
 
-__all__ = ["PERIOD_MESSAGE", "asked_period", "date_columns", "period_recheck"]
+__all__ = ["PERIOD_MESSAGE", "asked_period", "columns", "date_columns", "period_recheck"]
 
 # A period word -> how pandas groups a datetime column by it. Months by name: seen
 # with the real model, grouping by .dt.month and then calling .strftime('%B') on the
@@ -69,12 +69,12 @@ def date_columns(environment: JSONDict) -> set[str]:
     """Columns of the uploads that hold dates: loaded as dates, or named as dates."""
     return {
         name
-        for name, dtype in _columns(environment)
+        for name, dtype in columns(environment)
         if dtype.startswith("datetime") or {w.lower() for w in _TOKEN.findall(name)} & _DATE_NAMES
     }
 
 
-def _columns(environment: JSONDict) -> list[tuple[str, str]]:
+def columns(environment: JSONDict) -> list[tuple[str, str]]:
     """``(name, dtype)`` of every column of every upload (dtype ``""`` when unknown)."""
     return [
         (str(c.get("name")), str(c.get("dtype") or "")) if isinstance(c, dict) else (str(c), "")
@@ -87,7 +87,7 @@ def _columns(environment: JSONDict) -> list[tuple[str, str]]:
 def period_recheck(question: str, codes: list[str], environment: JSONDict) -> str:
     """The message that sends an answer back (``PERIOD_MESSAGE``), or ``""``."""
     dates = date_columns(environment)
-    period = asked_period(question, [name for name, _ in _columns(environment)])
+    period = asked_period(question, [name for name, _ in columns(environment)])
     if not period or not dates or not codes:
         return ""
     column = _whole_date_key(codes[-1], dates)
