@@ -106,3 +106,43 @@ def test_the_form_without_name_and_brackets_is_put_right(
 ) -> None:
     """Seen in a real-model run: three right values (@East, @frabcus, @41.8) scored wrong."""
     assert repair_form("Which region? Answer as @region[name].", written, {}) == repaired
+
+
+@pytest.mark.parametrize(
+    ("question", "written", "repaired"),
+    [
+        ("Which hour has the most? Answer as @hour[value].",
+         "The busiest is @hour[2012-06-26T20:00:00.000000000].", "The busiest is @hour[20]."),
+        ("Which hour? @hour[hour]", "@hour[2012-06-26 07:00]", "@hour[7]"),
+        ("Which year? @year[value]", "@year[2012-06-26]", "@year[2012]"),
+        ("Which year? @year[value]", "@year[2012-06-26 20:00:00]", "@year[2012]"),
+    ],
+)  # fmt: skip
+def test_a_timestamp_given_for_an_hour_or_year_is_put_as_that_part(
+    question: str, written: str, repaired: str
+) -> None:
+    assert repair_form(question, written, {}) == repaired
+
+
+@pytest.mark.parametrize(
+    ("question", "written"),
+    [
+        ("Which hour? @hour[value]", "@hour[2012-06-26]"),  # no time: no hour in it
+        ("Which month? @month[value]", "@month[2012-06-26]"),  # a number or a name?
+        ("Which day? @day[value]", "@day[2012-06-26 20:00]"),
+        ("Which hour? @hour[value]", "@hour[20]"),
+    ],
+)
+def test_other_filled_forms_stand(question: str, written: str) -> None:
+    assert repair_form(question, written, {}) is None
+
+
+def test_an_hour_from_a_printed_timestamp_is_traced(executor: KernelExecutor) -> None:
+    put_file(executor, "load.csv", "time,load\n2012-06-26 19:00,3\n2012-06-26 20:00,9\n")
+    code = "df['time'] = pd.to_datetime(df['time'])\nprint(df.loc[df['load'].idxmax(), 'time'])"
+    said = "The peak is @hour[2012-06-26T20:00:00]."
+    model = ScriptedModel([code_reply(code), answer(said)])
+    question = "At which hour is the load highest? Answer as @hour[value]."
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["answer"] == "The peak is @hour[20]."
+    assert outcome["grounding"]["ungrounded"] == [] and len(model.requests) == 2

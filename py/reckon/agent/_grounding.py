@@ -162,7 +162,7 @@ def ground_answer(
     the person supplied (questions, file and column names).
     """
     given = list(given)
-    outputs = [(index, find_numbers(text)) for index, text in sources]
+    outputs = [(index, find_numbers(text) + _date_parts(text)) for index, text in sources]
     supplied = [n for text in given for n in find_numbers(text)]
     markers = {m.end() - 2 for m in _LIST_MARKER.finditer(answer)}
     code = [m.span() for m in _CODE.finditer(answer)]
@@ -251,6 +251,20 @@ def _ground_dates(
             entry["given"] = True
         entries.append(entry)
     return entries
+
+
+def _date_parts(text: str) -> list[Number]:
+    """The year and the hour of each printed date: an answer may state them alone
+    ("the peak was in 2012, at 20:00"; ``@hour[20]``) from an output that printed the
+    whole timestamp."""
+    parts = []
+    for match in _FULL_DATE.finditer(text):
+        year, start = match.group(1)[:4], match.start()
+        parts.append(Number(year, start, start + 4, float(year), 0, False))
+        if match.group(2):
+            hour, at = match.group(2)[:2], match.start(2)
+            parts.append(Number(hour, at, at + 2, float(hour), 0, False))
+    return parts
 
 
 def _is_small_count(number: Number) -> bool:

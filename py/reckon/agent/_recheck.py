@@ -149,9 +149,11 @@ def repair_form(
     form copied unfilled with no number beside it takes ``last_value``, the output of
     the last cell that ran, when that output is one value (``North``)."""
     asked = list(dict.fromkeys((n, p.strip().lower()) for n, p in _NAMED.findall(question)))
-    if len(asked) != 1 or _filled(question, answer):
+    if len(asked) != 1:
         return None
     name, placeholder = asked[0]
+    if _filled(question, answer):
+        return _timestamp_part(answer, name)
     forms = list(_GIVEN_FORM.finditer(answer))
     if not forms:
         value = _json_value(answer, name)
@@ -186,6 +188,26 @@ def repair_form(
     else:
         return None
     return f"{answer[: form.start()]}@{name}[{value}]{answer[form.end() :]}"
+
+
+# Seen: "@hour[2012-06-26T20:00:00.000000000]", an idxmax printed whole where the hour
+# was asked. Only the parts a timestamp holds one way are taken (not a month or a day).
+_TIMESTAMP = re.compile(r"(\d{4})-\d{2}-\d{2}(?:[T ](\d{2}):\d{2}(?::\d{2}(?:\.\d+)?)?)?")
+_PARTS = {"hour": 2, "year": 1}
+
+
+def _timestamp_part(answer: str, name: str) -> str | None:
+    """The answer with a date or timestamp given for ``@hour[…]`` or ``@year[…]`` put
+    as that part of it, or ``None``."""
+    group = _PARTS.get(name.lower())
+    forms = [f for f in _GIVEN_FORM.finditer(answer) if f.group(1) == name]
+    if group is None or len(forms) != 1:
+        return None
+    form = forms[0]
+    stamp = _TIMESTAMP.fullmatch(form.group(2).strip())
+    if stamp is None or stamp.group(group) is None:
+        return None
+    return f"{answer[: form.start()]}@{name}[{int(stamp.group(group))}]{answer[form.end() :]}"
 
 
 # One @value at the end of the answer, not an e-mail's @: a word or a number, with
