@@ -34,6 +34,7 @@ export function highlightPython(code) {
   const text = String(code);
   let last = 0;
   let defining = false;
+  /** @param {string} cls @param {string} value */
   const span = (cls, value) => {
     const node = document.createElement("span");
     node.className = cls;
@@ -63,7 +64,8 @@ const SQL_KEYWORDS = new Set(
     "distinct count sum avg min max case when then else end desc asc with union all like between").split(" "),
 );
 
-/** SQL: keywords, strings, numbers, comments (the run_sql tool's queries). */
+/** SQL: keywords, strings, numbers, comments (the run_sql tool's queries).
+ * @param {string} code @returns {DocumentFragment} */
 export function highlightSql(code) {
   const frag = document.createDocumentFragment();
   const text = String(code);
@@ -85,8 +87,10 @@ export function highlightSql(code) {
   return frag;
 }
 
-/** By a fence's language (or a step's tool): Python unless it says otherwise. */
+/** By a fence's language (or a step's tool): Python unless it says otherwise.
+ * @param {string} code @param {string} [language] @returns {DocumentFragment} */
 export function highlight(code, language = "python") {
+
   const lang = String(language || "python").toLowerCase();
   if (lang === "sql" || lang === "sqlite") return highlightSql(code);
   if (lang === "python" || lang === "py" || lang === "python3" || lang === "") return highlightPython(code);
