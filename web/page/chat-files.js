@@ -3,7 +3,7 @@
 // sandbox again: inspect() of a saved file), and an upload's columns feed the example
 // questions.
 
-import { el, formatBytes } from "./render.js";
+import { el, formatBytes, deleteButton } from "./render.js";
 
 /** @typedef {import("../shared/protocol.js").FileEntry} FileEntry */
 /** What the page reads of an inspect() summary (PROTOCOL.md §2), with its file's name
@@ -79,15 +79,12 @@ export function fileLists(reckon, { lists, save, setStatus, onUpload, onFound })
     name.type = "button";
     name.title = `Download ${f.path}`;
     name.addEventListener("click", () => save(f.path));
-    const remove = el("button", "link delete", "×");
-    remove.type = "button";
-    remove.title = `Delete ${f.name} (from this browser too)`;
-    remove.setAttribute("aria-label", `Delete ${f.name}`);
-    remove.addEventListener("click", async () => {
+    const remove = deleteButton(f.name, async () => {
       await reckon.deleteFile(f.path);
       infos.delete(f.path);
       refresh();
     });
+
     li.append(name, el("span", "file-size muted", formatBytes(f.size)), remove);
     const info = infos.get(f.path);
     if (info) li.append(el("div", "file-shape muted small", describe(info)));

@@ -162,11 +162,19 @@ export class Turn {
     return box;
   }
 
+  /** The box of step `index`, when this turn shows it (renderStep makes a <details>).
+   * @param {unknown} index @returns {HTMLDetailsElement | null} */
+  stepBox(index) {
+    const box = this.steps.querySelector(`[data-step-index="${Number(index)}"]`);
+    return box instanceof HTMLDetailsElement ? box : null;
+  }
+
   /** Open, show and highlight the first of these steps that this turn shows.
+
    * @param {unknown[]} indexes @returns {HTMLDetailsElement | null} */
   jumpTo(indexes) {
     for (const index of indexes) {
-      const box = /** @type {HTMLDetailsElement | null} */ (this.steps.querySelector(`[data-step-index="${Number(index)}"]`));
+      const box = this.stepBox(index);
       if (!box) continue;
       box.open = true;
       box.scrollIntoView({ block: "center" });
@@ -247,7 +255,7 @@ export class Turn {
   showResultStep(method, grounding) {
     const traced = ((grounding && grounding.numbers) || []).flatMap((n) => n.steps || []);
     const index = method && Number.isInteger(method.step) ? method.step : traced[0];
-    const box = Number.isInteger(index) ? /** @type {HTMLDetailsElement | null} */ (this.steps.querySelector(`[data-step-index="${Number(index)}"]`)) : null;
+    const box = Number.isInteger(index) ? this.stepBox(index) : null;
     if (!box) return;
     box.open = true;
     for (const other of /** @type {NodeListOf<HTMLDetailsElement>} */ (this.steps.querySelectorAll("details.step-code[data-status]"))) {

@@ -1,7 +1,7 @@
 // The chat UI, mountable into any root: the page (document) or a <reckon-chat>
 // widget's shadow root. Elements are found by id within that root only, so several
 // widgets on one page never touch each other's elements.
-import { el, download, byId, errorText } from "./render.js";
+import { el, byId, errorText, saveFile, showStartup } from "./render.js";
 import { attachControl } from "./control-ui.js";
 import { Turn, modelLabel, zoomFigure } from "./chat-turn.js";
 import { renderWelcome, exampleQuestions, questionButtons, welcomeModel } from "./chat-welcome.js";
@@ -56,7 +56,6 @@ export function mountChat(root, reckon, options = {}) {
       location.reload();
     });
   const status = $("status");
-  const progress = $("progress", HTMLProgressElement);
   const messages = $("messages");
   let busy = false;
   /** @param {string} text */
@@ -84,37 +83,11 @@ export function mountChat(root, reckon, options = {}) {
     else toEnd();
   };
 
-  reckon.on("progress", /** @param {{loaded: number, total: number}} detail */ ({ loaded, total }) => {
-    progress.max = total;
-    progress.value = loaded;
-    setStatus(`loading Python and packages… ${Math.round((100 * loaded) / total)}%`);
-  });
-  reckon.on("ready", /** @param {{ms: number}} detail */ ({ ms }) => {
-    progress.hidden = true;
-    setStatus(`ready in ${(ms / 1000).toFixed(1)} s`);
-    files.refresh();
-  });
-  reckon.on("error", /** @param {{message: string}} detail */ ({ message }) => setStatus(`could not start: ${message}`));
-  reckon.on("restarted", /** @param {{reason: string}} detail */ ({ reason }) => setStatus(`sandbox restarted (${reason}); your files are kept`));
-  reckon.on("recovered", /** @param {{message: string}} detail */ ({ message }) => {
-    setStatus(message);
-    files.refresh();
-  });
-  // Storage problems stay on screen until dismissed: the status line changes too often.
-  reckon.on("storage-error", /** @param {{message: string}} detail */ ({ message }) => showNotice(message));
-  reckon.on("storage-changed", () => files.refresh());
-
-  /** @param {string} message */
-  function showNotice(message) {
-    $("notice-text").textContent = message;
-    $("notice").hidden = false;
-  }
-  $("notice-close").addEventListener("click", () => ($("notice").hidden = true));
-
+  const refreshFiles = () => files.refresh();
+  const showNotice = showStartup(reckon, { $, setStatus, kept: "your files are kept", onReady: refreshFiles, onFilesChanged: refreshFiles });
   /** @param {string} path */
-  async function save(path) {
-    download(path.split("/").pop() || path, await reckon.readFile(path));
-  }
+  const save = (path) => saveFile(reckon, path);
+
 
   // The first screen while the conversation is empty; example questions after an upload.
   const welcome = renderWelcome({ onAsk: (q) => ask(q), onPick: () => $("upload").click() });
@@ -299,19 +272,20 @@ export function mountChat(root, reckon, options = {}) {
   if (reckon.agent && typeof reckon.agent.addEventListener === "function") {
     reckon.agent.addEventListener("waiting", (ev) => turn && turn.calling(/** @type {CustomEvent<Waiting | null>} */ (ev).detail || {}));
   }
-  reckon.on("delta", /** @param {{text: string}} detail */ ({ text }) => {
+  /** Add to the turn; a reader at the end stays at the end. @param {(turn: Turn) => void} add */
+  const grow = (add) => {
     if (!turn) return;
     const stick = nearEnd();
-    turn.delta(text);
+    add(turn);
     if (stick) toEnd();
-  });
+  };
+  reckon.on("delta", /** @param {{text: string}} detail */ ({ text }) => grow((shown) => shown.delta(text)));
   reckon.on("step", /** @param {{step: Step}} detail */ ({ step }) => {
     if (!turn) return;
-    const stick = nearEnd();
-    turn.addStep(step);
-    if (stick) toEnd();
+    grow((shown) => shown.addStep(step));
     files.refresh();
   });
+
 
   // Answers are shown from events, so asks made through the JS API show up too.
   /** @param {Outcome} outcome @param {number} [index] the saved ask's (a restored one) */
@@ -424,7 +398,7 @@ export function mountChat(root, reckon, options = {}) {
 
   // Export, import and SQL: the same JS API calls a script would make.
   const stem = options.fileName || "reckon-session";
-  wireTools(reckon, { $, messages, save, setStatus, showNotice, reveal, refresh: () => files.refresh(), stem });
+  wireTools(reckon, { $, messages, save, setStatus, showNotice, reveal, refresh: refreshFiles, stem });
 
-  return { root, refreshFiles: () => files.refresh(), showNotice };
+  return { root, refreshFiles, showNotice };
 }

@@ -1,5 +1,5 @@
 import { createReckon } from "../reckon.js";
-import { el, renderResult, formatBytes, download, byId } from "./render.js";
+import { el, renderResult, formatBytes, byId, deleteButton, saveFile, showStartup } from "./render.js";
 
 // console.html?snapshot=off boots cold every time (benchmarks/startup.py compares).
 const reckon = createReckon({ agent: false, snapshot: new URLSearchParams(location.search).get("snapshot") !== "off" });
@@ -8,33 +8,7 @@ window.reckon = reckon;
 /** @type {import("./render.js").Find} an element of console.html, by id */
 const $ = (id, kind) => byId(document, id, kind);
 const status = $("status");
-const progress = $("progress", HTMLProgressElement);
-
-reckon.on("progress", /** @param {{loaded: number, total: number}} detail */ ({ loaded, total }) => {
-  progress.max = total;
-  progress.value = loaded;
-  status.textContent = `loading Python and packages… ${Math.round((100 * loaded) / total)}%`;
-});
-reckon.on("ready", /** @param {{ms: number}} detail */ ({ ms }) => {
-  progress.hidden = true;
-  status.textContent = `ready in ${(ms / 1000).toFixed(1)} s`;
-});
-reckon.on("error", /** @param {{message: string}} detail */ ({ message }) => {
-  status.textContent = `could not start: ${message}`;
-});
-reckon.on("restarted", /** @param {{reason: string}} detail */ ({ reason }) => {
-  status.textContent = `sandbox restarted (${reason}); uploaded files are kept`;
-});
-reckon.on("recovered", /** @param {{message: string}} detail */ ({ message }) => {
-  status.textContent = message;
-  refreshFiles();
-});
-reckon.on("storage-error", /** @param {{message: string}} detail */ ({ message }) => {
-  $("notice-text").textContent = message;
-  $("notice").hidden = false;
-});
-reckon.on("storage-changed", () => refreshFiles());
-$("notice-close").addEventListener("click", () => ($("notice").hidden = true));
+showStartup(reckon, { $, setStatus: (text) => (status.textContent = text), kept: "uploaded files are kept", onFilesChanged: () => refreshFiles() });
 
 async function refreshFiles() {
   const list = $("file-list");
@@ -46,11 +20,7 @@ async function refreshFiles() {
       const b = el("button", "link", `${f.path} (${formatBytes(f.size)})`);
       b.type = "button";
       b.addEventListener("click", () => save(f.path));
-      const remove = el("button", "link delete", "×");
-      remove.type = "button";
-      remove.title = `Delete ${f.path} (from this browser too)`;
-      remove.setAttribute("aria-label", `Delete ${f.path}`);
-      remove.addEventListener("click", async () => {
+      const remove = deleteButton(f.path, async () => {
         await reckon.deleteFile(f.path);
         refreshFiles();
       });
@@ -61,9 +31,8 @@ async function refreshFiles() {
 }
 
 /** @param {string} path */
-async function save(path) {
-  download(path.split("/").pop() || path, await reckon.readFile(path));
-}
+const save = (path) => saveFile(reckon, path);
+
 
 async function runCell() {
   const code = $("code", HTMLTextAreaElement).value;

@@ -1,6 +1,9 @@
 // Renders run results as DOM. Nothing from a run (text, HTML tables, file names,
 // tracebacks) is ever inserted as markup: text goes in as text, and table HTML is
 // parsed into an inert document and rebuilt from a short allow-list of elements.
+// Also the few pieces the chat page and the console share: finding their elements,
+// the start-up status line, a file's download and delete.
+
 
 /** @typedef {import("../shared/protocol.js").RunResult} RunResult */
 /** A run result, or a refusal made before anything ran (reckon.runSql() of an empty
@@ -144,6 +147,61 @@ export function renderResult(result, onDownload) {
 export function errorText(err) {
   const message = err && typeof err === "object" && "message" in err ? err.message : "";
   return String(message || err);
+}
+
+/**
+ * The sandbox's start and recoveries in the status line (`setStatus`), said the same on
+ * the chat page and the console; storage problems in the notice, which stays until
+ * dismissed (the status line changes too often). `kept` ends the line after a restart;
+ * `onFilesChanged` redraws the file lists. Returns what shows a message in the notice.
+ * @param {ReturnType<import("../reckon.js").createReckon>} reckon
+ * @param {{$: Find, setStatus: (text: string) => void, kept: string, onReady?: () => void, onFilesChanged: () => void}} page
+ * @returns {(message: string) => void}
+ */
+export function showStartup(reckon, { $, setStatus, kept, onReady, onFilesChanged }) {
+  const progress = $("progress", HTMLProgressElement);
+  reckon.on("progress", /** @param {{loaded: number, total: number}} detail */ ({ loaded, total }) => {
+    progress.max = total;
+    progress.value = loaded;
+    setStatus(`loading Python and packages… ${Math.round((100 * loaded) / total)}%`);
+  });
+  reckon.on("ready", /** @param {{ms: number}} detail */ ({ ms }) => {
+    progress.hidden = true;
+    setStatus(`ready in ${(ms / 1000).toFixed(1)} s`);
+    if (onReady) onReady();
+  });
+  reckon.on("error", /** @param {{message: string}} detail */ ({ message }) => setStatus(`could not start: ${message}`));
+  reckon.on("restarted", /** @param {{reason: string}} detail */ ({ reason }) => setStatus(`sandbox restarted (${reason}); ${kept}`));
+  reckon.on("recovered", /** @param {{message: string}} detail */ ({ message }) => {
+    setStatus(message);
+    onFilesChanged();
+  });
+  /** @param {string} message */
+  const showNotice = (message) => {
+    $("notice-text").textContent = message;
+    $("notice").hidden = false;
+  };
+  reckon.on("storage-error", /** @param {{message: string}} detail */ ({ message }) => showNotice(message));
+  reckon.on("storage-changed", () => onFilesChanged());
+  $("notice-close").addEventListener("click", () => ($("notice").hidden = true));
+  return showNotice;
+}
+
+/** The × that deletes file `name` (from this browser's storage too); `onDelete` does it.
+ * @param {string} name @param {() => void} onDelete @returns {HTMLButtonElement} */
+export function deleteButton(name, onDelete) {
+  const remove = el("button", "link delete", "×");
+  remove.type = "button";
+  remove.title = `Delete ${name} (from this browser too)`;
+  remove.setAttribute("aria-label", `Delete ${name}`);
+  remove.addEventListener("click", onDelete);
+  return remove;
+}
+
+/** Download one of the sandbox's files, under its own name.
+ * @param {{readFile: (path: string) => Promise<Uint8Array>}} reckon @param {string} path */
+export async function saveFile(reckon, path) {
+  download(path.split("/").pop() || path, await reckon.readFile(path));
 }
 
 /** @param {number} n a size in bytes @returns {string} */
