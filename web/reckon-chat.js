@@ -168,7 +168,6 @@ for (const name of METHODS) {
       const method = /** @type {Record<string, unknown>} */ (api)[name];
       if (typeof method !== "function") throw new TypeError(`<reckon-chat>.${name}() is not available in this build of Reckon`);
       const reply = method.apply(api, args);
-
       if (FILE_CHANGES.has(name)) Promise.resolve(reply).then(() => this.refreshFiles(), () => {});
       return reply;
     },

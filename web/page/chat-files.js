@@ -84,7 +84,6 @@ export function fileLists(reckon, { lists, save, setStatus, onUpload, onFound })
       infos.delete(f.path);
       refresh();
     });
-
     li.append(name, el("span", "file-size muted", formatBytes(f.size)), remove);
     const info = infos.get(f.path);
     if (info) li.append(el("div", "file-shape muted small", describe(info)));
@@ -113,7 +112,6 @@ export function fileLists(reckon, { lists, save, setStatus, onUpload, onFound })
     for (const f of found) {
       asking.add(f.path);
       const info = /** @type {FileInfo | null} */ (await reckon.inspect(f.path));
-
       asking.delete(f.path);
       if (!info || typeof info !== "object") continue;
       const summary = { ...info, name: f.name, mtime: f.mtime };
@@ -128,14 +126,12 @@ export function fileLists(reckon, { lists, save, setStatus, onUpload, onFound })
     for (const file of files) {
       setStatus(`adding ${file.name}…`);
       const info = /** @type {FileInfo} */ (await reckon.upload(file));
-
       const summary = describe(info);
       const named = info.path ? { ...info, name: String(info.path).split("/").pop() } : null;
       if (named) infos.set(String(info.path), named);
       setStatus(`${file.name}: ${summary}`);
       if (onUpload && info.status === "ok" && named) onUpload(named);
     }
-
     refresh();
   }
 

@@ -83,7 +83,6 @@ export function modelPicker(reckon, { select, list, note, onChange, showNotice, 
       paint();
     },
     /** An ask with `model` was answered: it is available. @param {string | undefined} model */
-
     ok(model) {
       if (!model || model === DEMO || !states.has(model)) return;
       states.set(model, { state: "available", detail: "Answered the last question." });

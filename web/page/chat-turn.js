@@ -170,7 +170,6 @@ export class Turn {
   }
 
   /** Open, show and highlight the first of these steps that this turn shows.
-
    * @param {unknown[]} indexes @returns {HTMLDetailsElement | null} */
   jumpTo(indexes) {
     for (const index of indexes) {
@@ -267,7 +266,6 @@ export class Turn {
 /** A figure opened large in a dialog (click, Enter or Space on it); Esc or a click closes it.
  * @param {HTMLImageElement} img @param {Element} container */
 export function zoomFigure(img, container) {
-
   const dialog = el("dialog", "zoom");
   const large = el("img", "zoomed");
   large.src = img.src;

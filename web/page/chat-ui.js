@@ -286,7 +286,6 @@ export function mountChat(root, reckon, options = {}) {
     files.refresh();
   });
 
-
   // Answers are shown from events, so asks made through the JS API show up too.
   /** @param {Outcome} outcome @param {number} [index] the saved ask's (a restored one) */
   function showOutcome(outcome, index) {
@@ -346,7 +345,6 @@ export function mountChat(root, reckon, options = {}) {
       setStatus("could not ask");
       showNotice(why);
       if (turn && turn === typed) showOutcome({ status: "error", answer: "", message: why, steps: [] });
-
     }
     typed = null;
     busy = false;
@@ -365,7 +363,6 @@ export function mountChat(root, reckon, options = {}) {
     ask(question);
   });
   submitOnEnter(questionBox, askForm);
-
   $("stop").addEventListener("click", () => reckon.stop());
   // Esc stops the ask under way (not while a chart is open large: Esc closes that).
   box.addEventListener("keydown", (ev) => {

@@ -38,7 +38,6 @@ export function welcomeModel(welcome, model) {
  * `onPick` opens the file picker.
  * @param {{onAsk: (question: string) => void, onPick: () => void}} actions
  */
-
 export function renderWelcome({ onAsk, onPick }) {
   const box = el("section", "welcome");
   box.setAttribute("aria-label", "Welcome");

@@ -69,7 +69,6 @@ export function codeBlock(code, language = "python") {
   toggle.type = "button";
   /** @param {"full" | "clipped" | "hidden"} state */
   const show = (state) => {
-
     box.dataset.state = state;
     toggle.setAttribute("aria-expanded", String(state === "full"));
     toggle.textContent = state === "full" ? (long ? "Show less" : "Hide") : state === "clipped" ? `Show all ${lines} lines` : "Show";

@@ -33,7 +33,6 @@ async function refreshFiles() {
 /** @param {string} path */
 const save = (path) => saveFile(reckon, path);
 
-
 async function runCell() {
   const code = $("code", HTMLTextAreaElement).value;
   const box = el("div", "cell");
@@ -62,7 +61,6 @@ const picker = $("upload", HTMLInputElement);
 picker.addEventListener("change", async () => {
   for (const file of picker.files || []) {
     const info = /** @type {import("./chat-files.js").FileInfo} */ (await reckon.upload(file));
-
     const msg = info.status === "ok" ? (info.kind === "table" ? `${info.rows} rows × ${(info.columns || []).length} columns` : info.kind) : info.message;
     status.textContent = `${file.name}: ${msg}`;
   }

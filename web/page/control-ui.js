@@ -255,7 +255,6 @@ export function attachControl(reckon, { container, onCard } = {}) {
      * answer arrives (it then belongs to the latest ask) or pass the ask's `index`. */
     /** @param {import("./chat-turn.js").Outcome} outcome @param {number} [index] */
     answerFooter(outcome, index) {
-
       // Which ask this is must be fixed now (a later ask would be "latest" by the time
       // someone opens the toggle); the bodies themselves are fetched only when opened.
       const which = index !== undefined ? Promise.resolve(index) : reckon.transcript().then((t) => (t.asks || []).length - 1);
@@ -275,7 +274,6 @@ export function attachControl(reckon, { container, onCard } = {}) {
       const panel = renderSettings((reckon.agent && reckon.agent.settings) || {}, async (next) => {
         const reply = await reckon.configure(next);
         note.textContent = reply.status === "ok" ? "Applies from the next question." : (reply.message ?? "");
-
       });
       panel.append(note);
       return panel;

@@ -17,7 +17,6 @@
 
   /** @template {keyof HTMLElementTagNameMap} K
    * @param {K} tag @param {string} text @param {string} [className] @returns {HTMLElementTagNameMap[K]} */
-
   const make = (tag, text, className) => {
     const node = document.createElement(tag);
     if (text) node.textContent = text;
@@ -26,7 +25,6 @@
   };
   /** @param {string} text a command to copy */
   const command = (text) => {
-
     const row = make("div", "", "file-command");
     row.appendChild(make("pre", "")).appendChild(make("code", text));
     if (navigator.clipboard) {

@@ -67,7 +67,6 @@ export function locateNumbers(root, numbers) {
  */
 export function markGrounding(root, grounding, { onJump, stepLabel = (i) => `step ${i + 1}` } = {}) {
   const numbers = grounding && Array.isArray(grounding.numbers) ? grounding.numbers : [];
-
   const wanted = numbers.filter((n) => n && typeof n.text === "string" && (!n.computed || (Array.isArray(n.steps) && n.steps.length)));
   const hits = locateNumbers(root, wanted);
   let linked = 0;
@@ -79,7 +78,6 @@ export function markGrounding(root, grounding, { onJump, stepLabel = (i) => `ste
     let mark;
     if (number.computed) {
       const steps = (number.steps || []).filter((s) => Number.isInteger(s));
-
       mark = document.createElement("button");
       mark.type = "button";
       mark.className = "num-link";

@@ -78,7 +78,6 @@ const SQL_KEYWORDS = new Set(
 const SQL_TOKEN = /(--[^\n]*)|('(?:''|[^'])*'?)|(\b\d+(?:\.\d+)?\b)|([A-Za-z_]\w*)/g;
 
 /** SQL: keywords, strings, numbers, comments (the run_sql tool's queries).
-
  * @param {string} code @returns {DocumentFragment} */
 export function highlightSql(code) {
   return painted(String(code), SQL_TOKEN, (m) => (m[1] ? "hl-com" : m[2] ? "hl-str" : m[3] ? "hl-num" : SQL_KEYWORDS.has(m[4].toLowerCase()) ? "hl-kw" : ""));
@@ -87,7 +86,6 @@ export function highlightSql(code) {
 /** By a fence's language (or a step's tool): Python unless it says otherwise.
  * @param {string} code @param {string} [language] @returns {DocumentFragment} */
 export function highlight(code, language = "python") {
-
   const lang = String(language || "python").toLowerCase();
   if (lang === "sql" || lang === "sqlite") return highlightSql(code);
   if (lang === "python" || lang === "py" || lang === "python3" || lang === "") return highlightPython(code);

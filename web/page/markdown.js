@@ -115,7 +115,6 @@ const WORD = /[\p{L}\p{N}]/u;
 
 /** One piece of inline text: plain text, a code span, a `*` run, or emphasis around pieces.
  * @typedef {{type: "text", value: string} | {type: "code", value: string}
-
  *   | {type: "delim", count: number, open: boolean, close: boolean}
  *   | {type: "strong" | "em", children: Token[]}} Token
  */
@@ -219,7 +218,6 @@ function appendTokens(parent, tokens) {
 /** `code`, **bold**, *italic*, backslash escapes; everything else is plain text.
  * @param {Node} parent @param {string} text */
 export function appendInline(parent, text) {
-
   appendTokens(parent, matchEmphasis(tokenize(String(text))));
   parent.normalize();
 }

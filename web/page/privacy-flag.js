@@ -29,12 +29,10 @@ const SHOWN = 6; // columns named in the notice; the rest are counted
 export function personalDataFlag(reckon, { before, settings }) {
   return (info) => {
     const columns = info && Array.isArray(info.personal) ? info.personal : [];
-
     if (!columns.length) return null;
     // The same file added again: one notice for it.
     const around = before.parentElement;
     if (around) for (const old of around.querySelectorAll(".privacy-flag")) if (old.getAttribute("data-path") === String(info.path)) old.remove();
-
     const box = el("div", "privacy-flag");
     box.setAttribute("role", "status");
     box.dataset.path = String(info.path);

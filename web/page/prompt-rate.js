@@ -27,7 +27,6 @@ export function recordCall(model, tokens, firstTokenMs) {
  * nothing was measured yet (or it would be too short to be worth saying).
  * @param {string} model @param {number} tokens @returns {{ms: number, perToken: number} | null} */
 export function estimateRead(model, tokens) {
-
   const sum = measured.get(model);
   if (!sum || !(tokens > 0)) return null;
   const perToken = sum.ms / sum.tokens;

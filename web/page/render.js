@@ -4,7 +4,6 @@
 // Also the few pieces the chat page and the console share: finding their elements,
 // the start-up status line, a file's download and delete.
 
-
 /** @typedef {import("../shared/protocol.js").RunResult} RunResult */
 /** A run result, or a refusal made before anything ran (reckon.runSql() of an empty
  * query: no duration, nothing truncated).
@@ -205,7 +204,6 @@ export async function saveFile(reckon, path) {
 }
 
 /** @param {number} n a size in bytes @returns {string} */
-
 export function formatBytes(n) {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
@@ -218,7 +216,6 @@ export function formatBytes(n) {
 export function download(name, bytes) {
   // Bytes from readFile() come by postMessage: never on a SharedArrayBuffer.
   const url = URL.createObjectURL(new Blob([bytes instanceof Blob ? bytes : /** @type {Uint8Array<ArrayBuffer>} */ (bytes)]));
-
   const a = el("a");
   a.href = url;
   a.download = name;
