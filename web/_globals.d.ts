@@ -12,7 +12,8 @@ declare const FileReaderSync: { new (): { readAsArrayBuffer(blob: Blob): ArrayBu
 
 interface Window {
   RECKON_BASE?: string;
-  reckon?: any;
+  /** The page's createReckon() object (index.html, console.html), for scripts and tests. */
+  reckon?: ReturnType<typeof import("./reckon.js").createReckon>;
   _createPyodideModule?: any;
   __reckonInstall?: any;
   __reckonSnapshot?: any;

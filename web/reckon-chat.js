@@ -13,6 +13,7 @@
 // nothing is kept and nothing is shared.
 import { createReckon } from "./reckon.js";
 import { mountChat } from "./page/chat-ui.js";
+import { errorText } from "./page/render.js";
 import { Store } from "./shared/store.js";
 
 const BASE = new URL("./", import.meta.url);
@@ -28,6 +29,7 @@ const METHODS = [
 // Methods after which the widget's file lists are refreshed.
 const FILE_CHANGES = new Set(["upload", "writeFile", "deleteFile", "clearAll", "importNotebook", "run", "runSql"]);
 
+/** @type {Promise<CSSStyleSheet> | null} */
 let sheet = null;
 /** style.css, fetched once per page and adopted by every element's shadow root. */
 function styles() {
@@ -46,21 +48,27 @@ function styles() {
   return sheet;
 }
 
+/** Where a relay's token is kept for this tab. @param {string | undefined} relay */
 const tokenKey = (relay) => `reckon-token:${new URL(relay || ".", BASE).href}`;
 
 export class ReckonChat extends HTMLElement {
   static observedAttributes = ["height", "theme"];
 
+  /** @type {ReturnType<typeof createReckon> | null} */
   #api = null;
+  /** @type {ReturnType<typeof mountChat> | null} */
   #ui = null;
+  /** @type {HTMLDivElement | null} */
   #box = null;
   #sizing = new CSSStyleSheet();
+  /** The element's own shadow root (also `shadowRoot`: it is open). */
+  #shadow;
 
   constructor() {
     super();
-    this.attachShadow({ mode: "open" });
+    this.#shadow = this.attachShadow({ mode: "open" });
     this.#sizing.replaceSync(":host {}");
-    this.shadowRoot.adoptedStyleSheets = [this.#sizing];
+    this.#shadow.adoptedStyleSheets = [this.#sizing];
   }
 
   connectedCallback() {
@@ -82,7 +90,7 @@ export class ReckonChat extends HTMLElement {
     const api = this.#api;
     this.#api = null;
     this.#ui = null;
-    this.#box.remove();
+    if (this.#box) this.#box.remove();
     this.#box = null;
     return api.close();
   }
@@ -100,32 +108,33 @@ export class ReckonChat extends HTMLElement {
     if (this.#api) return this.#api;
     const relay = this.getAttribute("relay") || undefined;
     const session = this.getAttribute("session");
-    const options = { root: BASE, relay, token: sessionStorage.getItem(tokenKey(relay)) || undefined, persist: Boolean(session) };
-    if (session) Object.assign(options, { session, store: new Store({ name: `reckon-widget:${session}` }) });
-    const api = createReckon(options);
+    const token = sessionStorage.getItem(tokenKey(relay)) || undefined;
+    const kept = session ? { session, store: new Store({ name: `reckon-widget:${session}` }) } : {};
+    const api = createReckon({ root: BASE, relay, token, persist: Boolean(session), ...kept });
     this.#api = api;
-    for (const type of EVENTS) api.on(type, (detail) => this.#emit(type, detail));
+    for (const type of EVENTS) api.on(type, (/** @type {unknown} */ detail) => this.#emit(type, detail));
     // `error` also covers an ask that ended without an answer (`ask-error`).
-    api.on("ask-error", (detail) => this.#emit("error", detail));
+    api.on("ask-error", (/** @type {unknown} */ detail) => this.#emit("error", detail));
 
-    this.#box = document.createElement("div");
-    this.#box.className = "reckon-chat";
-    this.#box.hidden = true; // until the stylesheet is in: no flash of unstyled markup
-    this.shadowRoot.appendChild(this.#box);
-    this.#ui = mountChat(this.shadowRoot, api, {
+    const box = document.createElement("div");
+    this.#box = box;
+    box.className = "reckon-chat";
+    box.hidden = true; // until the stylesheet is in: no flash of unstyled markup
+    this.#shadow.appendChild(box);
+    this.#ui = mountChat(this.#shadow, api, {
       page: false,
-      container: this.#box,
+      container: box,
       model: this.getAttribute("model"),
       fileName: session ? `reckon-${session}` : "reckon-session",
-      onToken: (token) => {
-        sessionStorage.setItem(tokenKey(relay), token);
+      onToken: (typed) => {
+        sessionStorage.setItem(tokenKey(relay), typed);
         location.reload();
       },
     });
     styles()
-      .then((css) => (this.shadowRoot.adoptedStyleSheets = [css, this.#sizing]))
-      .catch((err) => this.#emit("error", { message: `the widget's stylesheet could not be loaded: ${err.message || err}` }))
-      .finally(() => (this.#box.hidden = false));
+      .then((css) => (this.#shadow.adoptedStyleSheets = [css, this.#sizing]))
+      .catch((err) => this.#emit("error", { message: `the widget's stylesheet could not be loaded: ${errorText(err)}` }))
+      .finally(() => (box.hidden = false)); // closed meanwhile: a box no longer shown
     this.#applyLook();
     return api;
   }
@@ -135,6 +144,7 @@ export class ReckonChat extends HTMLElement {
     if (this.#ui) await this.#ui.refreshFiles();
   }
 
+  /** @param {string} type @param {unknown} detail */
   #emit(type, detail) {
     this.dispatchEvent(new CustomEvent(type, { detail }));
   }
@@ -152,10 +162,12 @@ export class ReckonChat extends HTMLElement {
 
 for (const name of METHODS) {
   Object.defineProperty(ReckonChat.prototype, name, {
+    /** @this {ReckonChat} @param {...unknown} args */
     value(...args) {
       const api = this.reckon;
-      if (typeof api[name] !== "function") throw new TypeError(`<reckon-chat>.${name}() is not available in this build of Reckon`);
-      const reply = api[name](...args);
+      const method = /** @type {Record<string, unknown>} */ (api)[name];
+      if (typeof method !== "function") throw new TypeError(`<reckon-chat>.${name}() is not available in this build of Reckon`);
+      const reply = method.apply(api, args);
       if (FILE_CHANGES.has(name)) Promise.resolve(reply).then(() => this.refreshFiles(), () => {});
       return reply;
     },

@@ -20,9 +20,8 @@ TSC = ROOT / "node_modules" / ".bin" / "tsc"
 # Paths (a file, or a folder ending in "/") where `tsc --strict` must report nothing.
 STRICT: tuple[str, ...] = (
     "web/agent/",
-    "web/page/chat-markup.js",
-    "web/page/chat-models.js",
-    "web/page/chat.js",
+    "web/page/",
+    "web/reckon-chat.js",
     "web/sandbox/channel.js",
     "web/sandbox/frame.js",
     "web/sandbox/fresh.js",
@@ -37,7 +36,8 @@ STRICT: tuple[str, ...] = (
     "web/shared/store-schema.js",
 )
 # The number of strict errors over all of web/ may only go down.
-CEILING = 536
+CEILING = 269
+
 
 _ERROR = re.compile(r"^(web/[^(]+)\(\d+,\d+\): error TS\d+")
 

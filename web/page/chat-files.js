@@ -3,16 +3,27 @@
 // sandbox again: inspect() of a saved file), and an upload's columns feed the example
 // questions.
 
-import { el, formatBytes } from "./render.js";
+import { el, formatBytes, deleteButton } from "./render.js";
 
+/** @typedef {import("../shared/protocol.js").FileEntry} FileEntry */
+/** What the page reads of an inspect() summary (PROTOCOL.md §2), with its file's name
+ * (and, for a saved file, its mtime); an upload's also says whether it was `saved`.
+ * @typedef {import("../shared/protocol.js").InspectResult & {path?: string, name?: string, kind?: string,
+ *   rows?: number, columns?: Array<{name: string, dtype: string}>, sheets?: Sheet[], install_with?: string,
+ *   personal?: Array<{column: string, kind: string}>, head?: string[][], mtime?: number}} FileInfo
+ * @typedef {{name: string, rows: number, columns: number}} Sheet
+ */
+
+/** @param {unknown} n */
 const count = (n) => Number(n).toLocaleString("en-US");
 const SHEETS_SHOWN = 4;
 
 /** A workbook's sheets, each with its size (inspect()'s `sheets`), when it has several;
- * read_with reads the first. */
+ * read_with reads the first. @param {Sheet[] | undefined} sheets */
 function sheetList(sheets) {
   if (!Array.isArray(sheets) || sheets.length < 2) return "";
   // The first is the table whose shape is given (tidied: notes below it are left out).
+  /** @param {Sheet} s @param {number} i */
   const size = (s, i) => (i === 0 ? "the one shown" : Number(s.rows) || Number(s.columns) ? `${count(s.rows)} × ${count(s.columns)}` : "empty");
   const each = sheets.slice(0, SHEETS_SHOWN).map((s, i) => `${s.name} (${size(s, i)})`);
   const more = sheets.length > SHEETS_SHOWN ? `, and ${sheets.length - SHEETS_SHOWN} more` : "";
@@ -21,24 +32,36 @@ function sheetList(sheets) {
 
 // A wheel says how to install it (the person's next step); a table its shape (and a
 // workbook every sheet's: the shape is the first sheet's, which read_with reads).
-const describe = (info) => (info.status !== "ok" ? info.message : info.kind === "table" ? `${count(info.rows)} rows × ${info.columns.length} columns${sheetList(info.sheets)}` : info.install_with ? `${info.kind}: ${info.install_with} in a cell installs it` : info.kind);
+/** @param {FileInfo} info @returns {string} */
+const describe = (info) =>
+  info.status !== "ok"
+    ? info.message || info.status
+    : info.kind === "table"
+      ? `${count(info.rows)} rows × ${(info.columns || []).length} columns${sheetList(info.sheets)}`
+      : info.install_with
+        ? `${info.kind}: ${info.install_with} in a cell installs it`
+        : info.kind || "a file";
 
 /**
  * @param {ReturnType<import("../reckon.js").createReckon>} reckon
  * @param {{lists: Array<[string, HTMLElement]>, save: (path: string) => void,
- *          setStatus: (text: string) => void, onUpload?: (info: object) => void,
- *          onFound?: (info: object) => void}} options
+ *          setStatus: (text: string) => void, onUpload?: (info: FileInfo) => void,
+ *          onFound?: (info: FileInfo) => void}} options
  * `onUpload` gets each upload's inspect() summary; `onFound` the summary of a saved
  * table seen for the first time on this page (after a reload).
  */
 export function fileLists(reckon, { lists, save, setStatus, onUpload, onFound }) {
-  const infos = new Map(); // path -> inspect() summary
+  /** @type {Map<string, FileInfo>} path -> inspect() summary */
+  const infos = new Map();
+  /** @type {Set<string>} */
   const asking = new Set();
-  const shown = new Map(); // path -> {key, li}: a row that has not changed is kept, not rebuilt
+  /** @type {Map<string, {key: string, li: HTMLLIElement}>} a row that has not changed is kept, not rebuilt */
+  const shown = new Map();
   let generation = 0;
 
   // Rebuilding every row on each refresh lost keyboard focus and the scroll position
   // of a row someone was looking at; only a row whose file or shape changed is redrawn.
+  /** @param {FileEntry} f */
   function keep(f) {
     const info = infos.get(f.path);
     const key = JSON.stringify([f.name, f.size, f.mtime, info ? describe(info) : null]);
@@ -49,17 +72,14 @@ export function fileLists(reckon, { lists, save, setStatus, onUpload, onFound })
     return li;
   }
 
+  /** @param {FileEntry} f */
   function row(f) {
     const li = el("li", "file");
     const name = el("button", "link file-name", f.name);
     name.type = "button";
     name.title = `Download ${f.path}`;
     name.addEventListener("click", () => save(f.path));
-    const remove = el("button", "link delete", "×");
-    remove.type = "button";
-    remove.title = `Delete ${f.name} (from this browser too)`;
-    remove.setAttribute("aria-label", `Delete ${f.name}`);
-    remove.addEventListener("click", async () => {
+    const remove = deleteButton(f.name, async () => {
       await reckon.deleteFile(f.path);
       infos.delete(f.path);
       refresh();
@@ -72,10 +92,13 @@ export function fileLists(reckon, { lists, save, setStatus, onUpload, onFound })
 
   async function refresh() {
     const mine = ++generation;
+    /** @type {FileEntry[]} */
     const found = [];
     const listed = new Set();
     for (const [dir, list] of lists) {
-      const files = (await reckon.listFiles(dir).catch(() => [])).filter((f) => !f.is_dir);
+      /** @type {FileEntry[]} */
+      const entries = await reckon.listFiles(dir).catch(() => []);
+      const files = entries.filter((f) => !f.is_dir);
       if (mine !== generation) return; // a later refresh is under way
       for (const f of files) listed.add(f.path);
       const rows = files.map(keep);
@@ -88,23 +111,26 @@ export function fileLists(reckon, { lists, save, setStatus, onUpload, onFound })
     // Saved files from an earlier visit: their shape is asked once, after the lists are shown.
     for (const f of found) {
       asking.add(f.path);
-      const info = await reckon.inspect(f.path);
+      const info = /** @type {FileInfo | null} */ (await reckon.inspect(f.path));
       asking.delete(f.path);
       if (!info || typeof info !== "object") continue;
-      infos.set(f.path, { ...info, name: f.name, mtime: f.mtime });
-      if (onFound) onFound(infos.get(f.path));
+      const summary = { ...info, name: f.name, mtime: f.mtime };
+      infos.set(f.path, summary);
+      if (onFound) onFound(summary);
     }
     if (found.length && mine === generation) refresh();
   }
 
+  /** @param {File[]} files */
   async function upload(files) {
     for (const file of files) {
       setStatus(`adding ${file.name}…`);
-      const info = await reckon.upload(file);
+      const info = /** @type {FileInfo} */ (await reckon.upload(file));
       const summary = describe(info);
-      if (info.path) infos.set(info.path, { ...info, name: String(info.path).split("/").pop() });
+      const named = info.path ? { ...info, name: String(info.path).split("/").pop() } : null;
+      if (named) infos.set(String(info.path), named);
       setStatus(`${file.name}: ${summary}`);
-      if (onUpload && info.status === "ok") onUpload(infos.get(info.path));
+      if (onUpload && info.status === "ok" && named) onUpload(named);
     }
     refresh();
   }

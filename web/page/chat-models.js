@@ -76,13 +76,13 @@ export function modelPicker(reckon, { select, list, note, onChange, showNotice, 
   return {
     ready,
     /** An ask with `model` failed before the model answered: mark it unreachable.
-     * @param {string} model @param {unknown} message */
+     * @param {string | undefined} model @param {unknown} message */
     failed(model, message) {
       if (!model || model === DEMO || !UNREACHABLE.test(String(message || ""))) return;
       states.set(model, { state: "unreachable", detail: String(message) });
       paint();
     },
-    /** An ask with `model` was answered: it is available. @param {string} model */
+    /** An ask with `model` was answered: it is available. @param {string | undefined} model */
     ok(model) {
       if (!model || model === DEMO || !states.has(model)) return;
       states.set(model, { state: "available", detail: "Answered the last question." });

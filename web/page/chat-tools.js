@@ -1,14 +1,18 @@
 // The side panel's tools: export (notebook, script), import, and SQL over the tables,
 // each the same JS API call a script would make, its result shown in the conversation.
-import { el, renderResult, download } from "./render.js";
+import { el, renderResult, download, errorText } from "./render.js";
+
+/** What importNotebook() resolves to (PROTOCOL.md §4, `importNotebook`).
+ * @typedef {ReturnType<import("../shared/protocol.js").AgentApi["importNotebook"]>} ImportReply */
 
 /**
  * @param {ReturnType<import("../reckon.js").createReckon>} reckon
- * @param {{$: (id: string) => any, messages: HTMLElement, save: (path: string) => void,
+ * @param {{$: import("./render.js").Find, messages: HTMLElement, save: (path: string) => void,
  *          setStatus: (text: string) => void, showNotice: (text: string) => void,
  *          reveal: (node: HTMLElement) => void, refresh: () => void, stem: string}} ui
  */
 export function wireTools(reckon, { $, messages, save, setStatus, showNotice, reveal, refresh, stem }) {
+  /** @param {"exportNotebook" | "exportScript"} method @param {string} extension @param {string} type */
   async function exportAs(method, extension, type) {
     setStatus("exporting…");
     try {
@@ -17,27 +21,29 @@ export function wireTools(reckon, { $, messages, save, setStatus, showNotice, re
       setStatus(`exported ${stem}.${extension}`);
     } catch (err) {
       setStatus("export failed");
-      showNotice(`The export failed: ${err.message || err}`);
+      showNotice(`The export failed: ${errorText(err)}`);
     }
   }
   $("export-notebook").addEventListener("click", () => exportAs("exportNotebook", "ipynb", "application/x-ipynb+json"));
   $("export-script").addEventListener("click", () => exportAs("exportScript", "py", "text/x-python"));
 
-  $("import").addEventListener("change", async (ev) => {
-    const input = /** @type {HTMLInputElement} */ (ev.target);
-    const file = input.files[0];
+  const input = $("import", HTMLInputElement);
+  input.addEventListener("change", async () => {
+    const file = input.files ? input.files[0] : undefined;
     input.value = "";
     if (!file) return;
     setStatus(`importing ${file.name}…`);
+    /** @type {ImportReply} */
     let reply;
     try {
       reply = await reckon.importNotebook(file, { name: file.name });
     } catch (err) {
-      reply = { status: "error", cells: 0, ok: 0, failed: 0, message: String(err.message || err) };
+      reply = { status: "error", cells: 0, ok: 0, failed: 0, message: errorText(err) };
     }
     showImport(file.name, reply);
     refresh();
   });
+  /** @param {string} name the file's @param {ImportReply} reply */
   function showImport(name, reply) {
     const cells = `${reply.cells} cell${reply.cells === 1 ? "" : "s"}`;
     const text =
@@ -51,11 +57,12 @@ export function wireTools(reckon, { $, messages, save, setStatus, showNotice, re
     setStatus(reply.status === "ok" ? `imported ${cells}` : "import failed");
   }
 
+  const runButton = $("run-sql", HTMLButtonElement);
   $("sql-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    const query = $("sql").value.trim();
+    const query = $("sql", HTMLTextAreaElement).value.trim();
     if (!query) return;
-    $("run-sql").disabled = true;
+    runButton.disabled = true;
     setStatus("running SQL…");
     const entry = el("div", "turn sql");
     entry.appendChild(el("pre", "question code", query));
@@ -63,14 +70,15 @@ export function wireTools(reckon, { $, messages, save, setStatus, showNotice, re
     const result = await reckon.runSql(query);
     entry.appendChild(renderResult(result, save));
     setStatus(`SQL: ${result.status}`);
-    $("run-sql").disabled = false;
+    runButton.disabled = false;
     reveal(entry);
     refresh();
   });
-  submitOnEnter($("sql"), $("sql-form"), { ctrl: true });
+  submitOnEnter($("sql"), $("sql-form", HTMLFormElement), { ctrl: true });
 }
 
-/** Enter submits (Shift+Enter is a new line); with `ctrl`, Ctrl/Cmd+Enter does. */
+/** Enter submits (Shift+Enter is a new line); with `ctrl`, Ctrl/Cmd+Enter does.
+ * @param {HTMLElement} textarea @param {HTMLFormElement} form @param {{ctrl?: boolean}} [options] */
 export function submitOnEnter(textarea, form, { ctrl = false } = {}) {
   textarea.addEventListener("keydown", (ev) => {
     if (ev.key !== "Enter" || ev.shiftKey || ev.isComposing || (ctrl && !(ev.ctrlKey || ev.metaKey))) return;

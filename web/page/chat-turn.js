@@ -9,15 +9,35 @@ import { codeBlock, copyButton } from "./code-block.js";
 import { markGrounding } from "./grounding.js";
 import { estimateRead, recordCall, tokensToRead } from "./prompt-rate.js";
 
+/** @typedef {import("../shared/protocol.js").AskOutcome} AskOutcome */
+/** @typedef {import("../shared/protocol.js").RunResult} RunResult */
+/** @typedef {import("./grounding.js").Grounding} Grounding */
+/** @typedef {import("./control-ui.js").Usage} Usage */
+/** @typedef {import("./control-ui.js").Verification} Verification */
+/**
+ * What the page reads of a step (PROTOCOL.md §4, "A step in the transcript"), and of
+ * an ask's outcome (protocol.js leaves its steps, usage, verification and grounding
+ * open); `method` is the "How:" line of the code that printed the answer's value.
+ * @typedef {{index?: number, kind: string, text?: string, code?: string, result?: RunResult, message?: string,
+ *   model?: string, ms?: number, first_token_ms?: number, origin?: string, phase?: string,
+ *   grounding?: Grounding, method?: Method}} Step
+ * @typedef {{text?: string, step?: number}} Method
+ * @typedef {Omit<AskOutcome, "steps" | "usage" | "sessionUsage" | "verification" | "grounding"> & {steps: Step[],
+ *   usage?: Usage, sessionUsage?: Usage, verification?: Verification, grounding?: Grounding, method?: Method}} Outcome
+ * @typedef {{model?: string, tokens?: number, new_tokens?: number}} Waiting the agent's `waiting` event
+ */
+
 // The waiting line shows only when the wait is long enough to wonder about.
 const WAIT_SHOWN_AFTER_MS = 700;
 
+/** @param {number} ms */
 const seconds = (ms) => (ms >= 60_000 ? `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s` : `${Math.round(ms / 1000)} s`);
 
-/** A model's name as the page shows it. */
+/** A model's name as the page shows it. @param {string | null | undefined} name */
 export const modelLabel = (name) => (name === "reckon-demo" ? "the demo model" : name || "the model");
 
-/** One step as a collapsible box; `save(path)` downloads a file the step wrote. */
+/** One step as a collapsible box; `save(path)` downloads a file the step wrote.
+ * @param {Step} step @param {(path: string) => void} save */
 export function renderStep(step, save) {
   if (step.kind === "thinking") {
     const box = el("details", "step step-thinking");
@@ -29,7 +49,7 @@ export function renderStep(step, save) {
   box.dataset.stepIndex = String(step.index);
   if (step.result) box.dataset.status = String(step.result.status);
   box.open = step.result ? step.result.status !== "ok" || (step.result.figures || []).length > 0 || !!step.result.result : true;
-  const number = Number.isInteger(step.index) ? `Step ${step.index + 1}` : "Step";
+  const number = typeof step.index === "number" && Number.isInteger(step.index) ? `Step ${step.index + 1}` : "Step";
   const status = step.result ? step.result.status : "…";
   // A table Reckon loaded before the model's turn is not the model's code.
   const did = step.origin === "reckon" ? "Reckon loaded a table" : "ran code";
@@ -62,11 +82,23 @@ export class Turn {
     this.wait.setAttribute("aria-live", "off");
     this.wait.hidden = true;
     this.element.append(this.steps, this.wait, this.live);
+    /** @type {ReturnType<typeof setInterval> | null} */
     this.timer = null;
+    /** What the wait is about, besides its name: the prompt's size. */
+    this.waitDetail = "";
+    /** @type {{ms: number, perToken: number} | null} how long the model call should take */
+    this.estimate = null;
+    /** @type {{model: string, read: number} | null} the model call under way, until its first step */
+    this.call = null;
+    /** Redraws the waiting line (waitFor sets it). */
+    this.tick = () => {};
+    /** @type {HTMLElement | null} */
+    this.answer = null;
   }
 
   /** "Waiting for <model> · <what> · 12 s", counting, until text or a step arrives
-   * (`model: false`: "<what> · 12 s", a wait that is not the model's). */
+   * (`model: false`: "<what> · 12 s", a wait that is not the model's).
+   * @param {string} what @param {{model?: boolean}} [options] */
   waitFor(what, { model = true } = {}) {
     this.stopWaiting();
     const since = performance.now();
@@ -87,10 +119,12 @@ export class Turn {
   }
 
   /** The agent's `waiting` event ({model, tokens, new_tokens}): a model call went out, this
-   * big. A server with a prompt cache reads only the new part, so both are said. */
+   * big. A server with a prompt cache reads only the new part, so both are said.
+   * @param {Waiting} waiting */
   calling({ model, tokens, new_tokens: fresh }) {
     if (model && model !== this.model) this.model = model;
     if (!this.timer) this.waitFor(this.steps.childElementCount ? "reading the new output" : "reading the prompt");
+    /** @param {unknown} n */
     const count = (n) => `≈${Math.round(Number(n)).toLocaleString("en-US")}`;
     if (Number(tokens) > 0) this.waitDetail = Number(fresh) > 0 && Number(fresh) < Number(tokens) ? `${count(tokens)} tokens, ${count(fresh)} new` : `${count(tokens)} tokens`;
     // This call's size, kept until its first step says how long the model took to answer.
@@ -106,29 +140,40 @@ export class Turn {
     this.wait.hidden = true;
   }
 
+  /** @param {string} text */
   delta(text) {
     this.stopWaiting();
     this.live.append(text); // a node per piece: += would copy the whole text each time
   }
 
+  /** @param {Step} step @returns {HTMLElement | null} the step's box, if it is shown as a step */
   addStep(step) {
     this.live.textContent = "";
     if (step.model && !this.model) this.model = step.model;
-    if (this.call && step.first_token_ms > 0) recordCall(this.call.model, this.call.read, step.first_token_ms);
-    if (step.first_token_ms > 0) this.call = null;
+    const firstTokenMs = Number(step.first_token_ms) || 0;
+    if (this.call && firstTokenMs > 0) recordCall(this.call.model, this.call.read, firstTokenMs);
+    if (firstTokenMs > 0) this.call = null;
     // The verification exchange shows in the answer's footer, not as steps.
     if (step.kind === "answer" || step.phase === "verify") return null;
     const box = renderStep(step, this.save);
     this.steps.appendChild(box);
-    if (step.kind === "code" && step.origin !== "reckon") this.waitFor(`reading the output of step ${step.index + 1}`);
+    if (step.kind === "code" && step.origin !== "reckon") this.waitFor(`reading the output of step ${Number(step.index) + 1}`);
     else if (step.kind === "thinking") this.waitFor("writing");
     return box;
   }
 
-  /** Open, show and highlight the first of these steps that this turn shows. */
+  /** The box of step `index`, when this turn shows it (renderStep makes a <details>).
+   * @param {unknown} index @returns {HTMLDetailsElement | null} */
+  stepBox(index) {
+    const box = this.steps.querySelector(`[data-step-index="${Number(index)}"]`);
+    return box instanceof HTMLDetailsElement ? box : null;
+  }
+
+  /** Open, show and highlight the first of these steps that this turn shows.
+   * @param {unknown[]} indexes @returns {HTMLDetailsElement | null} */
   jumpTo(indexes) {
     for (const index of indexes) {
-      const box = /** @type {HTMLDetailsElement | null} */ (this.steps.querySelector(`[data-step-index="${Number(index)}"]`));
+      const box = this.stepBox(index);
       if (!box) continue;
       box.open = true;
       box.scrollIntoView({ block: "center" });
@@ -144,6 +189,7 @@ export class Turn {
   /**
    * The answer: Markdown, numbers marked from `grounding`, who answered, a Copy
    * button, then `footer` (usage, verification, what was sent).
+   * @param {Outcome} outcome @param {HTMLElement | null} [footer] @returns {HTMLElement}
    */
   finish(outcome, footer) {
     this.stopWaiting();
@@ -186,7 +232,8 @@ export class Turn {
   }
 
   /** "How: <what the code did> · step N": read from the code that printed the answer's
-   * value, so a wrong method shows at a glance; the link opens that step. */
+   * value, so a wrong method shows at a glance; the link opens that step.
+   * @param {Method} method */
   methodLine(method) {
     const line = el("p", "answer-method");
     line.append(el("span", "muted", "How: "), el("span", "method-text", String(method.text)));
@@ -202,11 +249,12 @@ export class Turn {
 
   /** An answer came: open the step that computed it (the method's step, else the first
    * step its numbers are traced to) and fold the failed attempts before it, which
-   * stayed open while they were the news. */
+   * stayed open while they were the news.
+   * @param {Method | undefined} method @param {Grounding | undefined} grounding */
   showResultStep(method, grounding) {
     const traced = ((grounding && grounding.numbers) || []).flatMap((n) => n.steps || []);
     const index = method && Number.isInteger(method.step) ? method.step : traced[0];
-    const box = Number.isInteger(index) ? /** @type {HTMLDetailsElement | null} */ (this.steps.querySelector(`[data-step-index="${Number(index)}"]`)) : null;
+    const box = Number.isInteger(index) ? this.stepBox(index) : null;
     if (!box) return;
     box.open = true;
     for (const other of /** @type {NodeListOf<HTMLDetailsElement>} */ (this.steps.querySelectorAll("details.step-code[data-status]"))) {
@@ -215,7 +263,8 @@ export class Turn {
   }
 }
 
-/** A figure opened large in a dialog (click, Enter or Space on it); Esc or a click closes it. */
+/** A figure opened large in a dialog (click, Enter or Space on it); Esc or a click closes it.
+ * @param {HTMLImageElement} img @param {Element} container */
 export function zoomFigure(img, container) {
   const dialog = el("dialog", "zoom");
   const large = el("img", "zoomed");

@@ -1,7 +1,7 @@
 // The chat UI, mountable into any root: the page (document) or a <reckon-chat>
 // widget's shadow root. Elements are found by id within that root only, so several
 // widgets on one page never touch each other's elements.
-import { el, download } from "./render.js";
+import { el, byId, errorText, saveFile, showStartup } from "./render.js";
 import { attachControl } from "./control-ui.js";
 import { Turn, modelLabel, zoomFigure } from "./chat-turn.js";
 import { renderWelcome, exampleQuestions, questionButtons, welcomeModel } from "./chat-welcome.js";
@@ -12,6 +12,19 @@ import { chatMarkup } from "./chat-markup.js";
 import { wireTools, submitOnEnter } from "./chat-tools.js";
 
 export { chatMarkup };
+
+/**
+ * @typedef {import("./chat-turn.js").Outcome} Outcome
+ * @typedef {import("./chat-turn.js").Step} Step
+ * @typedef {import("./chat-turn.js").Waiting} Waiting
+ * @typedef {import("./chat-files.js").FileInfo} FileInfo
+ * @typedef {import("./render.js").Find} Find
+ */
+/** An ask of a saved conversation, as restore() gives it back (PROTOCOL.md §4, the transcript).
+ * @typedef {Outcome & {question: string, model?: string}} SavedAsk */
+/** The `restored` event: the saved asks, how many cells the log has, and a question a
+ * reload cut off.
+ * @typedef {{asks: SavedAsk[], cells: number, interrupted?: {question?: string} | null}} Restored */
 
 /**
  * Wire the chat UI in `root` to a createReckon() object. The markup is added when the
@@ -31,84 +44,64 @@ export function mountChat(root, reckon, options = {}) {
     const container = options.container || (isDocument ? root.body : root.appendChild(el("div", "reckon-chat")));
     container.appendChild(chatMarkup({ page: options.page !== false }));
   }
-  /** @type {(id: string) => any} an element of the chat's own template, by id */
-  const $ = (id) => root.getElementById(id);
-  const box = isDocument ? root.body : options.container || $("messages").closest(".reckon-chat") || $("drop");
+  /** @type {Find} an element of the chat's own template, by id */
+  const $ = (id, kind) => byId(root, id, kind);
+  const widget = $("messages").closest(".reckon-chat");
+  const box = isDocument ? root.body : options.container || (widget instanceof HTMLElement ? widget : $("drop"));
   const dropZone = box;
   const onToken =
     options.onToken ||
-    ((token) => {
+    (/** @param {string} token */ (token) => {
       sessionStorage.setItem("reckon-token", token);
       location.reload();
     });
   const status = $("status");
-  const progress = $("progress");
   const messages = $("messages");
   let busy = false;
+  /** @param {string} text */
   const setStatus = (text) => {
     status.textContent = text;
     status.title = text;
   };
 
-  // The page scrolls as a whole; the widget scrolls its <main>.
+  // The page scrolls as a whole; the widget scrolls its <main>. Neither there (a
+  // document without a body yet): nothing scrolls.
   const scroller = () => (isDocument ? root.scrollingElement : root.querySelector("main"));
   const nearEnd = () => {
     const s = scroller();
-    return s.scrollHeight - s.scrollTop - s.clientHeight < 160;
+    return !s || s.scrollHeight - s.scrollTop - s.clientHeight < 160;
   };
   const toEnd = () => {
     const s = scroller();
-    s.scrollTop = s.scrollHeight;
+    if (s) s.scrollTop = s.scrollHeight;
   };
-  /** The newest answer in view: its start when it is taller than the window, else all of it. */
+  /** The newest answer in view: its start when it is taller than the window, else all of it.
+   * @param {HTMLElement} node */
   const reveal = (node) => {
     const s = scroller();
-    if (node.offsetHeight > s.clientHeight * 0.7) node.scrollIntoView({ block: "start" });
+    if (s && node.offsetHeight > s.clientHeight * 0.7) node.scrollIntoView({ block: "start" });
     else toEnd();
   };
 
-  reckon.on("progress", ({ loaded, total }) => {
-    progress.max = total;
-    progress.value = loaded;
-    setStatus(`loading Python and packages… ${Math.round((100 * loaded) / total)}%`);
-  });
-  reckon.on("ready", ({ ms }) => {
-    progress.hidden = true;
-    setStatus(`ready in ${(ms / 1000).toFixed(1)} s`);
-    files.refresh();
-  });
-  reckon.on("error", ({ message }) => setStatus(`could not start: ${message}`));
-  reckon.on("restarted", ({ reason }) => setStatus(`sandbox restarted (${reason}); your files are kept`));
-  reckon.on("recovered", ({ message }) => {
-    setStatus(message);
-    files.refresh();
-  });
-  // Storage problems stay on screen until dismissed: the status line changes too often.
-  reckon.on("storage-error", ({ message }) => showNotice(message));
-  reckon.on("storage-changed", () => files.refresh());
+  const refreshFiles = () => files.refresh();
+  const showNotice = showStartup(reckon, { $, setStatus, kept: "your files are kept", onReady: refreshFiles, onFilesChanged: refreshFiles });
+  /** @param {string} path */
+  const save = (path) => saveFile(reckon, path);
 
-  function showNotice(message) {
-    $("notice-text").textContent = message;
-    $("notice").hidden = false;
-  }
-  $("notice-close").addEventListener("click", () => ($("notice").hidden = true));
-
-  async function save(path) {
-    download(path.split("/").pop(), await reckon.readFile(path));
-  }
 
   // The first screen while the conversation is empty; example questions after an upload.
   const welcome = renderWelcome({ onAsk: (q) => ask(q), onPick: () => $("upload").click() });
   messages.before(welcome);
   const conversationEmpty = () => !messages.firstElementChild;
   new MutationObserver(() => (welcome.hidden = !conversationEmpty())).observe(messages, { childList: true });
+  /** @param {FileInfo} info */
   function suggest(info) {
     const questions = exampleQuestions(info);
     const strip = $("suggestions");
     strip.replaceChildren(el("span", "muted small", `Try, about ${info.name}:`), questionButtons(questions, (q) => ask(q)));
     strip.hidden = false;
   }
-  const flagPersonal = personalDataFlag(reckon, { before: $("suggestions"), settings: $("settings") });
+  const flagPersonal = personalDataFlag(reckon, { before: $("suggestions"), settings: $("settings", HTMLDetailsElement) });
   const files = fileLists(reckon, {
     lists: [["/data", $("file-list")], ["/output", $("output-list")]],
     save,
@@ -132,10 +125,11 @@ export function mountChat(root, reckon, options = {}) {
   // never spends the seconds of CPU it costs (README "Fast starts").
   const warmAgent = () => reckon.agent.ready().catch(() => {}); // an ask reports a failure
   for (const type of ["focus", "input"]) $("question").addEventListener(type, warmAgent, { once: true });
-  $("upload").addEventListener("change", (ev) => {
+  const picker = $("upload", HTMLInputElement);
+  picker.addEventListener("change", () => {
     warmAgent();
-    files.upload([...ev.target.files]);
-    ev.target.value = "";
+    files.upload([...(picker.files || [])]);
+    picker.value = "";
   });
   dropZone.addEventListener("dragover", (ev) => {
     ev.preventDefault();
@@ -146,10 +140,11 @@ export function mountChat(root, reckon, options = {}) {
     ev.preventDefault();
     dropZone.classList.remove("dragging");
     warmAgent();
-    files.upload([...ev.dataTransfer.files]);
+    files.upload([...(ev.dataTransfer ? ev.dataTransfer.files : [])]);
   });
 
   // On a phone the side panel shows the files; the rest opens with this toggle.
+  /** @param {boolean} [open] open or close (default: the other way) */
   const toggleTools = (open) => {
     const aside = $("drop");
     const next = open ?? !aside.classList.contains("open");
@@ -160,10 +155,10 @@ export function mountChat(root, reckon, options = {}) {
 
   // A reload: show the saved conversation, and offer to rebuild the variables (a
   // fresh interpreter has none; the saved cells can make them again).
-  reckon.on("restored", ({ asks, cells, interrupted }) => {
+  reckon.on("restored", /** @param {Restored} restored */ ({ asks, cells, interrupted }) => {
     asks.forEach((saved, index) => {
-      startTurn(saved.question, saved.model, { restoring: true });
-      for (const step of saved.steps || []) turn.addStep(step);
+      const shown = startTurn(saved.question, saved.model, { restoring: true });
+      for (const step of saved.steps || []) shown.addStep(step);
       showOutcome(saved, index);
     });
     if (cells > 0) {
@@ -171,12 +166,13 @@ export function mountChat(root, reckon, options = {}) {
       button.textContent = `Rebuild variables (${cells} cell${cells === 1 ? "" : "s"})`;
       button.hidden = false;
     }
-    if (interrupted && interrupted.question) showInterrupted(interrupted);
+    if (interrupted && interrupted.question) showInterrupted(interrupted.question);
     const last = messages.lastElementChild;
-    if (last) requestAnimationFrame(() => reveal(last.querySelector(".answer") || last));
+    if (last instanceof HTMLElement) requestAnimationFrame(() => reveal(last.querySelector(".answer") || last));
   });
-  /** A question that a reload cut off: say so, and offer to ask it again. */
-  function showInterrupted({ question }) {
+  /** A question that a reload cut off: say so, and offer to ask it again.
+   * @param {string} question */
+  function showInterrupted(question) {
     const note = el("div", "note interrupted");
     note.appendChild(el("p", "", "This question was still being answered when the page was reloaded:"));
     note.appendChild(el("blockquote", "", question));
@@ -197,7 +193,7 @@ export function mountChat(root, reckon, options = {}) {
     messages.appendChild(note);
   }
   $("rebuild").addEventListener("click", async () => {
-    const button = $("rebuild");
+    const button = $("rebuild", HTMLButtonElement);
     button.disabled = true;
     setStatus("re-running the saved cells…");
     const { replayed, failed } = await reckon.replay();
@@ -209,7 +205,7 @@ export function mountChat(root, reckon, options = {}) {
 
   // The model: chosen in Settings, named in the header and under each answer.
   const models = modelPicker(reckon, {
-    select: $("model"),
+    select: $("model", HTMLSelectElement),
     list: $("model-list"),
     note: $("model-note"),
     wanted: options.model || "",
@@ -225,17 +221,18 @@ export function mountChat(root, reckon, options = {}) {
     $("token-form").hidden = false;
     $("token-form").addEventListener("submit", (ev) => {
       ev.preventDefault();
-      onToken($("token").value.trim());
+      onToken($("token", HTMLInputElement).value.trim());
     });
   });
   $("model-chip").addEventListener("click", () => {
     toggleTools(true);
-    $("settings").open = true;
+    $("settings", HTMLDetailsElement).open = true;
     $("model").scrollIntoView({ block: "nearest" });
     $("model").focus();
   });
 
   // The turn being shown: question, then steps as they finish, then the answer.
+  /** @type {Turn | null} */
   let turn = null;
   // Approval cards go where the steps go; answers get a usage line, the
   // verification badge and "What was sent".
@@ -250,8 +247,9 @@ export function mountChat(root, reckon, options = {}) {
   // A question typed here shows at once (the agent may still be starting); the
   // agent's `ask` event then adopts that turn. Asks made through the JS API get
   // their turn from the event.
+  /** @type {Turn | null} */
   let typed = null;
-  reckon.on("ask", ({ question, model }) => {
+  reckon.on("ask", /** @param {{question: string, model?: string}} detail */ ({ question, model }) => {
     if (typed && turn === typed && typed.question === question) {
       typed.model = model || typed.model;
       typed.waitFor("reading the prompt");
@@ -260,33 +258,36 @@ export function mountChat(root, reckon, options = {}) {
     $("suggestions").hidden = true;
     toEnd();
   });
+  /** @param {string} question @param {string} [model] @param {{restoring?: boolean}} [options] */
   function startTurn(question, model, { restoring = false } = {}) {
     if (turn) turn.stopWaiting();
-    turn = new Turn({ question, model, save });
-    messages.appendChild(turn.element);
-    if (!restoring) turn.waitFor("reading the prompt");
-    return turn;
+    const started = new Turn({ question, model, save });
+    turn = started;
+    messages.appendChild(started.element);
+    if (!restoring) started.waitFor("reading the prompt");
+    return started;
   }
   // Before each model call the agent says how big the prompt is (agent-client's
   // `waiting` event; reckon.on() does not forward it, so it is taken from the agent).
   if (reckon.agent && typeof reckon.agent.addEventListener === "function") {
-    reckon.agent.addEventListener("waiting", (ev) => turn && turn.calling(/** @type {CustomEvent} */ (ev).detail || {}));
+    reckon.agent.addEventListener("waiting", (ev) => turn && turn.calling(/** @type {CustomEvent<Waiting | null>} */ (ev).detail || {}));
   }
-  reckon.on("delta", ({ text }) => {
+  /** Add to the turn; a reader at the end stays at the end. @param {(turn: Turn) => void} add */
+  const grow = (add) => {
     if (!turn) return;
     const stick = nearEnd();
-    turn.delta(text);
+    add(turn);
     if (stick) toEnd();
-  });
-  reckon.on("step", ({ step }) => {
+  };
+  reckon.on("delta", /** @param {{text: string}} detail */ ({ text }) => grow((shown) => shown.delta(text)));
+  reckon.on("step", /** @param {{step: Step}} detail */ ({ step }) => {
     if (!turn) return;
-    const stick = nearEnd();
-    turn.addStep(step);
-    if (stick) toEnd();
+    grow((shown) => shown.addStep(step));
     files.refresh();
   });
 
   // Answers are shown from events, so asks made through the JS API show up too.
+  /** @param {Outcome} outcome @param {number} [index] the saved ask's (a restored one) */
   function showOutcome(outcome, index) {
     if (!turn) return null;
     const answer = turn.finish(outcome, control.answerFooter(outcome, index));
@@ -294,7 +295,7 @@ export function mountChat(root, reckon, options = {}) {
     return answer;
   }
   for (const type of ["answer", "ask-error"]) {
-    reckon.on(type, (outcome) => {
+    reckon.on(type, /** @param {Outcome} outcome */ (outcome) => {
       const answer = showOutcome(outcome);
       if (outcome.status === "ok") models.ok(outcome.model);
       else if (!(outcome.steps || []).some((s) => s.kind === "code")) models.failed(outcome.model, outcome.message);
@@ -304,24 +305,27 @@ export function mountChat(root, reckon, options = {}) {
   }
 
   // Click (or Enter on) a chart: see it large.
+  /** @param {Event} ev @returns {HTMLImageElement | null} the chart the event is on */
+  const figureOf = (ev) => (ev.target instanceof Element ? ev.target.closest("img.figure") : null);
   messages.addEventListener("click", (ev) => {
-    const img = ev.target instanceof Element && ev.target.closest("img.figure");
+    const img = figureOf(ev);
     if (img) zoomFigure(img, box);
   });
   messages.addEventListener("keydown", (ev) => {
-    const img = ev.target instanceof Element && ev.target.closest("img.figure");
+    const img = figureOf(ev);
     if (img && (ev.key === "Enter" || ev.key === " ")) {
       ev.preventDefault();
       zoomFigure(img, box);
     }
   });
 
+  /** @param {string} question */
   async function ask(question) {
     if (busy) return;
     busy = true;
-    $("ask").disabled = true;
-    $("stop").disabled = false;
-    const model = $("model").value;
+    $("ask", HTMLButtonElement).disabled = true;
+    $("stop", HTMLButtonElement).disabled = false;
+    const model = $("model", HTMLSelectElement).value;
     setStatus(`asking ${modelLabel(model)}…`);
     typed = startTurn(question, model);
     typed.waitFor("Starting the agent", { model: false });
@@ -331,30 +335,34 @@ export function mountChat(root, reckon, options = {}) {
     try {
       const outcome = await reckon.ask(question, { model: model || undefined });
       // Ended before the agent took it (e.g. closed): no events came, so answer here.
-      if (turn && turn === typed) showOutcome(outcome);
+      // (The outcome's steps are the steps its events carried: Step, as the page reads them.)
+      if (turn && turn === typed) showOutcome(/** @type {Outcome} */ (outcome));
       const took = ((performance.now() - started) / 1000).toFixed(1);
       setStatus(outcome.status === "ok" ? `answered by ${outcome.model || model} in ${took} s` : `${outcome.status}${outcome.message ? `: ${outcome.message}` : ""}`);
     } catch (err) {
       // Not an answer that failed (those are outcomes): the agent itself is not there.
+      const why = `Could not ask: ${errorText(err)}`;
       setStatus("could not ask");
-      showNotice(`Could not ask: ${err.message || err}`);
-      if (turn && turn === typed) showOutcome({ status: "error", answer: "", message: `Could not ask: ${err.message || err}`, steps: [] });
+      showNotice(why);
+      if (turn && turn === typed) showOutcome({ status: "error", answer: "", message: why, steps: [] });
     }
     typed = null;
     busy = false;
-    $("ask").disabled = false;
-    $("stop").disabled = true;
+    $("ask", HTMLButtonElement).disabled = false;
+    $("stop", HTMLButtonElement).disabled = true;
     files.refresh();
   }
 
-  $("ask-form").addEventListener("submit", (ev) => {
+  const questionBox = $("question", HTMLTextAreaElement);
+  const askForm = $("ask-form", HTMLFormElement);
+  askForm.addEventListener("submit", (ev) => {
     ev.preventDefault();
-    const question = $("question").value.trim();
+    const question = questionBox.value.trim();
     if (!question || busy) return;
-    $("question").value = "";
+    questionBox.value = "";
     ask(question);
   });
-  submitOnEnter($("question"), $("ask-form"));
+  submitOnEnter(questionBox, askForm);
   $("stop").addEventListener("click", () => reckon.stop());
   // Esc stops the ask under way (not while a chart is open large: Esc closes that).
   box.addEventListener("keydown", (ev) => {
@@ -387,7 +395,7 @@ export function mountChat(root, reckon, options = {}) {
 
   // Export, import and SQL: the same JS API calls a script would make.
   const stem = options.fileName || "reckon-session";
-  wireTools(reckon, { $, messages, save, setStatus, showNotice, reveal, refresh: () => files.refresh(), stem });
+  wireTools(reckon, { $, messages, save, setStatus, showNotice, reveal, refresh: refreshFiles, stem });
 
-  return { root, refreshFiles: () => files.refresh(), showNotice };
+  return { root, refreshFiles, showNotice };
 }

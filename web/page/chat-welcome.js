@@ -5,7 +5,8 @@ import { el } from "./render.js";
 
 export { exampleQuestions } from "./suggestions.js";
 
-/** Buttons that ask their question when clicked. */
+/** Buttons that ask their question when clicked.
+ * @param {string[]} questions @param {(question: string) => void} onAsk */
 export function questionButtons(questions, onAsk) {
   const box = el("div", "examples");
   for (const question of questions) {
@@ -17,7 +18,7 @@ export function questionButtons(questions, onAsk) {
   return box;
 }
 
-/** What the chosen model gets, in the welcome's words (`""`: not known yet). */
+/** What the chosen model gets, in the welcome's words (`""`: not known yet). @param {string} model */
 function whatIsSent(model) {
   const limit = "Settings › Privacy can limit that to schemas and aggregates";
   if (model === "reckon-demo") return "The built-in demo model answers here too and sends nothing anywhere.";
@@ -25,7 +26,8 @@ function whatIsSent(model) {
   return `The model, ${model}, is sent your question and what the code printed, through the relay that serves this page (${limit}).`;
 }
 
-/** Say in the welcome panel what the model now chosen is sent. */
+/** Say in the welcome panel what the model now chosen is sent.
+ * @param {Element} welcome @param {string | null | undefined} model */
 export function welcomeModel(welcome, model) {
   const line = welcome.querySelector(".model-privacy");
   if (line) line.textContent = whatIsSent(String(model || ""));
@@ -34,6 +36,7 @@ export function welcomeModel(welcome, model) {
 /**
  * The welcome panel shown while the conversation is empty. `onAsk` asks a question,
  * `onPick` opens the file picker.
+ * @param {{onAsk: (question: string) => void, onPick: () => void}} actions
  */
 export function renderWelcome({ onAsk, onPick }) {
   const box = el("section", "welcome");

@@ -3,22 +3,16 @@
 // goes in as text only (highlight.js).
 
 import { highlight } from "./highlight.js";
+import { el } from "./render.js";
 
 const CLIP_LINES = 18;
-
-const make = (tag, cls, text) => {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
-  return node;
-};
 
 /**
  * A button that copies `text()` to the clipboard and says so for a moment.
  * @param {() => string} text @param {string} [label]
  */
 export function copyButton(text, label = "Copy") {
-  const button = make("button", "copy", label);
+  const button = el("button", "copy", label);
   button.type = "button";
   button.title = "Copy to the clipboard";
   button.addEventListener("click", async (ev) => {
@@ -31,13 +25,14 @@ export function copyButton(text, label = "Copy") {
   return button;
 }
 
-/** The async clipboard where allowed; else a selected textarea and execCommand. */
+/** The async clipboard where allowed; else a selected textarea and execCommand.
+ * @param {string} value @param {Element} near where the textarea goes for a moment */
 async function copyText(value, near) {
   try {
     await navigator.clipboard.writeText(value);
     return true;
   } catch {
-    const area = make("textarea", "copy-buffer");
+    const area = el("textarea", "copy-buffer");
     area.value = value;
     area.setAttribute("readonly", "");
     near.after(area);
@@ -53,6 +48,7 @@ async function copyText(value, near) {
   }
 }
 
+/** @type {Record<string, string>} */
 const LANGUAGES = { python: "Python", py: "Python", python3: "Python", sql: "SQL", sqlite: "SQL" };
 
 /** @param {string} code @param {string} [language] fence language or tool ("python", "sql", …) */
@@ -60,17 +56,18 @@ export function codeBlock(code, language = "python") {
   const text = String(code);
   const lang = String(language || "").toLowerCase();
   const lines = text.split("\n").length;
-  const box = make("div", "code-block");
+  const box = el("div", "code-block");
   box.dataset.lang = lang;
-  const head = make("div", "code-head");
-  head.appendChild(make("span", "code-lang", `${LANGUAGES[lang] || lang || "Code"} · ${lines} line${lines === 1 ? "" : "s"}`));
-  const pre = make("pre", "code");
-  const inner = make("code");
+  const head = el("div", "code-head");
+  head.appendChild(el("span", "code-lang", `${LANGUAGES[lang] || lang || "Code"} · ${lines} line${lines === 1 ? "" : "s"}`));
+  const pre = el("pre", "code");
+  const inner = el("code");
   inner.appendChild(highlight(text, lang));
   pre.appendChild(inner);
   const long = lines > CLIP_LINES;
-  const toggle = make("button", "code-toggle");
+  const toggle = el("button", "code-toggle");
   toggle.type = "button";
+  /** @param {"full" | "clipped" | "hidden"} state */
   const show = (state) => {
     box.dataset.state = state;
     toggle.setAttribute("aria-expanded", String(state === "full"));

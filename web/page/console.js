@@ -1,40 +1,14 @@
 import { createReckon } from "../reckon.js";
-import { el, renderResult, formatBytes, download } from "./render.js";
+import { el, renderResult, formatBytes, byId, deleteButton, saveFile, showStartup } from "./render.js";
 
 // console.html?snapshot=off boots cold every time (benchmarks/startup.py compares).
 const reckon = createReckon({ agent: false, snapshot: new URLSearchParams(location.search).get("snapshot") !== "off" });
 window.reckon = reckon;
 
-/** @type {(id: string) => any} an element of console.html, by id */
-const $ = (id) => document.getElementById(id);
+/** @type {import("./render.js").Find} an element of console.html, by id */
+const $ = (id, kind) => byId(document, id, kind);
 const status = $("status");
-const progress = $("progress");
-
-reckon.on("progress", ({ loaded, total }) => {
-  progress.max = total;
-  progress.value = loaded;
-  status.textContent = `loading Python and packages… ${Math.round((100 * loaded) / total)}%`;
-});
-reckon.on("ready", ({ ms }) => {
-  progress.hidden = true;
-  status.textContent = `ready in ${(ms / 1000).toFixed(1)} s`;
-});
-reckon.on("error", ({ message }) => {
-  status.textContent = `could not start: ${message}`;
-});
-reckon.on("restarted", ({ reason }) => {
-  status.textContent = `sandbox restarted (${reason}); uploaded files are kept`;
-});
-reckon.on("recovered", ({ message }) => {
-  status.textContent = message;
-  refreshFiles();
-});
-reckon.on("storage-error", ({ message }) => {
-  $("notice-text").textContent = message;
-  $("notice").hidden = false;
-});
-reckon.on("storage-changed", () => refreshFiles());
-$("notice-close").addEventListener("click", () => ($("notice").hidden = true));
+showStartup(reckon, { $, setStatus: (text) => (status.textContent = text), kept: "uploaded files are kept", onFilesChanged: () => refreshFiles() });
 
 async function refreshFiles() {
   const list = $("file-list");
@@ -46,11 +20,7 @@ async function refreshFiles() {
       const b = el("button", "link", `${f.path} (${formatBytes(f.size)})`);
       b.type = "button";
       b.addEventListener("click", () => save(f.path));
-      const remove = el("button", "link delete", "×");
-      remove.type = "button";
-      remove.title = `Delete ${f.path} (from this browser too)`;
-      remove.setAttribute("aria-label", `Delete ${f.path}`);
-      remove.addEventListener("click", async () => {
+      const remove = deleteButton(f.path, async () => {
         await reckon.deleteFile(f.path);
         refreshFiles();
       });
@@ -60,19 +30,18 @@ async function refreshFiles() {
   }
 }
 
-async function save(path) {
-  download(path.split("/").pop(), await reckon.readFile(path));
-}
+/** @param {string} path */
+const save = (path) => saveFile(reckon, path);
 
 async function runCell() {
-  const code = $("code").value;
+  const code = $("code", HTMLTextAreaElement).value;
   const box = el("div", "cell");
   box.appendChild(el("pre", "code", code));
   const live = el("pre", "stdout live");
   box.appendChild(live);
   $("outputs").prepend(box);
   status.textContent = "running…";
-  const result = await reckon.run(code, { onStream: (_name, text) => live.append(text) });
+  const result = await reckon.run(code, { onStream: (/** @type {string} */ _name, /** @type {string} */ text) => live.append(text) });
   live.remove();
   box.appendChild(renderResult(result, save));
   status.textContent = `${result.status} in ${Math.round(result.duration_ms)} ms`;
@@ -88,10 +57,11 @@ $("code").addEventListener("keydown", (ev) => {
 });
 $("interrupt").addEventListener("click", () => reckon.interrupt());
 $("restart").addEventListener("click", () => reckon.restart());
-$("upload").addEventListener("change", async (ev) => {
-  for (const file of ev.target.files) {
-    const info = await reckon.upload(file);
-    const msg = info.status === "ok" ? (info.kind === "table" ? `${info.rows} rows × ${info.columns.length} columns` : info.kind) : info.message;
+const picker = $("upload", HTMLInputElement);
+picker.addEventListener("change", async () => {
+  for (const file of picker.files || []) {
+    const info = /** @type {import("./chat-files.js").FileInfo} */ (await reckon.upload(file));
+    const msg = info.status === "ok" ? (info.kind === "table" ? `${info.rows} rows × ${(info.columns || []).length} columns` : info.kind) : info.message;
     status.textContent = `${file.name}: ${msg}`;
   }
   refreshFiles();

@@ -15,12 +15,15 @@
   const address = `http://127.0.0.1:8000/${page === "index.html" ? "" : page}`;
   const python = windows ? "python" : "python3";
 
+  /** @template {keyof HTMLElementTagNameMap} K
+   * @param {K} tag @param {string} text @param {string} [className] @returns {HTMLElementTagNameMap[K]} */
   const make = (tag, text, className) => {
     const node = document.createElement(tag);
     if (text) node.textContent = text;
     if (className) node.className = className;
     return node;
   };
+  /** @param {string} text a command to copy */
   const command = (text) => {
     const row = make("div", "", "file-command");
     row.appendChild(make("pre", "")).appendChild(make("code", text));

@@ -8,7 +8,13 @@
 
 const SKIP = "button, .code-head, .answer-meta, .rc-footer";
 
-/** Text nodes of `root` in document order, without the page's own controls. */
+/** A number of an answer, and where its value came from (PROTOCOL.md §4, `grounding`).
+ * @typedef {{text: string, start?: number, end?: number, steps?: number[], computed?: boolean, given?: boolean}} GroundedNumber
+ * @typedef {{numbers?: GroundedNumber[], ungrounded?: unknown[]}} Grounding
+ */
+
+/** Text nodes of `root` in document order, without the page's own controls.
+ * @param {Node} root @returns {Text[]} */
 function textNodes(root) {
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
     acceptNode: (node) => (node.parentElement && node.parentElement.closest(SKIP) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
@@ -18,14 +24,18 @@ function textNodes(root) {
   return nodes;
 }
 
+/** @param {string} text @param {number} at @param {number} length */
 const bounded = (text, at, length) => !/[\p{L}\p{N}_.]/u.test(text[at - 1] || "") && !/[\p{L}\p{N}_]/u.test(text[at + length] || "");
 
 /**
  * Find each number of `numbers` (in answer order) in the text nodes: [{node, at, number}].
  * A number not found after the previous one's place is skipped; a later one can still be found.
+ * @param {Node} root @param {GroundedNumber[]} numbers
+ * @returns {Array<{node: Text, at: number, number: GroundedNumber}>}
  */
 export function locateNumbers(root, numbers) {
   const nodes = textNodes(root);
+  /** @type {Array<{node: Text, at: number, number: GroundedNumber}>} */
   const found = [];
   let n = 0;
   let offset = 0;
@@ -52,11 +62,11 @@ export function locateNumbers(root, numbers) {
  * output holds is marked "not computed". Numbers counted as given (the question's,
  * small counts, list markers) stay plain. Returns how many were linked and flagged.
  * @param {Element} root
- * @param {{numbers?: Array<{text: string, start?: number, steps?: number[], computed?: boolean, given?: boolean}>}} grounding
+ * @param {Grounding} grounding
  * @param {{onJump?: (steps: number[]) => void, stepLabel?: (index: number) => string}} [options]
  */
 export function markGrounding(root, grounding, { onJump, stepLabel = (i) => `step ${i + 1}` } = {}) {
-  const numbers = Array.isArray(grounding && grounding.numbers) ? grounding.numbers : [];
+  const numbers = grounding && Array.isArray(grounding.numbers) ? grounding.numbers : [];
   const wanted = numbers.filter((n) => n && typeof n.text === "string" && (!n.computed || (Array.isArray(n.steps) && n.steps.length)));
   const hits = locateNumbers(root, wanted);
   let linked = 0;
@@ -67,7 +77,7 @@ export function markGrounding(root, grounding, { onJump, stepLabel = (i) => `ste
     middle.splitText(number.text.length);
     let mark;
     if (number.computed) {
-      const steps = number.steps.filter((s) => Number.isInteger(s));
+      const steps = (number.steps || []).filter((s) => Number.isInteger(s));
       mark = document.createElement("button");
       mark.type = "button";
       mark.className = "num-link";

@@ -30,48 +30,33 @@ const TOKEN = new RegExp(
  * @returns {DocumentFragment}
  */
 export function highlightPython(code) {
-  const frag = document.createDocumentFragment();
-  const text = String(code);
-  let last = 0;
   let defining = false;
-  const span = (cls, value) => {
-    const node = document.createElement("span");
-    node.className = cls;
-    node.textContent = value;
-    frag.appendChild(node);
-  };
-  for (const m of text.matchAll(TOKEN)) {
-    if (m.index > last) frag.appendChild(document.createTextNode(text.slice(last, m.index)));
-    last = m.index + m[0].length;
-    const [token, comment, string, number, decorator, name] = m;
-    if (comment) span("hl-com", token);
-    else if (string) span("hl-str", token);
-    else if (number) span("hl-num", token);
-    else if (decorator) span("hl-dec", token);
-    else if (name && defining) span("hl-def", token);
-    else if (name && KEYWORDS.has(name)) span("hl-kw", token);
-    else if (name && BUILTINS.has(name)) span("hl-bi", token);
-    else frag.appendChild(document.createTextNode(token));
+  return painted(String(code), TOKEN, ([, comment, string, number, decorator, name]) => {
+    const named = defining; // the name after def or class
     defining = name === "def" || name === "class";
-  }
-  if (last < text.length) frag.appendChild(document.createTextNode(text.slice(last)));
-  return frag;
+    if (comment) return "hl-com";
+    if (string) return "hl-str";
+    if (number) return "hl-num";
+    if (decorator) return "hl-dec";
+    if (!name) return "";
+    if (named) return "hl-def";
+    return KEYWORDS.has(name) ? "hl-kw" : BUILTINS.has(name) ? "hl-bi" : "";
+  });
 }
 
-const SQL_KEYWORDS = new Set(
-  ("select from where group by order limit as and or not in is null join left right inner outer on having " +
-    "distinct count sum avg min max case when then else end desc asc with union all like between").split(" "),
-);
-
-/** SQL: keywords, strings, numbers, comments (the run_sql tool's queries). */
-export function highlightSql(code) {
+/**
+ * `text` as text nodes, each match of `pattern` (global) that `classOf` names a class
+ * for in a <span> of that class (textContent: never markup).
+ * @param {string} text @param {RegExp} pattern @param {(match: RegExpExecArray) => string} classOf
+ * @returns {DocumentFragment}
+ */
+function painted(text, pattern, classOf) {
   const frag = document.createDocumentFragment();
-  const text = String(code);
   let last = 0;
-  for (const m of text.matchAll(/(--[^\n]*)|('(?:''|[^'])*'?)|(\b\d+(?:\.\d+)?\b)|([A-Za-z_]\w*)/g)) {
+  for (const m of text.matchAll(pattern)) {
     if (m.index > last) frag.appendChild(document.createTextNode(text.slice(last, m.index)));
     last = m.index + m[0].length;
-    const cls = m[1] ? "hl-com" : m[2] ? "hl-str" : m[3] ? "hl-num" : SQL_KEYWORDS.has(m[4].toLowerCase()) ? "hl-kw" : "";
+    const cls = classOf(m);
     if (!cls) {
       frag.appendChild(document.createTextNode(m[0]));
       continue;
@@ -85,7 +70,21 @@ export function highlightSql(code) {
   return frag;
 }
 
-/** By a fence's language (or a step's tool): Python unless it says otherwise. */
+const SQL_KEYWORDS = new Set(
+  ("select from where group by order limit as and or not in is null join left right inner outer on having " +
+    "distinct count sum avg min max case when then else end desc asc with union all like between").split(" "),
+);
+
+const SQL_TOKEN = /(--[^\n]*)|('(?:''|[^'])*'?)|(\b\d+(?:\.\d+)?\b)|([A-Za-z_]\w*)/g;
+
+/** SQL: keywords, strings, numbers, comments (the run_sql tool's queries).
+ * @param {string} code @returns {DocumentFragment} */
+export function highlightSql(code) {
+  return painted(String(code), SQL_TOKEN, (m) => (m[1] ? "hl-com" : m[2] ? "hl-str" : m[3] ? "hl-num" : SQL_KEYWORDS.has(m[4].toLowerCase()) ? "hl-kw" : ""));
+}
+
+/** By a fence's language (or a step's tool): Python unless it says otherwise.
+ * @param {string} code @param {string} [language] @returns {DocumentFragment} */
 export function highlight(code, language = "python") {
   const lang = String(language || "python").toLowerCase();
   if (lang === "sql" || lang === "sqlite") return highlightSql(code);

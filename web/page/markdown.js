@@ -87,7 +87,9 @@ export function renderMarkdown(text) {
   return frag;
 }
 
+/** @param {string[]} rows a Markdown table's lines, the header first */
 function renderTable(rows) {
+  /** @param {string} row */
   const cells = (row) => row.trim().replace(/^\||\|$/g, "").split("|").map((c) => c.trim());
   const table = el("table", "md-table");
   const separator = rows.length > 1 && /^[\s|:-]+$/.test(rows[1]) ? cells(rows[1]) : null;
@@ -111,11 +113,19 @@ const PUNCT = /[!-/:-@[-`{-~\p{P}\p{S}]/u;
 const SPACE = /\s/u;
 const WORD = /[\p{L}\p{N}]/u;
 
+/** One piece of inline text: plain text, a code span, a `*` run, or emphasis around pieces.
+ * @typedef {{type: "text", value: string} | {type: "code", value: string}
+ *   | {type: "delim", count: number, open: boolean, close: boolean}
+ *   | {type: "strong" | "em", children: Token[]}} Token
+ */
+
 /**
  * Inline text into tokens: code spans, escapes and `*` runs (with whether each run
  * can open or close emphasis), then runs matched into <strong>/<em>.
+ * @param {string} text @returns {Token[]}
  */
 function tokenize(text) {
+  /** @type {Token[]} */
   const tokens = [];
   let plain = "";
   const flush = () => {
@@ -131,7 +141,7 @@ function tokenize(text) {
       continue;
     }
     if (ch === "`") {
-      const run = text.slice(i).match(/^`+/)[0];
+      const run = /^`+/.exec(text.slice(i))?.[0] || ch;
       const close = text.indexOf(run, i + run.length);
       // The closing run must be exactly as long (not part of a longer run).
       let at = close;
@@ -149,7 +159,7 @@ function tokenize(text) {
       continue;
     }
     if (ch === "*") {
-      const run = text.slice(i).match(/^\*+/)[0];
+      const run = /^\*+/.exec(text.slice(i))?.[0] || ch;
       const before = i > 0 ? text[i - 1] : " ";
       const after = i + run.length < text.length ? text[i + run.length] : " ";
       const left = !SPACE.test(after) && (!PUNCT.test(after) || SPACE.test(before) || PUNCT.test(before));
@@ -167,7 +177,8 @@ function tokenize(text) {
   return tokens;
 }
 
-/** CommonMark's delimiter matching, simplified: each closer takes the nearest opener. */
+/** CommonMark's delimiter matching, simplified: each closer takes the nearest opener.
+ * @param {Token[]} tokens @returns {Token[]} */
 function matchEmphasis(tokens) {
   for (let c = 0; c < tokens.length; c++) {
     const closer = tokens[c];
@@ -177,6 +188,7 @@ function matchEmphasis(tokens) {
       if (opener.type !== "delim" || !opener.open || opener.count === 0) continue;
       const use = opener.count >= 2 && closer.count >= 2 ? 2 : 1;
       const inner = tokens.splice(o + 1, c - o - 1);
+      /** @type {Token} */
       const node = { type: use === 2 ? "strong" : "em", children: inner };
       tokens.splice(o + 1, 0, node);
       opener.count -= use;
@@ -188,6 +200,7 @@ function matchEmphasis(tokens) {
   return tokens;
 }
 
+/** @param {Node} parent @param {Token[]} tokens */
 function appendTokens(parent, tokens) {
   for (const token of tokens) {
     if (token.type === "text") parent.appendChild(document.createTextNode(token.value));
@@ -202,7 +215,8 @@ function appendTokens(parent, tokens) {
   }
 }
 
-/** `code`, **bold**, *italic*, backslash escapes; everything else is plain text. */
+/** `code`, **bold**, *italic*, backslash escapes; everything else is plain text.
+ * @param {Node} parent @param {string} text */
 export function appendInline(parent, text) {
   appendTokens(parent, matchEmphasis(tokenize(String(text))));
   parent.normalize();

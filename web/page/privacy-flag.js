@@ -6,6 +6,9 @@
 
 import { el } from "./render.js";
 
+/** @typedef {import("./chat-files.js").FileInfo} FileInfo */
+
+/** @type {Record<string, string>} */
 const KINDS = {
   name: "names",
   email: "e-mail addresses",
@@ -21,14 +24,15 @@ const SHOWN = 6; // columns named in the notice; the rest are counted
  * @param {{configure: (settings: object) => Promise<any>, agent?: {settings?: {privacy?: string}}}} reckon
  * @param {{before: HTMLElement, settings?: HTMLElement | null}} where the notice goes in
  *   front of `before`; the privacy select in `settings` follows a switch made here
- * @returns {(info: any) => HTMLElement | null} shows the notice for one upload's summary
+ * @returns {(info: FileInfo) => HTMLElement | null} shows the notice for one upload's summary
  */
 export function personalDataFlag(reckon, { before, settings }) {
   return (info) => {
-    const columns = Array.isArray(info && info.personal) ? info.personal : [];
+    const columns = info && Array.isArray(info.personal) ? info.personal : [];
     if (!columns.length) return null;
     // The same file added again: one notice for it.
-    for (const old of before.parentElement.querySelectorAll(".privacy-flag")) if (old.getAttribute("data-path") === String(info.path)) old.remove();
+    const around = before.parentElement;
+    if (around) for (const old of around.querySelectorAll(".privacy-flag")) if (old.getAttribute("data-path") === String(info.path)) old.remove();
     const box = el("div", "privacy-flag");
     box.setAttribute("role", "status");
     box.dataset.path = String(info.path);

@@ -11,10 +11,12 @@ const WORTH_SAYING_MS = 2000;
 /** @type {Map<string, {ms: number, tokens: number}>} model -> summed measurements */
 const measured = new Map();
 
-/** The tokens a call must read: its new part when the agent knows it, else all of it. */
+/** The tokens a call must read: its new part when the agent knows it, else all of it.
+ * @param {{tokens?: number, new_tokens?: number}} size @returns {number} */
 export const tokensToRead = ({ tokens, new_tokens: fresh }) => (Number(fresh) > 0 ? Number(fresh) : Number(tokens) || 0);
 
-/** One call of `model` read `tokens` and its first token came after `firstTokenMs`. */
+/** One call of `model` read `tokens` and its first token came after `firstTokenMs`.
+ * @param {string} model @param {number} tokens @param {number} firstTokenMs */
 export function recordCall(model, tokens, firstTokenMs) {
   if (!model || model === DEMO_MODEL || !(tokens > 0) || !(firstTokenMs > 0)) return;
   const sum = measured.get(model) || { ms: 0, tokens: 0 };
@@ -22,7 +24,8 @@ export function recordCall(model, tokens, firstTokenMs) {
 }
 
 /** About how long `model` will take to read `tokens`: `{ms, perToken}`, or null when
- * nothing was measured yet (or it would be too short to be worth saying). */
+ * nothing was measured yet (or it would be too short to be worth saying).
+ * @param {string} model @param {number} tokens @returns {{ms: number, perToken: number} | null} */
 export function estimateRead(model, tokens) {
   const sum = measured.get(model);
   if (!sum || !(tokens > 0)) return null;

@@ -10,12 +10,15 @@ const NUMERIC = /^(u?int|float|Int|UInt|Float|decimal)/;
 const DATE_DTYPE = /^datetime|^period|^date/;
 
 // Names are read as words: "ResourceAgencyNum" → resource agency num, "GF_ID" → gf id.
+/** @param {unknown} name @returns {string[]} */
 const words = (name) =>
   String(name)
     .replace(/(\p{Ll})(\p{Lu})/gu, "$1 $2")
     .toLowerCase()
     .match(/[\p{L}\p{N}]+/gu) || [];
+/** @param {string[]} list @param {Set<string>} set */
 const has = (list, set) => list.some((w) => set.has(w));
+/** @param {string} text words, space-separated */
 const set = (text) => new Set(text.split(" "));
 
 // The last word names what a value is: "Phone Number", "Order No", "Offence Code".
@@ -39,7 +42,9 @@ const AMOUNTS = ["revenue", "sales", "amount", "total", "profit", "income", "sal
 const GROUPS = ["region", "country", "state", "province", "county", "city", "category", "type", "kind", "class", "classification", "group", "segment", "department", "channel", "cluster", "plan", "status", "weather", "lang", "language", "gender", "sector", "team", "store", "place", "product", "item", "symbol", "brand"];
 
 /** What one column is good for in a question: `skip`, `time`, `category`, `text` (names,
- * descriptions: not grouped by), `amount` or `level`. */
+ * descriptions: not grouped by), `amount` or `level`.
+ * @param {{name: string, dtype?: string}} column @param {Set<string>} [personal] column names left out
+ * @returns {"skip" | "time" | "category" | "text" | "amount" | "level"} */
 export function columnRole(column, personal = new Set()) {
   const name = String(column.name).trim();
   const dtype = String(column.dtype || "");
@@ -58,11 +63,12 @@ export function columnRole(column, personal = new Set()) {
 
 /** @param {string[]} list @param {{name: string}} column */
 const rank = (list, column) => {
-  /** @type {string[]} */
   const w = words(column.name);
   const at = list.findIndex((word) => w.includes(word));
   return at < 0 ? list.length : at;
 };
+/** The column whose name has the earliest word of `list`.
+ * @template {{name: string}} C @param {C[]} columns @param {string[]} list @returns {C | undefined} */
 const best = (columns, list) => [...columns].sort((a, b) => rank(list, a) - rank(list, b))[0];
 
 /**
@@ -80,10 +86,10 @@ export function exampleQuestions(info) {
   // A header over several lines ("ALL\nBONDS\nISSUED") is asked about on one.
   // A column empty in every first row (inspect's `head`) is likely empty throughout.
   const head = Array.isArray(info.head) ? info.head : [];
+  /** @param {number} i */
   const empty = (i) => head.length > 0 && head.every((row) => /^(|nan|none|nat|<na>)$/i.test(String((row || [])[i] ?? "").trim()));
-  const columns = info.columns
-    .map((c, i) => c && typeof c.name === "string" && c.name.trim() && !empty(i) && { ...c, name: c.name.trim().replace(/\s+/g, " ") })
-    .filter(Boolean);
+  const columns = info.columns.flatMap((c, i) => (c && typeof c.name === "string" && c.name.trim() && !empty(i) ? [{ ...c, name: c.name.trim().replace(/\s+/g, " ") }] : []));
+  /** @param {ReturnType<typeof columnRole>} role */
   const of = (role) => columns.filter((c) => columnRole(c, personal) === role);
   const amounts = of("amount");
   const levels = of("level");
@@ -92,7 +98,9 @@ export function exampleQuestions(info) {
   const category = best(categories, GROUPS);
   const item = categories.find((c) => rank(ITEM, c) < ITEM.length);
   const amount = best(amounts, AMOUNTS);
-  const isPrice = (c) => has(words(c.name), PRICE);
+  /** @param {{name: string}} c */
+  const isPrice = (c) =>
+ has(words(c.name), PRICE);
   // A level to average, and what to average it by: a price per item, others per category.
   const level = levels.find((c) => (isPrice(c) ? item : category));
   const levelBy = level && (isPrice(level) ? item : category);
