@@ -36,6 +36,16 @@ const seconds = (ms) => (ms >= 60_000 ? `${Math.floor(ms / 60_000)} min ${Math.r
 /** A model's name as the page shows it. @param {string | null | undefined} name */
 export const modelLabel = (name) => (name === "reckon-demo" ? "the demo model" : name || "the model");
 
+/**
+ * What Reckon told the model in a recheck, labelled as such.
+ * @param {string} message
+ */
+function told(message) {
+  const box = el("div", "recheck-told");
+  box.append(el("p", "muted small", "Reckon told the model:"), renderMarkdown(message));
+  return box;
+}
+
 /** One step as a collapsible box; `save(path)` downloads a file the step wrote.
  * @param {Step} step @param {(path: string) => void} save */
 export function renderStep(step, save) {
@@ -51,8 +61,9 @@ export function renderStep(step, save) {
   box.open = step.result ? step.result.status !== "ok" || (step.result.figures || []).length > 0 || !!step.result.result : true;
   const number = typeof step.index === "number" && Number.isInteger(step.index) ? `Step ${step.index + 1}` : "Step";
   const status = step.result ? step.result.status : "…";
-  // A table Reckon loaded before the model's turn is not the model's code.
-  const did = step.origin === "reckon" ? "Reckon loaded a table" : "ran code";
+  // A table Reckon loaded, or the model's cell Reckon ran again with a named month,
+  // weekday or year put right (its text says which).
+  const did = step.origin === "reckon" ? "Reckon loaded a table" : step.origin === "correction" ? "Reckon re-ran the cell, put right" : "ran code";
   const head = step.kind === "code" ? `${number}: ${did} (${status})` : `${number}: ${step.kind}`;
   const summary = el("summary", "", head);
   if (step.ms) summary.appendChild(el("span", "muted step-time", ` · ${seconds(step.ms)}`));
@@ -60,7 +71,9 @@ export function renderStep(step, save) {
   if (step.text) box.appendChild(renderMarkdown(step.text));
   if (step.code) box.appendChild(codeBlock(step.code, "python"));
   if (step.result) box.appendChild(renderResult(step.result, save));
-  if (step.message) box.appendChild(el("p", "error", step.message));
+  // A recheck's message is what Reckon told the model (markdown, with code blocks),
+  // not a failure; any other step's message is an error.
+  if (step.message) box.appendChild(step.kind === "recheck" ? told(step.message) : el("p", "error", step.message));
   for (const img of /** @type {NodeListOf<HTMLImageElement>} */ (box.querySelectorAll("img.figure"))) {
     img.tabIndex = 0;
     img.title = "Click to enlarge";
