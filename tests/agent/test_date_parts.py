@@ -120,6 +120,11 @@ WEATHER = {
          "df[df['date'].dt.dayofweek == 6] (Monday is 0, Sunday is 6)"),
         ("Total precipitation in November?", "print(df['precipitation'].sum())",
          "names November, but your code never picks the month"),
+        ("Total precipitation on Sundays?",  # a variable's name picks nothing
+         "sundays_total = df[df['weather'] == 'sun']['precipitation'].sum()\n"
+         "print(sundays_total)  # Sundays", "names Sunday"),
+        ("Rain days in 2014?", "rain_2014 = df[df['weather'] == 'rain']\nprint(len(rain_2014))",
+         "names 2014"),
     ],
 )  # fmt: skip
 def test_a_named_part_no_cell_picks_goes_back(question: str, code: str, said: str) -> None:
@@ -135,6 +140,11 @@ def test_a_named_part_no_cell_picks_goes_back(question: str, code: str, said: st
         ("Rain in November?", ["print(df[df['date'].dt.strftime('%b') == 'Nov'].sum())"]),
         ("Rain in November?", ["print(df.set_index('date').loc['2012-11'].sum())"]),
         ("Rain on Sundays?", ["print(df[df['date'].dt.day_name() == 'Sunday'].sum())"]),
+        ("Rain on Sundays?", ["print(df[df['date'].dt.strftime('%A') == 'Sunday'].sum())"]),
+        ("Rain days in 2014?", ["print(len(df[df['date'].dt.year == 2014]))"]),
+        ("Rain days in 2014?", ["d = df[df['date'].between('2014-01-01', '2014-12-31')]"]),
+        ("Rain in November?", ["print(df[df['date'].apply(lambda d: d.month) == 11])"]),
+        ("Rain in November?", ["this is not python("]),
         ("Total rain?", ["print(df['precipitation'].sum())"]),
         ("What may the total be?", ["print(df['precipitation'].sum())"]),
     ],

@@ -155,22 +155,40 @@ _PART_WORDS = {"year": "the year", "month": "the month", "weekday": "the day of 
 _PICKS = {
     "year": ("year", "to_period", "resample", "grouper", "strftime"),
     "month": ("month", "to_period", "resample", "grouper", "strftime"),
-    "weekday": ("dayofweek", "day_of_week", "weekday", "day_name", "strftime", "%a"),
+    "weekday": ("dayofweek", "day_of_week", "weekday", "day_name", "strftime"),
 }
 _DATE_TEXT = re.compile(r"\b\d{4}[-/]\d{1,2}\b")
 
 
 def _picks(part: str, wanted: set[int], code: str) -> bool:
-    lowered = code.lower()
-    if any(word in lowered for word in _PICKS[part]):
+    """Does ``code`` pick ``part`` out of dates: an accessor or method (``.dt.year``,
+    ``to_period``), or a text or number naming it (``'2014'``, ``'Sunday'``)? Only
+    attributes, texts and numbers are read: a variable named ``sundays_total`` picks
+    nothing (seen). Code that does not parse is given the benefit of the doubt."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
         return True
+    attributes, texts, numbers = set(), [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            attributes.add(node.attr.lower())
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            texts.append(node.value.lower())
+        elif isinstance(node, ast.Constant) and type(node.value) is int:
+            numbers.add(node.value)
+    text = "\n".join(texts)
+    if any(word in attribute for word in _PICKS[part] for attribute in attributes):
+        return True
+    if any(word in text for word in _PICKS[part]) or "%" in text:
+        return True  # a column named so, or a date format
     if part == "year":
-        return any(str(year) in code for year in wanted)
+        return bool(numbers & wanted) or any(str(year) in text for year in wanted)
     if part == "month":
         names = {_MONTHS[m - 1] for m in wanted} | {_MONTHS[m - 1][:3] for m in wanted}
-        words = set(_TOKEN.findall(lowered))
-        return bool(names & words) or bool(_DATE_TEXT.search(code))
-    return any(_WEEKDAYS[d] in lowered for d in wanted)
+        return bool(names & set(_TOKEN.findall(text))) or bool(_DATE_TEXT.search(text))
+    # Full names only: 'sun' is as often the weather as Sunday (seen).
+    return any(_WEEKDAYS[d] in text for d in wanted)
 
 
 def _put_right(code: str, constant: ast.Constant | None, wanted: set[int]) -> str:
