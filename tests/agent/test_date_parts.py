@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from reckon.agent import Agent
-from reckon.agent._date_parts import part_recheck, unpicked_recheck
+from reckon.agent._date_parts import part_recheck
+from reckon.agent._unpicked import unpicked_correction, unpicked_recheck
 from support import ScriptedModel
 
 from .helpers import KernelExecutor, answer, code_reply, put_file, run
@@ -162,14 +163,14 @@ def test_a_table_without_dates_or_with_a_year_column_is_left_alone() -> None:
     assert unpicked_recheck("Rain days in 2014?", code, with_year) == ""
 
 
-def test_the_loop_sends_back_a_count_over_every_year(executor: KernelExecutor) -> None:
+def test_the_loop_tells_a_total_over_every_year_to_pick_the_year(executor: KernelExecutor) -> None:
     put_file(executor, "weather.csv", weather())
-    every = "print(len(df[df['precipitation'] > 0]))"
-    one = "print(len(df[(df['precipitation'] > 0) & (df['date'].dt.year == 2012)]))"
-    replies = [code_reply(every), answer("It rained on 31 days in 2012.")]
-    replies += [code_reply(one), answer("It rained on 31 days in 2012.")]
+    every = "print(df['precipitation'].sum())"  # no filter to add the year to: told
+    one = "print(df[df['date'].dt.year == 2012]['precipitation'].sum())"
+    replies = [code_reply(every), answer("130.0 mm fell in 2012.")]
+    replies += [code_reply(one), answer("130.0 mm fell in 2012.")]
     model = ScriptedModel(replies)
-    question = "On how many days did it rain in 2012?"
+    question = "How much precipitation fell in 2012?"
     outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
     assert outcome["status"] == "ok" and len(model.requests) == 4
     assert "never picks the year" in model.requests[2].messages[-1]["content"]
@@ -177,3 +178,62 @@ def test_the_loop_sends_back_a_count_over_every_year(executor: KernelExecutor) -
         s["code"] for s in outcome["steps"] if s["kind"] == "code" and s.get("origin") != "reckon"
     ]
     assert codes == [every, one]
+
+
+@pytest.mark.parametrize(
+    ("question", "code", "fixed"),
+    [
+        ("What was the maximum precipitation in August 2012?",
+         "aug = df[df['date'].dt.month == 8]\nprint(aug['precipitation'].max())",
+         "aug = df[(df['date'].dt.month == 8) & (df['date'].dt.year == 2012)]"),
+        ("How many rain days in 2014?", "rain = df[df['weather'] == 'rain']\nprint(len(rain))",
+         "rain = df[(df['weather'] == 'rain') & (df['date'].dt.year == 2014)]"),
+        ("Total precipitation on Sundays?",  # 'sun' read for Sunday: replaced, not kept
+         "t = df[df['weather'] == 'sun']['precipitation'].sum()\nprint(t)",
+         "t = df[df['date'].dt.dayofweek == 6]['precipitation'].sum()"),
+    ],
+)  # fmt: skip
+def test_the_named_part_is_added_to_the_one_filter(question: str, code: str, fixed: str) -> None:
+    correction = unpicked_correction(question, [code], WEATHER)
+    assert correction is not None and correction.code.splitlines()[0] == fixed
+    assert correction.message.startswith("The question names ")
+
+
+@pytest.mark.parametrize(
+    ("question", "code"),
+    [
+        ("Total precipitation in 2014?", "print(df['precipitation'].sum())"),  # no filter
+        ("Rain days in 2013 and 2014?", "print(len(df[df['weather'] == 'rain']))"),  # two
+        ("Rain days in 2014?",
+         "a = df[df['weather'] == 'rain']\nb = df[df['precipitation'] > 1]\nprint(len(a), len(b))"),
+        ("Rain days in 2014?", "print(len(df[df['weather'] == 'rain'])) +"),
+    ],
+)  # fmt: skip
+def test_no_single_filter_no_correction(question: str, code: str) -> None:
+    assert unpicked_correction(question, [code], WEATHER) is None
+
+
+def test_a_date_column_not_loaded_as_dates_gets_no_correction() -> None:
+    text_dates = {"files": [{"path": "/data/w.csv", "columns": [
+        {"name": "date", "dtype": "object"}, {"name": "weather", "dtype": "object"}]}]}  # fmt: skip
+    code = ["print(len(df[df['weather'] == 'rain']))"]
+    assert unpicked_recheck("Rain days in 2014?", code, text_dates)  # told, not run
+    assert unpicked_correction("Rain days in 2014?", code, text_dates) is None
+
+
+def test_reckon_adds_the_year_the_cell_left_out(executor: KernelExecutor) -> None:
+    rows = "date,precipitation\n2012-08-03,4.0\n2013-08-09,25.5\n2012-07-01,30.0\n"
+    put_file(executor, "weather.csv", rows)
+    cell = "aug = df[df['date'].dt.month == 8]\nprint(aug['precipitation'].max())"
+    replies = [code_reply(cell), answer("The maximum in August 2012 was 25.5.")]
+    replies += [answer("The maximum in August 2012 was 4.0.")]
+    model = ScriptedModel(replies)
+    question = "What was the maximum precipitation in August 2012?"
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["answer"] == "The maximum in August 2012 was 4.0." and len(model.requests) == 3
+    corrected = [s for s in outcome["steps"] if s.get("origin") == "correction"]
+    assert len(corrected) == 1 and corrected[0]["result"]["stdout"].strip() == "4.0"
+    assert "(df['date'].dt.year == 2012) added to its filter" not in corrected[0]["text"]
+    assert corrected[0]["text"].endswith("df['date'].dt.year == 2012 added to its filter.")
+    sent_back = model.requests[2].messages[-1]["content"]
+    assert "Its output:\nstatus: ok" in sent_back and "stdout:\n4.0" in sent_back

@@ -14,16 +14,14 @@ import ast
 import re
 from dataclasses import dataclass
 
-from reckon.agent._periods import columns, date_columns
-from reckon.agent._types import JSONDict
-
 __all__ = [
+    "NUMBERING",
     "PART_MESSAGE",
-    "UNPICKED_MESSAGE",
     "Correction",
+    "named_parts",
     "part_correction",
+    "part_name",
     "part_recheck",
-    "unpicked_recheck",
 ]
 
 PART_MESSAGE = (
@@ -35,17 +33,12 @@ _RAN = (
     "The question names {named}, but your code compares {part} with {used} ({numbering}). "
     "Reckon ran your cell again with {wanted} in place of {used}:\n```python\n{code}\n```\n"
 )
-UNPICKED_MESSAGE = (
-    "The question names {named}, but your code never picks {what} out of the dates. "
-    "Select those rows first, for example df[df[{column!r}].dt.{accessor} == {example}] "
-    "({numbering}), run the corrected code, then answer from its output."
-)
 _FIXED = "\nYour cell with that number put right:\n```python\n{code}\n```"
 _TOKEN = re.compile(r"[A-Za-z]+")
 _MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december"]  # fmt: skip
 _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-_NUMBERING = {
+NUMBERING = {
     "month": "January is 1, December is 12",
     "dayofweek": "Monday is 0, Sunday is 6",
     "weekday": "Monday is 0, Sunday is 6",
@@ -90,16 +83,16 @@ def part_correction(question: str, codes: list[str]) -> Correction | None:
 def _mismatch(question: str, codes: list[str]) -> tuple[str, str, dict[str, str]] | None:
     """``(message, the cell put right or "", the message's fields)`` for the first
     part the last cell compares with a number the question does not name."""
-    asked = _named(question)
+    asked = named_parts(question)
     code = codes[-1] if codes else ""
     for part, used, constant in _compared_parts(code):
         wanted = asked.get(part) or set()
         if wanted and not used & wanted:
             fields = {
-                "named": " and ".join(_part_name(part, n) for n in sorted(wanted)),
+                "named": " and ".join(part_name(part, n) for n in sorted(wanted)),
                 "part": f".dt.{part}",
                 "used": ", ".join(str(n) for n in sorted(used)),
-                "numbering": _NUMBERING[part],
+                "numbering": NUMBERING[part],
                 "wanted": ", ".join(str(n) for n in sorted(wanted)),
             }
             fixed = _put_right(code, constant, wanted) if len(wanted) == 1 else ""
@@ -107,7 +100,7 @@ def _mismatch(question: str, codes: list[str]) -> tuple[str, str, dict[str, str]
     return None
 
 
-def _named(question: str) -> dict[str, set[int]]:
+def named_parts(question: str) -> dict[str, set[int]]:
     """The months (1-12), years and weekdays (Monday 0) the question names."""
     words = [w.lower() for w in _TOKEN.findall(question)]
     asked = {
@@ -121,76 +114,6 @@ def _named(question: str) -> dict[str, set[int]]:
     return asked
 
 
-def unpicked_recheck(question: str, codes: list[str], environment: JSONDict) -> str:
-    """``UNPICKED_MESSAGE`` when the question names a month, year or weekday, the
-    uploads hold dates, and none of this answer's cells picks that part of them
-    (seen: "rain days in 2014" counted over every year; "on Sundays" read as
-    ``weather == 'sun'``), or ``""``. A table with a column of that name is left to
-    the model: its cells may pick the part from there."""
-    dates = sorted(date_columns(environment))
-    if not dates or not codes:
-        return ""
-    named = {w.lower() for name, _ in columns(environment) for w in _TOKEN.findall(name)}
-    code = "\n".join(codes)
-    asked = _named(question)
-    for part, accessor in (("year", "year"), ("month", "month"), ("weekday", "dayofweek")):
-        wanted = asked[part]
-        if not wanted or named & _PART_COLUMNS[part] or _picks(part, wanted, code):
-            continue
-        return UNPICKED_MESSAGE.format(
-            named=" and ".join(_part_name(part, n) for n in sorted(wanted)),
-            what=_PART_WORDS[part],
-            column=dates[0],
-            accessor=accessor,
-            example=min(wanted),
-            numbering=_NUMBERING[accessor],
-        )
-    return ""
-
-
-_PART_COLUMNS = {"year": {"year", "years"}, "month": {"month", "months"},
-                 "weekday": {"weekday", "day", "dow", "dayofweek"}}  # fmt: skip
-_PART_WORDS = {"year": "the year", "month": "the month", "weekday": "the day of the week"}
-# What a cell that picks the part holds: an accessor, a period, a formatted date.
-_PICKS = {
-    "year": ("year", "to_period", "resample", "grouper", "strftime"),
-    "month": ("month", "to_period", "resample", "grouper", "strftime"),
-    "weekday": ("dayofweek", "day_of_week", "weekday", "day_name", "strftime"),
-}
-_DATE_TEXT = re.compile(r"\b\d{4}[-/]\d{1,2}\b")
-
-
-def _picks(part: str, wanted: set[int], code: str) -> bool:
-    """Does ``code`` pick ``part`` out of dates: an accessor or method (``.dt.year``,
-    ``to_period``), or a text or number naming it (``'2014'``, ``'Sunday'``)? Only
-    attributes, texts and numbers are read: a variable named ``sundays_total`` picks
-    nothing (seen). Code that does not parse is given the benefit of the doubt."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
-        return True
-    attributes, texts, numbers = set(), [], set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute):
-            attributes.add(node.attr.lower())
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            texts.append(node.value.lower())
-        elif isinstance(node, ast.Constant) and type(node.value) is int:
-            numbers.add(node.value)
-    text = "\n".join(texts)
-    if any(word in attribute for word in _PICKS[part] for attribute in attributes):
-        return True
-    if any(word in text for word in _PICKS[part]) or "%" in text:
-        return True  # a column named so, or a date format
-    if part == "year":
-        return bool(numbers & wanted) or any(str(year) in text for year in wanted)
-    if part == "month":
-        names = {_MONTHS[m - 1] for m in wanted} | {_MONTHS[m - 1][:3] for m in wanted}
-        return bool(names & set(_TOKEN.findall(text))) or bool(_DATE_TEXT.search(text))
-    # Full names only: 'sun' is as often the weather as Sunday (seen).
-    return any(_WEEKDAYS[d] in text for d in wanted)
-
-
 def _put_right(code: str, constant: ast.Constant | None, wanted: set[int]) -> str:
     """``code`` with ``constant`` (one line's number) replaced by the one wanted."""
     if constant is None or constant.lineno != constant.end_lineno:
@@ -202,7 +125,7 @@ def _put_right(code: str, constant: ast.Constant | None, wanted: set[int]) -> st
     return "\n".join(lines)
 
 
-def _part_name(part: str, number: int) -> str:
+def part_name(part: str, number: int) -> str:
     if part == "month":
         return _MONTHS[number - 1].title()
     return str(number) if part == "year" else _WEEKDAYS[number].title()
@@ -231,7 +154,7 @@ def _compared_parts(code: str) -> list[tuple[str, set[int], ast.Constant | None]
 
 
 def _part(node: ast.expr) -> str:
-    if isinstance(node, ast.Attribute) and node.attr in _NUMBERING:
+    if isinstance(node, ast.Attribute) and node.attr in NUMBERING:
         inner = node.value
         if isinstance(inner, ast.Attribute) and inner.attr == "dt":
             return node.attr

@@ -6,12 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reckon.agent._date_parts import (
-    Correction,
-    part_correction,
-    part_recheck,
-    unpicked_recheck,
-)
+from reckon.agent._date_parts import Correction, part_correction, part_recheck
 from reckon.agent._grounding import ground_answer, step_sources
 from reckon.agent._method import answer_method
 from reckon.agent._periods import period_recheck
@@ -24,6 +19,7 @@ from reckon.agent._recheck import (
 )
 from reckon.agent._steps import Progress, StepLog, outcome
 from reckon.agent._types import JSONDict
+from reckon.agent._unpicked import unpicked_correction, unpicked_recheck
 from reckon.agent._verify import compare
 
 __all__ = ["Finishing", "verification"]
@@ -128,7 +124,10 @@ class Finishing:
         mismatch = part_recheck(question, codes)
         if mismatch:
             return mismatch, part_correction(question, codes)
-        return unpicked_recheck(question, codes, self.environment), None
+        return (
+            unpicked_recheck(question, codes, self.environment),
+            unpicked_correction(question, codes, self.environment),
+        )
 
     def _codes(self) -> list[str]:
         """The code of this answer's cells that ran, in order."""
