@@ -2,7 +2,7 @@
 // README.md ("JS API"); message shapes in PROTOCOL.md.
 import { Sandbox } from "./sandbox/client.js";
 import { Agent } from "./agent/client.js";
-import { Persistence } from "./shared/persist.js";
+import { Persistence } from "./persist.js";
 
 /**
  * Create the API object. The sandbox starts loading immediately, before anyone asks.
@@ -19,8 +19,10 @@ export function createReckon(options = {}) {
   const sandbox = new Sandbox(options);
   const agent = new Agent(sandbox, options);
   const events = new EventTarget();
+  /** @param {string} type @param {object} detail */
   const emit = (type, detail) => events.dispatchEvent(new CustomEvent(type, { detail }));
-  const forward = (type, ev) => emit(type, ev.detail);
+  /** @param {string} type @param {Event} ev */
+  const forward = (type, ev) => emit(type, /** @type {CustomEvent} */ (ev).detail);
   for (const type of ["progress", "ready", "stream", "restarted"]) sandbox.addEventListener(type, (ev) => forward(type, ev));
   sandbox.addEventListener("error", (ev) => forward("error", ev));
   for (const type of ["ask", "step", "delta", "answer", "usage", "proposal", "waiting"]) agent.addEventListener(type, (ev) => forward(type, ev));
@@ -30,20 +32,25 @@ export function createReckon(options = {}) {
     sandbox,
     persist,
     ready: () => sandbox.ready().then(() => ({ status: "ok", ms: sandbox.startMs, crossOriginIsolated: sandbox.crossOriginIsolated })),
+    /** @param {string} code @param {Parameters<Sandbox["run"]>[1]} [opts] */
     run: (code, opts = {}) => sandbox.run(code, opts),
-    /** Write a file; under /data or /output it is also kept in the browser. */
+    /** Write a file; under /data or /output it is also kept in the browser.
+     * @param {string} path @param {string | ArrayBuffer | Uint8Array} data */
     async writeFile(path, data) {
       const reply = await sandbox.writeFile(path, data);
       if (persist && reply.status === "ok") {
         const kind = reply.path.startsWith("/output/") ? "output" : "upload";
-        await persist.saveFile(reply.path, new Blob([typeof data === "string" ? new TextEncoder().encode(data) : data]), kind);
+        await persist.saveFile(reply.path, new Blob([typeof data === "string" ? new TextEncoder().encode(data) : /** @type {ArrayBuffer | Uint8Array<ArrayBuffer>} */ (data)]), kind);
       }
       return reply;
     },
+    /** @param {string} path */
     readFile: (path) => sandbox.readFile(path),
+    /** @param {string} [dir] */
     listFiles: (dir) => sandbox.listFiles(dir),
+    /** @param {string} path */
     inspect: (path) => sandbox.inspect(path),
-    /** Delete a file from the sandbox and from the browser's storage. */
+    /** Delete a file from the sandbox and from the browser's storage. @param {string} path */
     async deleteFile(path) {
       const reply = await sandbox.deleteFile(path);
       if (persist) await persist.deleteFile(reply.path || (path.startsWith("/") ? path : `/data/${path}`));
@@ -52,7 +59,8 @@ export function createReckon(options = {}) {
     interrupt: () => sandbox.interrupt(),
     /** A fresh interpreter (uploads and outputs stay; the cell log starts again). */
     restart: () => sandbox.restart(),
-    /** Ask in plain words: resolves to {status, answer, steps, message?}. */
+    /** Ask in plain words: resolves to {status, answer, steps, message?}.
+     * @param {string} question @param {Parameters<Agent["ask"]>[1]} [opts] */
     async ask(question, opts = {}) {
       const stops = agent.stops; // ask() then stop() at once: this ask is stopped
       if (persist) await persist.agentRestored;
@@ -63,15 +71,17 @@ export function createReckon(options = {}) {
     /** Stop the agent: ends the model call and interrupts the running cell. */
     stop: () => agent.stop(),
     /** Answer a "proposal" event (settings.approval "ask"): {action: "run"},
-     * {action: "edit", code} or {action: "reject", reason}; resolves to {status, message?}. */
+     * {action: "edit", code} or {action: "reject", reason}; resolves to {status, message?}.
+     * @param {Parameters<Agent["decide"]>[0]} proposalId @param {Parameters<Agent["decide"]>[1]} decision */
     decide: (proposalId, decision) => agent.decide(proposalId, decision),
     /** Change control settings (approval, privacy, allowColumns, tokenBudget, verify) from
-     * the next ask: resolves to {status: "ok", settings} or {status: "error", message}. */
+     * the next ask: resolves to {status: "ok", settings} or {status: "error", message}.
+     * @param {Parameters<Agent["configure"]>[0]} settings */
     configure: (settings) => agent.configure(settings),
     /** What reached the model, per ask: [{question, sent: [{body, parts, usage?, offline}]}]. */
     async sent() {
       const transcript = await api.transcript();
-      return (transcript.asks || []).map((ask) => ({ question: ask.question, usage: ask.usage, sent: ask.sent || [] }));
+      return (transcript.asks || []).map((/** @type {Record<string, any>} */ ask) => ({ question: ask.question, usage: ask.usage, sent: ask.sent || [] }));
     },
     /** Forget the conversation and the cell log (files and variables stay). */
     async newConversation() {
@@ -113,7 +123,8 @@ export function createReckon(options = {}) {
       return reply;
     },
     /** A SQL query over the uploaded tables, run like the model's run_sql tool:
-     * resolves to a run result (section 1 of PROTOCOL.md) whose value is the table. */
+     * resolves to a run result (section 1 of PROTOCOL.md) whose value is the table.
+     * @param {unknown} query @param {Parameters<Sandbox["run"]>[1]} [opts] */
     runSql(query, opts = {}) {
       if (typeof query !== "string" || !query.trim()) {
         const message = "runSql(query): pass one SQL query as a non-empty string, e.g. 'SELECT * FROM sales LIMIT 5'.";
@@ -155,7 +166,8 @@ export function createReckon(options = {}) {
       return { status: "ok" };
     },
     /** Upload a File/Blob ({name} required) or {name, bytes}; returns its inspect() summary
-     * (with `saved`: whether it is also kept in the browser for next time). */
+     * (with `saved`: whether it is also kept in the browser for next time).
+     * @param {Blob | {name: string, bytes: string | ArrayBuffer | Uint8Array}} file */
     async upload(file) {
       let reply;
       let blob;
@@ -173,6 +185,7 @@ export function createReckon(options = {}) {
       const saved = persist && blob ? await persist.saveFile(reply.path, blob, "upload") : false;
       return { ...(await sandbox.inspect(reply.path)), size: reply.size, saved };
     },
+    /** @param {string} type @param {(detail: any) => void} fn */
     on(type, fn) {
       events.addEventListener(type, (ev) => fn(/** @type {CustomEvent} */ (ev).detail));
     },
@@ -188,29 +201,31 @@ export function createReckon(options = {}) {
     agent,
   };
   const sandboxReady = sandbox.ready();
-  sandboxReady.catch((err) => sandbox.closed || emit("error", { message: String(err.message || err) }));
+  sandboxReady.catch((/** @type {any} */ err) => sandbox.closed || emit("error", { message: String(err.message || err) }));
   // The agent's interpreter starts when it is first needed (an ask, an export, a call
   // of its own; the chat page also starts it when someone begins to type): booting it
   // costs seconds of CPU that a visit without a question never needs. Its worker starts
   // once the sandbox is up, so a page whose policy forbids it says so at once.
   if (options.agent !== false) {
-    const report = (err) => agent.closed || emit("error", { message: `agent: ${err.message || err}` });
+    const report = (/** @type {any} */ err) => agent.closed || emit("error", { message: `agent: ${err.message || err}` });
     const spawn = () => agent.spawn().then(() => agent.failed).catch(report);
     sandboxReady.then(spawn, spawn);
   }
   return api;
 }
 
-/** Keep the user's file name (spaces, "=", "+", accents), but never a path. */
+/** Keep the user's file name (spaces, "=", "+", accents), but never a path.
+ * @param {unknown} name */
 export function safeName(name) {
   // Control characters are meant here: they never belong in a file name.
   // eslint-disable-next-line no-control-regex
-  const base = String(name).split(/[\\/]/).pop().replace(/[\u0000-\u001f]/g, "").trim();
+  const base = String(String(name).split(/[\\/]/).pop()).replace(/[\u0000-\u001f]/g, "").trim();
   return base && base !== "." && base !== ".." ? base : "upload.bin";
 }
 
 const IMPORT_LIMIT = 50e6;
 
+/** @param {string} message */
 function importError(message) {
   return { status: "error", cells: 0, ok: 0, failed: 0, message };
 }

@@ -21,22 +21,31 @@ TSC = ROOT / "node_modules" / ".bin" / "tsc"
 STRICT: tuple[str, ...] = (
     "web/agent/",
     "web/page/",
+    "web/persist-files.js",
+    "web/persist.js",
     "web/reckon-chat.js",
+    "web/reckon.js",
     "web/sandbox/channel.js",
+    "web/sandbox/client.js",
+    "web/sandbox/events.js",
     "web/sandbox/frame.js",
     "web/sandbox/fresh.js",
+    "web/sandbox/install.js",
     "web/sandbox/parts.js",
+    "web/sandbox/recovery.js",
+    "web/sandbox/results.js",
+    "web/sandbox/runtime.js",
+    "web/sandbox/snapshot-plan.js",
+    "web/sandbox/snapshot-store.js",
     "web/sandbox/worker/handlers.js",
     "web/sandbox/worker/main.js",
     "web/sandbox/worker/queue.js",
     "web/sandbox/worker/state.js",
     "web/sandbox/worker/wasm-exports.js",
-    "web/shared/protocol.js",
-    "web/shared/seam.js",
-    "web/shared/store-schema.js",
+    "web/shared/",
 )
 # The number of strict errors over all of web/ may only go down.
-CEILING = 269
+CEILING = 125
 
 
 _ERROR = re.compile(r"^(web/[^(]+)\(\d+,\d+\): error TS\d+")

@@ -1,11 +1,17 @@
 // The page's channels to the sandbox: the opaque-origin frame and its port, a private
 // MessagePort per worker, the requests in the order sent (only the head may stream,
 // start or be answered: an ordered `connect`, web/shared/seam.js), the heartbeat.
-// Everything from the worker is only data.
+// Everything from the worker is only data. One part of the Sandbox (client.js): it
+// reads the runtime's files, and calls `recover` (recovery.js, through the Sandbox)
+// when it finds the worker or the frame dead or stuck.
 
 import { connect } from "../shared/seam.js";
-import { liveText } from "./results.js";
-import { SandboxRuntime } from "./runtime.js";
+import { CLOSED, liveText } from "./results.js";
+
+/** @typedef {import("./runtime.js").SandboxRuntime} SandboxRuntime */
+/** @typedef {import("./runtime.js").Emit} Emit */
+/** @typedef {(reason: string, message?: string | null, runId?: number | null) => Promise<unknown>} Recover */
+/** @typedef {import("../shared/seam.js").Caller<import("../shared/protocol.js").FrameApi>} FramePort */
 
 // A live frame answers a ping at once (its main thread runs no Python). One that does
 // not answer in this long while requests wait, or after a restart, is dead: replaced.
@@ -18,20 +24,22 @@ const HEARTBEAT_MS = 5_000;
 const BUSY_MS = 4_000;
 const DEAD_FRAME = "The sandbox stopped responding (its renderer may have run out of memory or been ended by the system)";
 
-export class SandboxChannel extends SandboxRuntime {
-  /** @param {{root: URL, container: HTMLElement}} options */
-  constructor({ root, container }) {
-    super({ root });
+export class SandboxChannel {
+  /** @param {{runtime: SandboxRuntime, container: HTMLElement, config: Record<string, any>, emit: Emit, recover: Recover}} options */
+  constructor({ runtime, container, config, emit, recover }) {
+    this.runtime = runtime;
     this.container = container;
+    /** @type {Record<string, any>} the boot config (the Sandbox's, shared) */
+    this.config = config;
+    this.emit = emit;
+    this.recover = recover;
     /** @type {HTMLIFrameElement | null} */
     this.frame = null;
-    /** @type {import("../shared/seam.js").Caller<import("../shared/protocol.js").FrameApi> | null} the frame's own port (its notes and its call) */
+    /** @type {FramePort | null} the frame's own port (its notes and its call) */
     this.port = null;
     this.crossOriginIsolated = false;
     /** @type {MessagePort | null} the private channel to the current worker (see boot()) */
     this.workerPort = null;
-    /** @type {Record<string, any>} the boot config (client.js fills it) */
-    this.config = {};
     /** @type {Blob | null} */
     this.workerSource = null;
     // Each pending call keeps {onStream, collected, started?} for its events (see workerEvents).
@@ -59,15 +67,49 @@ export class SandboxChannel extends SandboxRuntime {
     this.handed = [];
     /** @type {ReturnType<typeof setInterval> | null} */
     this.heartbeat = null;
-    this.replacing = false;
+    this.replacing = false; // set by recovery.js while it replaces the worker
     this.closed = false;
   }
 
-  /** Replace the worker (recovery.js overrides this).
-   * @param {string} reason @param {string | null} [message] @param {number | null} [runId] @returns {Promise<unknown>} */
-  recover(reason, message = null, runId = null) {
-    void reason, void message, void runId;
-    return Promise.reject(new Error("no recovery"));
+  /** Shut down for good: what was pending ends with a "closed" error, the frame and its
+   * worker go (their memory with them). */
+  close() {
+    this.closed = true;
+    for (const [id, entry] of [...this.rpc.pending]) {
+      if (entry.method === "run") this.rpc.settle(id, { status: "error", error: { type: "SandboxClosed", message: CLOSED, traceback: "", line: null } });
+      else this.rpc.settle(id, { status: "error", message: CLOSED });
+    }
+    this.rpc.clear();
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    if (this.workerPort) this.workerPort.close();
+    if (this.port) this.port.close();
+    if (this.frame) this.frame.remove();
+    this.heldRest = [];
+  }
+
+  /** The frame is up and the worker's script fetched: what the first boot sends, and
+   * the package files held back (with a snapshot) or to be asked for later.
+   * @param {{port: FramePort, workerSource: Blob, heldBack: string[], lazy: string[]}} start */
+  prepare({ port, workerSource, heldBack, lazy }) {
+    this.port = port;
+    this.workerSource = workerSource;
+    this.heldBack = heldBack;
+    this.lazy = lazy;
+  }
+
+  /** Boot as without a snapshot: the boot's package files handed over at once, not held
+   * back (the kept snapshot would not start). @param {string[]} eager */
+  bootCold(eager) {
+    this.heldBack = [];
+    this.lazy = [...eager, ...this.lazy];
+    const booted = this.boot("frame-start");
+    this.handOver(eager);
+    return booted;
+  }
+
+  /** Whether the call `id` still waits for its reply. @param {number} id */
+  isPending(id) {
+    return this.rpc.pending.has(id);
   }
 
   /** Resolves true once no request has been sent or answered for `ms`; false if closed. */
@@ -84,14 +126,15 @@ export class SandboxChannel extends SandboxRuntime {
    * so: an import that needs them then fails with this message instead of waiting forever.
    * @param {string[]} names @param {{report?: boolean, stream?: boolean}} [options] */
   handOver(names, options = {}) {
-    const port = /** @type {NonNullable<typeof this.port>} */ (this.port);
-    this.handed = [...new Set([...(this.handed || []), ...names])]; // a new frame needs them again
-    this.fetchRuntime(names, options).then(
+    const port = /** @type {FramePort} */ (this.port);
+    this.handed = [...new Set([...this.handed, ...names])]; // a new frame needs them again
+    this.runtime.fetchRuntime(names, options).then(
       (files) => port.notify("addRuntime", { files }),
       (err) => port.notify("addRuntime", { files: {}, failed: names, message: String((err && err.message) || err) }),
     );
   }
 
+  /** @returns {Promise<FramePort>} */
   openFrame() {
     return new Promise((resolve, reject) => {
       const frame = document.createElement("iframe");
@@ -100,7 +143,7 @@ export class SandboxChannel extends SandboxRuntime {
       frame.setAttribute("aria-hidden", "true");
       frame.title = "Reckon sandbox";
       frame.style.display = "none";
-      frame.src = new URL("sandbox.html", this.root).href;
+      frame.src = new URL("sandbox.html", this.runtime.root).href;
       frame.addEventListener("load", () => {
         const channel = new MessageChannel();
         /** @type {import("../shared/seam.js").Caller<import("../shared/protocol.js").FrameApi>} */
@@ -126,7 +169,7 @@ export class SandboxChannel extends SandboxRuntime {
   /** Start a worker in the frame ("frame-start": with the files; "frame-restart": again).
    * @param {"frame-start" | "frame-restart"} kind */
   boot(kind) {
-    const port = /** @type {NonNullable<typeof this.port>} */ (this.port);
+    const port = /** @type {FramePort} */ (this.port);
     // The frame sends the worker its boot call (id 0) with the port made here.
     this.bootPromise = this.rpc.begin(0).then((reply) => (reply.status === "ok" ? reply : Promise.reject(new Error(reply.message))));
     // A fresh channel per worker: the worker gets one end with its boot request and
@@ -137,9 +180,10 @@ export class SandboxChannel extends SandboxRuntime {
     const channel = new MessageChannel();
     this.workerPort = channel.port1;
     this.rpc.attach(channel.port1);
-    const lazyPackages = this.info.sandbox.all_packages.filter((/** @type {string} */ name) => !this.info.sandbox.packages.includes(name));
-    const config = { ...this.config, indexURL: new URL("pyodide/", this.root).href, packages: this.info.sandbox.packages, lazyFiles: this.lazy, heldBack: this.heldBack, lazyPackages, sqlFiles: this.info.sandbox.sql_files || [] };
-    if (kind === "frame-start") port.notify(kind, { workerSource: this.workerSource, runtime: this.runtime, config }, [channel.port2]);
+    const { info, root } = this.runtime;
+    const lazyPackages = info.sandbox.all_packages.filter((name) => !info.sandbox.packages.includes(name));
+    const config = { ...this.config, indexURL: new URL("pyodide/", root).href, packages: info.sandbox.packages, lazyFiles: this.lazy, heldBack: this.heldBack, lazyPackages, sqlFiles: info.sandbox.sql_files || [] };
+    if (kind === "frame-start") port.notify(kind, { workerSource: this.workerSource, runtime: this.runtime.blobs, config }, [channel.port2]);
     else port.notify(kind, { snapshot: this.config.snapshot || null }, [channel.port2]);
     return this.bootPromise;
   }
@@ -149,7 +193,47 @@ export class SandboxChannel extends SandboxRuntime {
    * once; the frame keeps them for restarts. */
   handHeld() {
     if (this.heldBack.length) this.handOver(this.heldBack.splice(0));
-    if (this.heldRest && this.heldRest.length) this.handOver(this.heldRest.splice(0));
+    if (this.heldRest.length) this.handOver(this.heldRest.splice(0));
+  }
+
+  /** A new worker in the live frame, with the snapshot the config holds (if any);
+   * `remount` sends the uploads right behind its boot request.
+   * @param {() => Promise<unknown>[]} remount */
+  restartWorker(remount) {
+    const booted = this.boot("frame-restart");
+    return Promise.all([booted, ...remount()]);
+  }
+
+  /** A new frame for a dead one: the worker, Pyodide's files and the packages handed
+   * over again (the browser's HTTP cache has them), then `remount`. What was pending
+   * ends, but for a boot, which ends with the new one.
+   * @param {() => Promise<unknown>[]} remount */
+  async replaceFrame(remount) {
+    const previous = this.rpc.pending.get(0); // a restart that never booted: it ends with this boot
+    for (const id of [...this.rpc.pending.keys()]) {
+      if (id !== 0) this.rpc.settle(id, { status: "error", message: "the sandbox frame was replaced" });
+    }
+    this.rpc.clear();
+    if (this.frame) this.frame.remove();
+    this.port = await this.openFrame();
+    const booted = this.boot("frame-start");
+    if (this.handed.length) this.handOver([...this.handed]);
+    const mounts = remount();
+    try {
+      const [reply] = await Promise.all([booted, ...mounts]);
+      if (previous) previous.resolve(reply);
+    } catch (err) {
+      if (previous) previous.resolve({ type: "reply", id: 0, status: "error", message: String((err && /** @type {any} */ (err).message) || err) });
+      throw err;
+    }
+  }
+
+  /** Stop the running cell softly (KeyboardInterrupt, state kept) if the frame is
+   * cross-origin isolated: false when it is not (the worker must be replaced). */
+  interruptSoftly() {
+    if (!this.crossOriginIsolated) return false;
+    if (this.port) this.port.notify("frame-interrupt");
+    return true;
   }
 
   /** Does the frame answer within `ms`? (A dead renderer never does.) */
@@ -216,8 +300,8 @@ export class SandboxChannel extends SandboxRuntime {
       "need-files": head((msg) => {
         if (!Array.isArray(msg.files)) return this.handHeld();
         // DuckDB's files (sql.js), asked for by name on the first SQL: sent once.
-        const sql = (this.info && this.info.sandbox.sql_files) || [];
-        const wanted = msg.files.filter((name) => sql.includes(name) && !(this.handed || []).includes(name));
+        const sql = this.runtime.info.sandbox.sql_files || [];
+        const wanted = msg.files.filter((/** @type {unknown} */ name) => typeof name === "string" && sql.includes(name) && !this.handed.includes(name));
         if (wanted.length) this.handOver(wanted);
       }),
       stream: head((msg) => {
@@ -226,7 +310,7 @@ export class SandboxChannel extends SandboxRuntime {
         const text = liveText(entry.collected, msg.name, msg.text);
         if (!text) return;
         if (entry.onStream) entry.onStream(msg.name, text);
-        this.dispatchEvent(new CustomEvent("stream", { detail: { id: msg.id, name: msg.name, text } }));
+        this.emit("stream", { id: msg.id, name: msg.name, text });
       }),
       started: head((msg) => {
         const entry = this.rpc.pending.get(msg.id);

@@ -1,14 +1,20 @@
 // The page's side of the sandbox: one opaque-origin frame, one worker inside it.
 // Message shapes: PROTOCOL.md §3. Everything that comes back from the worker is
 // untrusted (the model's code runs there): it is only ever treated as data.
-// The layers under this class, each one job: runtime.js (the files), channel.js
-// (frame, ports, order), recovery.js (replacing a dead worker), snapshot-plan.js
-// (snapshot starts); results.js (limits).
+// The Sandbox is a facade over its parts, each one job, none calling another's
+// subclass (there are none): runtime.js (the files), channel.js (frame, ports, order),
+// recovery.js (replacing a dead worker), snapshot-plan.js (snapshot starts);
+// results.js (limits). It emits what the page hears (progress, ready, stream,
+// restarted, snapshot, error) and what persistence holds up (events.js: started,
+// replaced, ran); docs/architecture.md draws it.
 
-import { dropSnapshots, loadRuntime } from "./snapshot-store.js";
 import { CLOSED, MARKER_ROOM, toRunResult } from "./results.js";
 import { RECIPE_PARTS, WORKER_PARTS, fetchParts } from "./parts.js";
+import { SandboxRuntime } from "./runtime.js";
+import { SandboxChannel } from "./channel.js";
+import { SandboxRecovery } from "./recovery.js";
 import { SandboxSnapshots } from "./snapshot-plan.js";
+import { dispatchAndWait } from "./events.js";
 import { runFresh } from "./fresh.js";
 import { SEAM_SOURCE } from "../shared/seam.js";
 
@@ -18,39 +24,75 @@ const BACKSTOP_MS = 15_000; // beyond the queue's own limits, for a cell that ne
 
 /** @typedef {import("../shared/protocol.js").RunResult} RunResult */
 /** @typedef {import("../shared/protocol.js").SandboxApi} SandboxApi */
+/** @typedef {{onStream?: (name: string, text: string) => void, collected: {stdout: string, stderr: string}, started?: () => void}} RunEntry */
 
-export class Sandbox extends SandboxSnapshots {
+export class Sandbox extends EventTarget {
   /**
    * `snapshot: false` turns snapshot starts off (README "Fast starts").
    * `sqlMemoryLimitMB`: DuckDB's memory limit for run_sql (default: half of `memoryLimitMB`).
    * @param {{root?: URL, container?: HTMLElement, memoryLimitMB?: number, sqlMemoryLimitMB?: number, outputLimit?: number, snapshot?: boolean}} [options]
    */
   constructor({ root = new URL("../", import.meta.url), container = document.body, memoryLimitMB = 2048, sqlMemoryLimitMB = 0, outputLimit = 100_000, snapshot = true } = {}) {
-    super({ root, container, snapshot });
+    super();
+    this.container = container;
+    this.memoryLimitMB = memoryLimitMB;
+    /** @type {Record<string, any>} the boot config the worker gets (and the snapshot part's choice of snapshot) */
     this.config = { memoryLimitMB, sqlMemoryLimitMB, kernel: { output_limit: outputLimit } };
     // Enforced here too: the kernel's limit lives inside the sandbox, where a cell can
     // raise it (the second outside attack put 40 MB into the chat that way).
     this.outputLimit = outputLimit;
+    /** @type {Map<string, Blob>} path -> Blob/File of the uploads, re-mounted after a restart */
+    this.files = new Map();
+    /** @param {string} type @param {object} detail */
+    const emit = (type, detail) => void this.dispatchEvent(new CustomEvent(type, { detail }));
+    /** @param {string} type @param {object} detail */
+    const emitAndWait = (type, detail) => dispatchAndWait(this, type, detail);
+    this.runtime = new SandboxRuntime({ root, emit });
+    this.channel = new SandboxChannel({ runtime: this.runtime, container, config: this.config, emit, recover: (reason, message, runId) => this.recover(reason, message, runId) });
+    this.recovery = new SandboxRecovery({ channel: this.channel, files: this.files, emit, emitAndWait });
+    this.snapshots = new SandboxSnapshots({ runtime: this.runtime, channel: this.channel, config: this.config, emit, enabled: snapshot !== false });
+    /** Resolves with {status: "saved" | "failed" | "restored" | "rejected" | "off", ...} once this visit's snapshot work is done.
+     * @type {Promise<Record<string, unknown>> | null} */
+    this.snapshotDone = null;
     /** @type {{code: string, files: Array<[string, Blob]>, result: RunResult} | null} the last scan() */
     this.lastScan = null;
     /** @type {(err: Error) => void} */
     this.rejectClosed = () => {};
+    /** @type {Promise<never>} */
     this.whenClosed = new Promise((_, reject) => (this.rejectClosed = reject));
     this.whenClosed.catch(() => {});
     /** @type {Promise<any> | null} */
     this.readyPromise = null;
     this.startMs = 0;
-    /** @type {Record<string, number> | null} page-clock and worker-clock ms of the start */
+    /** @type {Record<string, number | undefined> | null} page-clock and worker-clock ms of the start */
     this.bootMarks = null;
     this.queueEnd = 0; // when the runs queued so far may have ended at the latest
     this.currentRun = 0; // the id of the last run sent
-    /** Called once the first worker is up, before ready() resolves (persistence restores files here).
-     * @type {((sandbox: Sandbox) => Promise<void>) | null} */
-    this.afterStart = null;
-    /** Called after each recorded run, before its result is handed back, with the
-     * outputs the run deleted as the worker saw it (not the kernel: a cell can change that).
-     * @type {((code: string, result: RunResult, changes: {deleted: string[]}) => Promise<void>) | null} */
-    this.afterRun = null;
+  }
+
+  // What pages and tests read of the parts.
+  get info() {
+    return this.runtime.info;
+  }
+  get frame() {
+    return this.channel.frame;
+  }
+  get crossOriginIsolated() {
+    return this.channel.crossOriginIsolated;
+  }
+  get closed() {
+    return this.channel.closed;
+  }
+  get runtimeKept() {
+    return this.snapshots.runtimeKept;
+  }
+  /** Whether a replacement rebuilds the variables (persistence does: it changes what
+   * the messages say). */
+  get rebuildsState() {
+    return this.recovery.rebuildsState;
+  }
+  set rebuildsState(value) {
+    this.recovery.rebuildsState = value;
   }
 
   /** Resolves when the sandbox can run code. Starts it on first call. */
@@ -64,104 +106,89 @@ export class Sandbox extends SandboxSnapshots {
    * was pending ends with a "closed" error, and later requests get the same answer. */
   close() {
     if (this.closed) return;
-    this.closed = true;
+    this.channel.close();
     this.rejectClosed(new Error(CLOSED));
-    for (const [id, entry] of [...this.rpc.pending]) {
-      if (entry.method === "run") this.rpc.settle(id, { status: "error", error: { type: "SandboxClosed", message: CLOSED, traceback: "", line: null } });
-      else this.rpc.settle(id, { status: "error", message: CLOSED });
-    }
-    this.rpc.clear();
-    if (this.heartbeat) clearInterval(this.heartbeat);
-    if (this.workerPort) this.workerPort.close();
-    if (this.port) this.port.close();
-    if (this.frame) this.frame.remove();
-    this.heldRest = [];
+  }
+
+  /** Start a worker in the frame (the channel's boot): "frame-start" with the files. A
+   * subclass may change the config or the build info here before the first boot.
+   * @param {"frame-start" | "frame-restart"} kind */
+  boot(kind) {
+    return this.channel.boot(kind);
+  }
+
+  /** Replace the worker (recovery.js). @param {string} reason @param {string | null} [message] @param {number | null} [runId] */
+  recover(reason, message = null, runId = null) {
+    return this.recovery.recover(reason, message, runId);
   }
 
   async start() {
     const t0 = performance.now();
+    const { runtime, channel, snapshots } = this;
     // The frame and the worker's script do not depend on the build info: under way first.
-    const framing = Promise.all([this.openFrame(), fetchParts(this.root, WORKER_PARTS, SEAM_SOURCE)]);
+    const framing = Promise.all([channel.openFrame(), fetchParts(runtime.root, WORKER_PARTS, SEAM_SOURCE)]);
     framing.catch(() => {});
     // The worker's installer for the rest of the stack; without it, Pyodide's loadPackage.
-    const installer = fetch(new URL("sandbox/install.js", this.root)).then((r) => (r.ok ? r.blob() : null), () => null);
-    const recipe = this.snapshotEnabled ? fetchParts(this.root, RECIPE_PARTS) : null;
+    const installer = fetch(new URL("sandbox/install.js", runtime.root)).then((r) => (r.ok ? r.blob() : null), () => null);
+    const recipe = snapshots.enabled ? fetchParts(runtime.root, RECIPE_PARTS) : null;
     if (recipe) recipe.catch(() => {});
-    this.info = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
-    const core = this.coreNames();
-    const eager = this.info.sandbox.eager_files;
-    const lazy = [...this.info.sandbox.files, ...(this.info.sandbox.rest_files || [])].filter((name) => !eager.includes(name));
-    const size = (names) => names.reduce((sum, n) => sum + (this.info.sizes[n] || 0), 0);
-    this.progress = { loaded: 0, total: size(core) }; // grows once the plan is known
+    await runtime.load();
     // Three ways to a ready interpreter, fastest first: the snapshot an earlier visit
     // kept, the snapshot the build ships, a cold boot (README "Fast starts"). With a
     // snapshot the package files are not needed to start: they are held back, and sent
     // only if the worker cannot restore it and boots cold after all.
-    const plan = await this.findSnapshot(recipe);
+    const plan = await snapshots.findSnapshot(recipe);
     // A kept snapshot has Pyodide's own files kept beside it: no fetch at all.
-    const kept = plan === "kept" ? await loadRuntime(this.root, this.snapshotKey, Object.fromEntries(core.map((name) => [name, this.info.sizes[name]]))) : null;
-    if (kept) this.progress.loaded += size(core);
-    this.runtimeKept = Boolean(kept);
-    const coreFetched = kept ? Promise.resolve(kept) : this.fetchRuntime(core, { report: true });
+    const kept = await snapshots.keptRuntime(plan);
+    const { core, eager, lazy } = runtime.plan(plan, Boolean(kept));
+    const coreFetched = kept ? Promise.resolve(kept) : runtime.fetchRuntime(core, { report: true });
     coreFetched.catch(() => {});
-    this.heldBack = plan ? [...eager] : [];
-    this.lazy = plan ? lazy : [...eager, ...lazy];
-    this.progress.total += size(plan === "build" ? Object.values(this.shippedFiles()) : plan ? [] : eager);
-    const [runtime, [port, workerSource], snapshot] = await Promise.race([
-      Promise.all([coreFetched, framing, plan === "build" ? this.fetchShippedSnapshot() : this.config.snapshot]),
+    const [blobs, [port, workerSource], snapshot] = await Promise.race([
+      Promise.all([coreFetched, framing, plan === "build" ? runtime.fetchShippedSnapshot() : this.config.snapshot]),
       this.whenClosed, // a frame removed before it loaded never says so
     ]);
     this.config.snapshot = snapshot;
     this.config.installSource = await installer;
-    this.port = port;
-    this.runtime = runtime;
-    if (plan === "build") this.keepShipped(snapshot);
-    this.workerSource = workerSource;
+    runtime.blobs = blobs;
+    if (plan === "build") snapshots.keepShipped(snapshot);
+    channel.prepare({ port, workerSource, heldBack: plan ? [...eager] : [], lazy: plan ? lazy : [...eager, ...lazy] });
     const bootAt = performance.now();
     const booted = this.boot("frame-start");
-    if (!plan) this.handOver(eager, { report: true, stream: true });
+    if (!plan) channel.handOver(eager, { report: true, stream: true });
     const reply = await booted.catch((err) => {
       if (!kept) throw err;
       return this.bootFromSite(core, eager); // the kept copies would not start
     });
     const repliedAt = performance.now();
-    if (this.afterStart) await this.afterStart(this);
+    // Persistence puts the stored files back here, before ready() resolves.
+    await dispatchAndWait(this, "started", {});
     // The rest of the stack (scipy, scikit-learn, pyarrow, sympy…) only when a request
     // needs it (the worker asks: need-files); nothing is fetched or installed meanwhile.
-    this.heldRest = [...lazy];
+    channel.heldRest = [...lazy];
     this.startMs = performance.now() - t0;
     // Page-clock ms (fetched, boot, workerStart, replied) and worker-clock ms since its start.
     const workerStart = reply.marks.workerStart - performance.timeOrigin;
-    this.bootMarks = { fetched: this.fetchedMs, boot: bootAt, ...reply.marks, workerStart, replied: repliedAt };
-    this.startHeartbeat();
+    this.bootMarks = { fetched: runtime.fetchedMs, boot: bootAt, ...reply.marks, workerStart, replied: repliedAt };
+    channel.startHeartbeat();
     this.dispatchEvent(new CustomEvent("ready", { detail: { ms: this.startMs, versions: reply.versions } }));
-    this.snapshotDone = this.afterBoot(reply.snapshot, plan);
+    this.snapshotDone = snapshots.afterBoot(reply.snapshot, plan);
     return reply;
   }
 
   /** Start again as on a first visit without a snapshot: Pyodide's files from the site,
-   * the packages handed over, and nothing kept (a new snapshot is made once idle). */
+   * the packages handed over, and nothing kept (a new snapshot is made once idle).
+   * @param {string[]} core @param {string[]} eager */
   async bootFromSite(core, eager) {
-    await dropSnapshots().catch(() => {});
-    this.runtime = await this.fetchRuntime(core);
-    this.runtimeKept = false;
-    this.config.snapshot = null;
-    this.heldBack = [];
-    this.lazy = [...eager, ...this.lazy];
-    const booted = this.boot("frame-start");
-    this.handOver(eager);
-    return booted;
+    await this.snapshots.forget();
+    this.runtime.blobs = await this.runtime.fetchRuntime(core);
+    return this.channel.bootCold(eager);
   }
 
   /** Resolves when the sandbox is up and no replacement or rebuild is under way. */
   async settled() {
     await this.ready();
-    await this.bootPromise;
-    let gate;
-    do {
-      gate = this.gate;
-      await gate;
-    } while (gate !== this.gate);
+    await this.channel.bootPromise;
+    await this.recovery.settled();
   }
 
   /**
@@ -175,13 +202,13 @@ export class Sandbox extends SandboxSnapshots {
   async request(method, args, transfer = [], { direct = false } = {}) {
     if (this.closed) return { status: "error", message: CLOSED };
     if (!direct) await this.settled();
-    return this.rpc.call(method, args, { transfer });
+    return this.channel.rpc.call(method, args, { transfer });
   }
 
   /**
    * Run a cell. Never rejects for user errors: the result's status says what happened.
    * @param {string} code
-   * `record: false` runs it without telling `afterRun` (replays are not logged again).
+   * `record: false` runs it without a `ran` event (replays are not logged again).
    * @param {{timeoutMs?: number, onStream?: (name: string, text: string) => void, direct?: boolean, record?: boolean}} [options]
    * @returns {Promise<RunResult>}
    */
@@ -190,7 +217,7 @@ export class Sandbox extends SandboxSnapshots {
     if (!result.busy) return result;
     // The worker was busy with an earlier cell's leftovers and never started this one
     // (channel.js): it was replaced, and the cell runs in the new worker. A replay's
-    // cell (direct) is not run again: the replay stops there (persist.js).
+    // cell (direct) is not run again: the replay stops there (web/persist.js).
     const { busy, ...failed } = result;
     void busy;
     if (direct) return failed;
@@ -208,23 +235,27 @@ export class Sandbox extends SandboxSnapshots {
     if (typeof code !== "string") throw new TypeError("run(code): code must be a string");
     if (this.closed) return toRunResult({ status: "error", error: { type: "SandboxClosed", message: CLOSED, traceback: "", line: null } }, { collected: { stdout: "", stderr: "" } }, performance.now());
     if (!direct) await this.settled();
-    const id = this.rpc.reserve();
+    const rpc = this.channel.rpc;
+    const id = rpc.reserve();
     const started = performance.now();
     return new Promise((resolve) => {
-      /** @type {{onStream: typeof onStream, collected: {stdout: string, stderr: string}, started?: () => void}} */
+      /** @type {RunEntry} */
       const entry = { onStream, collected: { stdout: "", stderr: "" } };
+      /** @type {ReturnType<typeof setTimeout> | null} */
       let watchdog = null;
       // A backstop for a worker that never even starts the cell (a cell before it
       // broke the worker's message handling): the longest the queue ahead can take.
       const now = performance.now();
       this.queueEnd = Math.max(now, this.queueEnd || 0) + timeoutMs + GRACE_MS;
+      /** @type {ReturnType<typeof setTimeout> | null} */
       let backstop = setTimeout(() => this.recover("crash", "the sandbox stopped answering", id), this.queueEnd - now + BACKSTOP_MS);
       // Counted from when the worker starts the cell, not from when it was queued.
       entry.started = () => {
-        clearTimeout(backstop);
+        if (backstop) clearTimeout(backstop);
         backstop = null;
         watchdog = setTimeout(() => this.recover("timeout", null, id), timeoutMs + GRACE_MS);
       };
+      /** @param {Record<string, any>} reply */
       const finish = async (reply) => {
         if (watchdog) clearTimeout(watchdog);
         if (backstop) clearTimeout(backstop);
@@ -240,10 +271,11 @@ export class Sandbox extends SandboxSnapshots {
           await this.recover(reply.restartNeeded === "crash" ? "crash" : "memory", null, id);
           result.restarted = true;
         }
-        if (record && this.afterRun) {
-          const deleted = !reply.restartedByClient && Array.isArray(reply.outputsDeleted) ? reply.outputsDeleted.filter((p) => typeof p === "string") : [];
+        if (record) {
+          // The outputs the run deleted as the worker saw it (not the kernel: a cell can change that).
+          const deleted = !reply.restartedByClient && Array.isArray(reply.outputsDeleted) ? reply.outputsDeleted.filter((/** @type {unknown} */ p) => typeof p === "string") : [];
           try {
-            await this.afterRun(code, result, { deleted });
+            await dispatchAndWait(this, "ran", { code, result, deleted });
           } catch {
             // Persistence reports its own failures; a run result is never lost to them.
           }
@@ -251,7 +283,7 @@ export class Sandbox extends SandboxSnapshots {
         resolve(result);
       };
       this.currentRun = id;
-      this.rpc.call("run", { code, timeoutMs }, { id, about: entry }).then(finish);
+      rpc.call("run", { code, timeoutMs }, { id, about: entry }).then(finish);
     });
   }
 
@@ -271,7 +303,8 @@ export class Sandbox extends SandboxSnapshots {
     const files = [...this.files];
     const last = this.lastScan;
     if (last && last.code === code && last.files.length === files.length && last.files.every(([path, file], i) => files[i][0] === path && files[i][1] === file)) return last.result;
-    const reply = await runFresh({ port: /** @type {NonNullable<typeof this.port>} */ (this.port), files: new Map(files), code, timeoutMs, kernel: { output_limit: outputLimit }, onNeedFiles: () => this.handHeld() });
+    const channel = this.channel;
+    const reply = await runFresh({ port: /** @type {import("./channel.js").FramePort} */ (channel.port), files: new Map(files), code, timeoutMs, kernel: { output_limit: outputLimit }, onNeedFiles: () => channel.handHeld() });
     if (typeof reply.status === "string" && reply.type !== "reply") return toRunResult({ status: "error", error: { type: "SandboxError", message: String(reply.message), traceback: "", line: null } }, empty, started);
     const result = toRunResult(reply, empty, started);
     this.lastScan = result.status === "ok" ? { code, files, result } : null;
@@ -282,11 +315,8 @@ export class Sandbox extends SandboxSnapshots {
    * cross-origin isolated; otherwise the worker is replaced. */
   async interrupt() {
     const id = this.currentRun;
-    if (!id || !this.rpc.pending.has(id)) return { status: "ok", running: false };
-    if (this.crossOriginIsolated) {
-      if (this.port) this.port.notify("frame-interrupt");
-      return { status: "ok", running: true, soft: true };
-    }
+    if (!id || !this.channel.isPending(id)) return { status: "ok", running: false };
+    if (this.channel.interruptSoftly()) return { status: "ok", running: true, soft: true };
     await this.recover("interrupted", null, id);
     return { status: "ok", running: true, soft: false };
   }
@@ -343,6 +373,7 @@ export class Sandbox extends SandboxSnapshots {
     return reply.files;
   }
 
+  /** @param {string} path */
   async inspect(path) {
     const { type, id, ...rest } = await this.request("inspect", { path: resolvePath(path) });
     void type;
@@ -366,6 +397,7 @@ export class Sandbox extends SandboxSnapshots {
   }
 }
 
+/** @param {unknown} path */
 function resolvePath(path) {
   if (typeof path !== "string" || !path) throw new TypeError("path must be a non-empty string");
   return path.startsWith("/") ? path : `/data/${path}`;

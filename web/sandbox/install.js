@@ -24,6 +24,9 @@ class InstallError extends Error {}
  * Install `name` and what it depends on from `files` ({file_name: Blob}) as
  * pyodide.loadPackage would (same files, INSTALLER and PYODIDE_SOURCE, native modules
  * loaded by Pyodide's loader, the package marked loaded); loaded packages are skipped.
+ * @param {any} pyodide @param {{packages: Record<string, {name: string, file_name: string, install_dir: string, depends: string[]}>}} lock
+ * @param {Record<string, Blob>} files @param {string} name
+ * @returns {Promise<void>}
  */
 async function installPackage(pyodide, lock, files, name) {
   const pkg = lock.packages[name];
@@ -46,8 +49,9 @@ async function installPackage(pyodide, lock, files, name) {
   pyodide._module.reportUndefinedSymbols();
   pyodide.loadedPackages[pkg.name] = "default channel"; // loadPackage's name for it
   if (!refresh) refresh = pyodide.runPython(REFRESH, { globals: pyodide.toPy({}) });
-  refresh(dir);
+  /** @type {(directory: string) => void} */ (refresh)(dir);
 }
+/** @type {((directory: string) => void) | null} */
 let refresh = null; // _reckon_refresh, made once
 
 self.__reckonInstall = { installPackage, InstallError };

@@ -3,6 +3,8 @@
 // cap, and the messages of requests that a worker replacement cut off. Plain functions.
 
 /** @typedef {import("../shared/protocol.js").RunResult} RunResult */
+/** A reply as it came, or a result being shaped: data, read field by field.
+ * @typedef {Record<string, any>} Loose */
 
 export const CLOSED = "this Reckon was closed (close()); create a new one to run code";
 
@@ -40,7 +42,8 @@ export function explain(reason, message, rebuilds = false) {
 }
 
 /** What of a streamed batch still goes to the live view, with a marker where it stops;
- * "" after that. `collected` keeps what was shown, per stream. */
+ * "" after that. `collected` keeps what was shown, per stream.
+ * @param {{stdout: string, stderr: string}} collected @param {"stdout" | "stderr"} name @param {string} text */
 export function liveText(collected, name, text) {
   const room = LIVE_LIMIT - collected[name].length;
   if (room <= 0) return "";
@@ -49,13 +52,15 @@ export function liveText(collected, name, text) {
   return shown;
 }
 
-/** `text` within `limit` characters, with a marker saying how much was cut. */
+/** `text` within `limit` characters, with a marker saying how much was cut.
+ * @param {unknown} text @param {number} limit */
 function capped(text, limit) {
   if (typeof text !== "string" || text.length <= limit) return text;
   return `${text.slice(0, limit)}\n[output truncated by the page: ${(text.length - limit).toLocaleString("en")} more characters not shown]`;
 }
 
-/** The figures that fit the page's limits, and a line about the rest. */
+/** The figures that fit the page's limits, and a line about the rest.
+ * @param {Loose} result @returns {Loose} */
 function withinFigures(result) {
   if (!Array.isArray(result.figures)) return { ...result, figures: [] };
   let chars = 0;
@@ -72,13 +77,14 @@ function withinFigures(result) {
   return { ...result, figures: kept, stderr: `${typeof result.stderr === "string" ? result.stderr : ""}${note}` };
 }
 
-/** The sandbox's result held to the page's own limit, whatever the sandbox says. */
+/** The sandbox's result held to the page's own limit, whatever the sandbox says.
+ * @param {Loose} result @param {number} limit @returns {Loose} */
 function withinLimit(result, limit) {
-  const over = (t) => typeof t === "string" && t.length > limit;
+  const over = (/** @type {unknown} */ t) => typeof t === "string" && t.length > limit;
   const value = result.result && typeof result.result === "object" ? result.result : null;
   const error = result.error && typeof result.error === "object" ? result.error : null;
   // Made by the kernel, inside the sandbox, like the rest: held to the limit too.
-  const assigned = Array.isArray(result.assigned) ? result.assigned.filter((a) => a && typeof a === "object") : null;
+  const assigned = Array.isArray(result.assigned) ? result.assigned.filter((/** @type {unknown} */ a) => a && typeof a === "object") : null;
   const anyOver = over(result.stdout) || over(result.stderr) || over(value && value.text) || over(error && error.traceback) || over(error && error.message) || (assigned || []).some((a) => over(a.text));
   if (!anyOver) return result;
   return {
@@ -93,6 +99,7 @@ function withinLimit(result, limit) {
 }
 
 /** The worker's reply (or the page's own, `restartedByClient`) as a run result.
+ * @param {Loose} reply @param {{collected: {stdout: string, stderr: string}}} entry @param {number} started @param {number} [limit]
  * @returns {RunResult} */
 export function toRunResult(reply, entry, started, limit = Infinity) {
   const base = {
@@ -107,12 +114,12 @@ export function toRunResult(reply, entry, started, limit = Infinity) {
     duration_ms: performance.now() - started,
     restarted: false,
   };
-  if (reply.restartedByClient) return withinLimit({ ...base, status: reply.status, error: reply.error, restarted: true }, limit);
+  if (reply.restartedByClient) return /** @type {RunResult} */ (withinLimit({ ...base, status: reply.status, error: reply.error, restarted: true }, limit));
   const { type, id, restartNeeded, outputsDeleted, ...result } = reply;
   void type;
   void id;
   void restartNeeded;
   void outputsDeleted; // for persistence only (client.js): not part of the run result
   if (typeof result.status !== "string") return { ...base, error: { type: "ProtocolError", message: "malformed reply from the sandbox", traceback: "", line: null } };
-  return withinLimit(withinFigures({ ...base, ...result }), limit);
+  return /** @type {RunResult} */ (withinLimit(withinFigures({ ...base, ...result }), limit));
 }

@@ -1,21 +1,53 @@
 // The sandbox's runtime files: Pyodide's own, the packages and the build's snapshot,
 // downloaded from the site as Blobs (the frame has no network) with byte progress.
+// One part of the Sandbox (client.js), which hears its progress through `emit`.
 
-export class SandboxRuntime extends EventTarget {
-  /** @param {{root: URL}} options */
-  constructor({ root }) {
-    super();
+/** @typedef {(type: string, detail: object) => void} Emit */
+/** What build.py writes to build-info.json, as far as the page reads it.
+ * @typedef {{core: string[], sizes: Record<string, number>, python?: string, sandbox: {packages: string[], all_packages: string[], files: string[],
+ *   eager_files: string[], rest_files?: string[], sql_files?: string[], snapshot?: {heap?: string, fs?: string, meta?: string}}, [k: string]: any}} BuildInfo */
+
+export class SandboxRuntime {
+  /** @param {{root: URL, emit: Emit}} options */
+  constructor({ root, emit }) {
     this.root = root;
+    this.emit = emit;
     // Over a network the build's snapshot goes as its gzip copies (55 MB, not 185 MB),
     // unpacked here; on this machine unpacking would cost more than it saves.
     this.compressed = typeof DecompressionStream === "function" && !isLoopback(root.hostname);
-    /** @type {any} build-info.json, once start() has read it */
-    this.info = null;
+    /** @type {BuildInfo} build-info.json, once load() has read it */
+    this.info = { core: [], sizes: {}, sandbox: { packages: [], all_packages: [], files: [], eager_files: [] } };
     this.progress = { loaded: 0, total: 0 };
     /** @type {Record<string, Blob>} the files the worker boots from */
-    this.runtime = {};
+    this.blobs = {};
     /** @type {number | undefined} when the reported downloads were in (bootMarks.fetched) */
     this.fetchedMs = undefined;
+  }
+
+  /** Read build-info.json (not cached: a rebuilt site says so at once). */
+  async load() {
+    this.info = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
+    return this.info;
+  }
+
+  /** The bytes of `names` as build-info.json gives them. @param {string[]} names */
+  size(names) {
+    return names.reduce((sum, n) => sum + (this.info.sizes[n] || 0), 0);
+  }
+
+  /** What a start downloads, as the progress bar counts it, once the snapshot plan is
+   * known ("kept", "build" or null: README "Fast starts"); `kept`: Pyodide's own files
+   * came with the kept snapshot. The package files: `eager` (the boot's), `lazy` (the
+   * rest of the stack, handed over when a request needs it).
+   * @param {"kept" | "build" | null} plan @param {boolean} kept */
+  plan(plan, kept) {
+    const core = this.coreNames();
+    const eager = this.info.sandbox.eager_files;
+    const lazy = [...this.info.sandbox.files, ...(this.info.sandbox.rest_files || [])].filter((name) => !eager.includes(name));
+    const shipped = /** @type {string[]} */ (Object.values(this.shippedFiles()).filter(Boolean));
+    const extra = plan === "build" ? shipped : plan ? [] : eager;
+    this.progress = { loaded: kept ? this.size(core) : 0, total: this.size(core) + this.size(extra) };
+    return { core, eager, lazy };
   }
 
   /** Pyodide's own files: what every start needs, whatever the build put beside them. */
@@ -25,13 +57,14 @@ export class SandboxRuntime extends EventTarget {
 
   /** Pyodide's own files among what the worker was given, to keep with a snapshot. */
   coreRuntime() {
-    return Object.fromEntries(this.coreNames().filter((name) => this.runtime[name] instanceof Blob).map((name) => [name, this.runtime[name]]));
+    return Object.fromEntries(this.coreNames().filter((name) => this.blobs[name] instanceof Blob).map((name) => [name, this.blobs[name]]));
   }
 
   /** The build's snapshot files (build.py stage "snapshot"), or {} if it has none. As
    * downloaded: from a site off this machine, the gzip copies of the two big ones. */
   shippedFiles() {
     const shipped = this.info.sandbox.snapshot || {};
+    /** @param {string | undefined} name */
     const packed = (name) => (this.compressed && name && this.info.sizes[`${name}.gz`] ? `${name}.gz` : name);
     return { heap: packed(shipped.heap), fs: packed(shipped.fs), meta: shipped.meta };
   }
@@ -43,6 +76,7 @@ export class SandboxRuntime extends EventTarget {
       // Chunk by chunk (a smooth progress bar) only over a network. Read in JS, the
       // 212 MB copies on this machine cost more than fetching them: a first visit
       // started in 1.78 s that way, in 1.39 s as whole Blobs (docs/benchmarks.md).
+      if (!heap || !fs || !meta) return null;
       const got = await this.fetchRuntime([heap, fs, meta], { report: true, stream: this.compressed });
       const [snap, image] = await Promise.all([heap, fs].map((name) => unpacked(got[name], name, this.info.sizes)));
       return { meta: JSON.parse(await got[meta].text()), snap, fs: image };
@@ -53,9 +87,10 @@ export class SandboxRuntime extends EventTarget {
 
   /** Fetch the runtime files as Blobs, reporting byte progress: per chunk with `stream`
    * (the big downloads, where a person watches the bar), else per file (pumping a
-   * cached file through JS chunk by chunk costs more than the bar is worth). */
+   * cached file through JS chunk by chunk costs more than the bar is worth).
+   * @param {string[]} names @param {{report?: boolean, stream?: boolean}} [options] @returns {Promise<Record<string, Blob>>} */
   async fetchRuntime(names, { report = false, stream = false } = {}) {
-    const progress = () => this.dispatchEvent(new CustomEvent("progress", { detail: { ...this.progress } }));
+    const progress = () => this.emit("progress", { ...this.progress });
     const entries = await Promise.all(
       names.map(async (name) => {
         const resp = await fetch(new URL(`pyodide/${name}`, this.root));
@@ -68,6 +103,7 @@ export class SandboxRuntime extends EventTarget {
           }
           return [name, blob];
         }
+        if (!resp.body) throw new Error(`could not load ${name}: the response had no body`);
         const reader = resp.body.getReader();
         const chunks = [];
         for (;;) {
@@ -87,12 +123,14 @@ export class SandboxRuntime extends EventTarget {
   }
 }
 
+/** @param {string} host */
 function isLoopback(host) {
   return host === "localhost" || host.endsWith(".localhost") || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 /** A `.gz` download as the file it packs (checked against the build's size for it). A
  * server that already decoded it (Content-Encoding: gzip) sends the file itself. */
+/** @param {Blob} blob @param {string} name @param {Record<string, number>} sizes */
 async function unpacked(blob, name, sizes) {
   if (!name.endsWith(".gz")) return blob;
   const head = new Uint8Array(await blob.slice(0, 2).arrayBuffer());

@@ -29,7 +29,7 @@ export const KEEP_LIMITS = Object.freeze({
  */
 export function storablePath(path, kind) {
   if (typeof path !== "string" || /[\0\\]/.test(path)) return null;
-  const dirs = kind ? [DIR_OF_KIND[kind]].filter(Boolean) : STORED_DIRS;
+  const dirs = kind ? [/** @type {Record<string, string>} */ (DIR_OF_KIND)[kind]].filter(Boolean) : STORED_DIRS;
   const dir = dirs.find((d) => path.startsWith(d));
   if (!dir) return null;
   const segments = path.slice(dir.length).split("/");

@@ -174,6 +174,7 @@ export class Store {
   async updateSession(id, change, what = "could not save the conversation", { clearCells = false } = {}) {
     const saved = await this.transaction(clearCells ? ["sessions", "session-cells"] : ["sessions"], "readwrite", (tx) => {
       const sessions = tx.objectStore("sessions");
+      /** @type {any} */
       let next;
       const req = sessions.get(id);
       req.onsuccess = () => {
@@ -242,7 +243,8 @@ function deleteCells(tx, session) {
   };
 }
 
-/** Every [session, path] key of one session (arrays sort after every string path). */
+/** Every [session, path] key of one session (arrays sort after every string path).
+ * @param {string} session */
 function sessionRange(session) {
   return IDBKeyRange.bound([session], [session, []]);
 }
@@ -260,7 +262,8 @@ function normalize(id, record) {
   };
 }
 
-/** True for the browser's "storage is full" errors, whatever the engine calls them. */
+/** True for the browser's "storage is full" errors, whatever the engine calls them.
+ * @param {unknown} err */
 export function isQuotaError(err) {
   const name = err && /** @type {any} */ (err).name;
   const message = String((err && /** @type {any} */ (err).message) || "");

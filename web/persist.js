@@ -1,6 +1,8 @@
-// Persistence: ties the store (store.js) to one sandbox and one agent, so the
+// Persistence: ties the store (shared/store.js) to one sandbox and one agent, so the
 // conversation, the uploads and the files the analysis wrote survive reloads and
-// browser restarts, and a sandbox that had to be replaced is rebuilt.
+// browser restarts, and a sandbox that had to be replaced is rebuilt. Page wiring
+// (reckon.js makes it): it listens to the sandbox's events (sandbox/events.js:
+// `started`, `ran`, `replaced`) and the agent's, and the sandbox knows nothing of it.
 //
 // - uploads and files written through the API are stored as they arrive;
 // - after each run, the files it wrote under /output (as the worker saw them, within
@@ -13,8 +15,8 @@
 // Storage failures never fail the operation: the file or answer is still there for
 // this session, and a `storage-error` event says what was not saved and why.
 
-import { DEFAULT_SESSION, Store, emptySession } from "./store.js";
-import { storablePath } from "./keep.js";
+import { DEFAULT_SESSION, Store, emptySession } from "./shared/store.js";
+import { storablePath } from "./shared/keep.js";
 import { PersistedFiles } from "./persist-files.js";
 
 export { storablePath };
@@ -22,10 +24,17 @@ export { storablePath };
 /** Replacements after which the variables are rebuilt by replaying the cell log. */
 const REPLAY_AFTER = new Set(["timeout", "memory", "crash"]);
 /**
- * @typedef {import("../sandbox/client.js").Sandbox} Sandbox
- * @typedef {import("../agent/client.js").Agent} Agent
- * @typedef {import("../shared/store.js").SessionRecord} SessionRecord
+ * @typedef {import("./sandbox/client.js").Sandbox} Sandbox
+ * @typedef {import("./agent/client.js").Agent} Agent
+ * @typedef {import("./shared/store.js").SessionRecord} SessionRecord
+ * @typedef {import("./shared/protocol.js").RunResult} RunResult
+ * @typedef {import("./sandbox/events.js").Waitable} Waitable
+ * @typedef {{asks: object[], cells: number, files: Array<{path: string, size: number, kind: string}>, interrupted: {question: string, model: string | null, at: number | null} | null}} RestoredInfo
+ * @typedef {{status: string, replayed: number, failed: number, message?: string}} Replayed
  */
+
+/** An event's detail, as the sandbox sends it. @template T @param {Event} ev @returns {T} */
+const detail = (ev) => /** @type {CustomEvent} */ (ev).detail;
 
 export class Persistence extends PersistedFiles {
   /**
@@ -38,21 +47,37 @@ export class Persistence extends PersistedFiles {
     this.withAgent = withAgent;
     /** @type {SessionRecord} what was stored when the page opened */
     this.restored = emptySession(session);
-    /** The stored history, until the agent is given it (see agentRestored). @type {object | null} */
+    /** The stored history, until the agent is given it (see agentRestored). @type {{messages: object[], transcript: object} | null} */
     this.pendingState = null;
     /** @type {Promise<void>} */
     this.restoring = Promise.resolve();
-    /** What restore() found: {asks, cells (count), files, interrupted ({question, model, at} or null)}. */
+    /** What restore() found: {asks, cells (count), files, interrupted ({question, model, at} or null)}.
+     * @type {RestoredInfo} */
     this.restoredInfo = { asks: [], cells: 0, files: [], interrupted: null };
+    // A replacement's messages say the variables come back (the cell log is replayed).
     sandbox.rebuildsState = true;
-    sandbox.afterStart = () => this.restore();
-    sandbox.afterRestart = (reason, { nested }) => this.rebuild(reason, nested);
-    sandbox.afterRun = (code, result, changes) => this.recordRun(code, result, changes);
+    // Each waits: ready() for the files, the waiting requests for the rebuild, a run's
+    // result for its outputs to be stored (a note may join its stderr).
+    sandbox.addEventListener("started", (ev) => detail(ev).waitUntil(this.restore()));
+    sandbox.addEventListener("replaced", (ev) => {
+      /** @type {Waitable & {reason: string, nested: boolean}} */
+      const { reason, nested, waitUntil } = detail(ev);
+      waitUntil(this.rebuild(reason, nested));
+    });
+    sandbox.addEventListener("ran", (ev) => {
+      /** @type {Waitable & {code: string, result: RunResult, deleted: string[]}} */
+      const { code, result, deleted, waitUntil } = detail(ev);
+      waitUntil(this.recordRun(code, result, { deleted }));
+    });
     store.onChange((message) => this.onOtherTab(message));
     // The ask under way is kept until it ends, so a reload in the middle can say
     // which question it cut off (restoredInfo.interrupted) and offer it again.
     if (withAgent) {
-      agent.addEventListener("ask", (ev) => this.setPending({ question: String(/** @type {CustomEvent} */ (ev).detail.question), model: /** @type {CustomEvent} */ (ev).detail.model || null, at: Date.now() / 1000 }));
+      agent.addEventListener("ask", (ev) => {
+        /** @type {{question: unknown, model?: string}} */
+        const ask = detail(ev);
+        this.setPending({ question: String(ask.question), model: ask.model || null, at: Date.now() / 1000 });
+      });
       for (const type of ["answer", "error"]) agent.addEventListener(type, () => this.clearPending());
     }
   }
@@ -68,7 +93,7 @@ export class Persistence extends PersistedFiles {
         .then(async () => {
           await this.agent.importState(state);
         })
-        .catch((err) => this.emit("storage-error", { message: `The saved conversation could not be given back to the agent: ${err.message || err}`, quota: false }));
+        .catch((err) => this.emit("storage-error", { message: `The saved conversation could not be given back to the agent: ${(err && err.message) || err}`, quota: false }));
     }
     return this.restoring;
   }
@@ -86,6 +111,7 @@ export class Persistence extends PersistedFiles {
 
   /** On start (before ready() resolves): put the stored files back into the sandbox. */
   async restore() {
+    /** @type {import("./shared/store.js").FileRecord[]} */
     let files = [];
     try {
       [this.restored, files] = await Promise.all([this.store.getSession(this.sessionId), this.store.listFiles(this.sessionId)]);
@@ -109,8 +135,10 @@ export class Persistence extends PersistedFiles {
     this.emit("restored", this.restoredInfo);
   }
 
-  /** After the worker was replaced (uploads are already re-mounted by the sandbox). */
+  /** After the worker was replaced (uploads are already re-mounted by the sandbox).
+   * @param {string} reason @param {boolean} nested */
   async rebuild(reason, nested) {
+    /** @type {import("./shared/store.js").FileRecord[]} */
     let files = [];
     try {
       files = await this.store.listFiles(this.sessionId);
@@ -134,13 +162,15 @@ export class Persistence extends PersistedFiles {
     return this.replayCells({ direct: false });
   }
 
+  /** @param {{direct: boolean}} options @returns {Promise<Replayed>} */
   async replayCells({ direct }) {
+    /** @type {string[]} */
     let cells = [];
     try {
       cells = (await this.store.getSession(this.sessionId)).cells;
     } catch (err) {
       this.report(err, "The saved cells could not be read");
-      return { status: "error", replayed: 0, failed: 0, message: String(err.message || err) };
+      return { status: "error", replayed: 0, failed: 0, message: String((err && /** @type {any} */ (err).message) || err) };
     }
     let replayed = 0;
     let failed = 0;
@@ -159,7 +189,7 @@ export class Persistence extends PersistedFiles {
 
   /** After a run: store the files it wrote under /output (within keep.js's caps: the
    * result says what was not kept), forget the ones it deleted, log the cell if it
-   * succeeded. @param {string} code @param {import("../shared/protocol.js").RunResult} result
+   * succeeded. @param {string} code @param {RunResult} result
    * @param {{deleted?: string[]}} [changes] */
   async recordRun(code, result, { deleted = [] } = {}) {
     const files = (result.files || []).filter((f) => f && storablePath(f.path, "output"));
@@ -184,7 +214,7 @@ export class Persistence extends PersistedFiles {
     try {
       state = await this.agent.exportState();
     } catch (err) {
-      this.emit("storage-error", { message: `The conversation could not be read from the agent: ${err.message || err}`, quota: false });
+      this.emit("storage-error", { message: `The conversation could not be read from the agent: ${(err && /** @type {any} */ (err).message) || err}`, quota: false });
       return;
     }
     const last = state.transcript.asks[state.transcript.asks.length - 1];
@@ -222,12 +252,12 @@ export class Persistence extends PersistedFiles {
       status: "ok",
       files: files.map((f) => ({ path: f.path, size: f.size, mtime: f.mtime, kind: f.kind })).sort((a, b) => a.path.localeCompare(b.path)),
       cells: session.cells,
-      asks: session.transcript.asks.map((a) => ({ question: a.question, status: a.status, answer: a.answer })),
+      asks: session.transcript.asks.map((/** @type {Record<string, any>} */ a) => ({ question: a.question, status: a.status, answer: a.answer })),
       updated: session.updated,
     };
   }
 
-  /** @param {(record: SessionRecord) => SessionRecord} change @param {{clearCells?: boolean}} [options] */
+  /** @param {(record: SessionRecord) => SessionRecord} change @param {string} [what] @param {{clearCells?: boolean}} [options] */
   async updateSession(change, what = "the conversation was not saved", options = {}) {
     try {
       await this.store.updateSession(this.sessionId, change, what, options);
@@ -237,13 +267,15 @@ export class Persistence extends PersistedFiles {
       return false;
     }
   }
-
 }
 
-/** The status line after an automatic rebuild. */
+/** The status line after an automatic rebuild.
+ * @param {string} reason @param {{replayed: number, failed: number}} outcome */
 export function recoveredMessage(reason, { replayed, failed }) {
-  const why = { timeout: "after a timeout", memory: "after it ran out of memory", crash: "after a crash" }[reason] || `(${reason})`;
-  const cells = (n) => `${n} cell${n === 1 ? " was" : "s were"}`;
+  /** @type {Record<string, string>} */
+  const whys = { timeout: "after a timeout", memory: "after it ran out of memory", crash: "after a crash" };
+  const why = whys[reason] || `(${reason})`;
+  const cells = (/** @type {number} */ n) => `${n} cell${n === 1 ? " was" : "s were"}`;
   if (!replayed && !failed) return `The sandbox was restarted ${why}; your files are kept.`;
   const rebuilt = `${cells(replayed)} replayed to rebuild your variables`;
   return `The sandbox was restarted ${why}; ${rebuilt}${failed ? ` (${failed} failed)` : ""}.`;

@@ -4,12 +4,12 @@
 // Storage failures never fail the operation: a `storage-error` event says what was not
 // saved and why.
 
-import { StoreError } from "./store.js";
-import { notKeptNote, planKeep, storablePath } from "./keep.js";
+import { StoreError } from "./shared/store.js";
+import { notKeptNote, planKeep, storablePath } from "./shared/keep.js";
 
 /**
- * @typedef {import("../sandbox/client.js").Sandbox} Sandbox
- * @typedef {import("../shared/store.js").Store} Store
+ * @typedef {import("./sandbox/client.js").Sandbox} Sandbox
+ * @typedef {import("./shared/store.js").Store} Store
  */
 
 export class PersistedFiles {
@@ -24,7 +24,7 @@ export class PersistedFiles {
   /**
    * Stored files into the sandbox: uploads mounted from their Blobs (read lazily),
    * outputs written as plain files so cells can change them.
-   * @param {import("../shared/store.js").FileRecord[]} files
+   * @param {import("./shared/store.js").FileRecord[]} files @param {{uploads: boolean}} options
    */
   async writeBack(files, { uploads }) {
     for (const file of files) {
@@ -46,9 +46,10 @@ export class PersistedFiles {
     }
   }
 
-  /** @param {import("../shared/protocol.js").RunResult} result
+  /** @param {import("./shared/protocol.js").RunResult} result
    * @param {Array<{path: string, size: number}>} files @param {string[]} gone */
   async keepOutputs(result, files, gone) {
+    /** @type {import("./shared/store.js").FileRecord[]} */
     let stored = [];
     try {
       stored = await this.store.listFiles(this.sessionId);
@@ -61,7 +62,7 @@ export class PersistedFiles {
       if (stored.some((f) => f.path === path && f.kind === "output")) await this.deleteFile(path);
     }
     const kept = new Map(stored.filter((f) => f.kind === "output" && !gone.includes(f.path)).map((f) => [f.path, f.size]));
-    const { keep, skipped } = planKeep(files, kept, { memoryLimitMB: this.sandbox.config.memoryLimitMB });
+    const { keep, skipped } = planKeep(files, kept, { memoryLimitMB: this.sandbox.memoryLimitMB });
     for (const file of keep) {
       try {
         const bytes = await this.sandbox.readFile(file.path, { direct: true, output: true });
@@ -77,7 +78,8 @@ export class PersistedFiles {
     }
   }
 
-  /** Store a file; on failure say so (the file itself stays in this session). */
+  /** Store a file; on failure say so (the file itself stays in this session).
+   * @param {string} path @param {Blob} blob @param {"upload" | "output"} kind */
   async saveFile(path, blob, kind) {
     if (!storablePath(path, kind)) return false;
     try {
@@ -90,6 +92,7 @@ export class PersistedFiles {
     }
   }
 
+  /** @param {string} path */
   async deleteFile(path) {
     try {
       await this.store.deleteFile(this.sessionId, path);
@@ -98,7 +101,8 @@ export class PersistedFiles {
     }
   }
 
-  /** Another tab stored or deleted something: mirror it in this tab's sandbox. */
+  /** Another tab stored or deleted something: mirror it in this tab's sandbox.
+   * @param {Record<string, any>} message */
   async onOtherTab(message) {
     // Another session's files and records are not this one's business.
     if (message.type === "session" ? message.id !== this.sessionId : message.session !== this.sessionId) return;
