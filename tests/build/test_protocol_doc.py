@@ -15,7 +15,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PROTOCOL = (ROOT / "PROTOCOL.md").read_text()
 WEB = ROOT / "web"
 JS_PROTOCOL = (WEB / "shared" / "protocol.js").read_text()
-RECOVERY = (WEB / "sandbox" / "recovery.js").read_text()
 
 
 def js_list(name: str) -> list[str]:
@@ -140,7 +139,7 @@ def test_every_frame_message_is_documented() -> None:
     sources = [(WEB / "sandbox" / name).read_text() for name in senders]
     sent = {name for text in sources for name in re.findall(r'notify\("([\w-]+)"', text)}
     assert re.search(r"notify\(kind,", sources[0])
-    sent |= set(re.findall(r'this\.boot\("([\w-]+)"\)', "".join(sources) + RECOVERY))
+    sent |= set(re.findall(r'this\.boot\("([\w-]+)"\)', "".join(sources)))
     assert {"frame-start", "addRuntime", "frame-ping", "frame-connect"} <= handled, handled
     assert {"frame-ready", "crash", "frame-fresh", "frame-interrupt"} <= sent, sent
     handled |= sent
