@@ -32,10 +32,10 @@ from typing import Any
 
 import httpx
 
-from reckon.agent._code import extract_code_blocks
-from reckon.agent._grounding import ground_answer, step_sources
 from reckon.agent._observe import OBSERVATION_HEADER
 from reckon.agent._prompt import build_system_prompt
+from reckon.agent.checks._grounding import ground_answer, step_sources
+from reckon.agent.models._code import extract_code_blocks
 from reckon.eval._answers import normalized_answer
 from reckon.eval._eval import RunRecord, _is_correct
 from reckon.eval._questions import Question

@@ -19,8 +19,8 @@ from reckon.agent import (
     replay_cells,
     trim_text,
 )
-from reckon.agent._fences import only_block
-from reckon.agent._toolcalls import find_text_tool_calls
+from reckon.agent.models._fences import only_block
+from reckon.agent.models._toolcalls import find_text_tool_calls
 from support import PY
 
 

@@ -17,7 +17,7 @@ from reckon.agent import (
     export_notebook,
     replay_cells,
 )
-from reckon.agent._code import parse_tool_arguments, sql_cell
+from reckon.agent.models._code import parse_tool_arguments, sql_cell
 from reckon.reproduce import reproduce_notebook
 from support import QUESTION_SETS, ScriptedModel
 

@@ -9,7 +9,7 @@ import pytest
 
 from reckon import ProtocolError
 from reckon.agent import Agent, DemoModel, OpenAIModel
-from reckon.agent._privacy import HIDDEN, Privacy, Redactor
+from reckon.agent.privacy._privacy import HIDDEN, Privacy, Redactor
 from support import FakeUpstream, HttpxTransport, ScriptedModel, sse, text_stream, tool_stream
 
 from .helpers import KernelExecutor, answer, code_reply, model_steps, put_file, run

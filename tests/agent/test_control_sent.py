@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from reckon.agent import Agent, OpenAIModel
-from reckon.agent._sent import file_parts
+from reckon.agent.models._sent import file_parts
 from support import (
     FakeUpstream,
     HttpxTransport,

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from reckon.agent import Agent, ChatReply, DemoModel, OpenAIModel
-from reckon.agent._usage import add_usage, call_usage, estimate_tokens
+from reckon.agent.models._usage import add_usage, call_usage, estimate_tokens
 from support import FakeUpstream, HttpxTransport, ScriptedModel, sse, text_stream, tool_stream
 
 from .helpers import KernelExecutor, answer, code_reply, run

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from reckon.agent import Agent, DemoModel
-from reckon.agent._verify import VERIFY_HEADER, compare
+from reckon.agent.checks._verify import VERIFY_HEADER, compare
 from support import QUESTION_SETS, ScriptedModel
 
 from .helpers import KernelExecutor, answer, code_reply, run

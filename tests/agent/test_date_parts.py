@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from reckon.agent import Agent
-from reckon.agent._date_parts import part_recheck
-from reckon.agent._unpicked import unpicked_correction, unpicked_recheck
+from reckon.agent.checks._date_parts import part_recheck
+from reckon.agent.checks._unpicked import unpicked_correction, unpicked_recheck
 from support import ScriptedModel
 
 from .helpers import KernelExecutor, answer, code_reply, put_file, run

@@ -26,7 +26,7 @@ from reckon.agent import (
     replay_cells,
     sandbox_paths,
 )
-from reckon.agent._import import import_into
+from reckon.agent.export._import import import_into
 from reckon.kernel import Kernel as Session
 
 from .helpers import KernelExecutor, run

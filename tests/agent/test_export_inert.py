@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reckon.agent import export_notebook, export_script
-from reckon.agent._inert import safe_table_html
-from reckon.agent._inert_markdown import inert_markdown
+from reckon.agent.export._inert import safe_table_html
+from reckon.agent.export._inert_markdown import inert_markdown
 from reckon.kernel import Kernel as Session
 from support import live_markdown, rendered
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from reckon.agent._grounding import find_numbers, ground_answer, step_sources
-from reckon.agent._think import ThinkSplitter
-from reckon.agent._toolcalls import find_text_tool_calls, lenient_json
+from reckon.agent.checks._grounding import find_numbers, ground_answer, step_sources
+from reckon.agent.models._think import ThinkSplitter
+from reckon.agent.models._toolcalls import find_text_tool_calls, lenient_json
 
 NAMES = {"run_python", "run_sql"}
 

@@ -1,4 +1,4 @@
-"""The method line (reckon.agent._method): what the code that printed the answer's
+"""The method line (reckon.agent.checks._method): what the code that printed the answer's
 number did, in words read from the code; table-driven, and through the loop."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from reckon.agent import Agent
-from reckon.agent._method import describe_code
+from reckon.agent.checks._method import describe_code
 from support import ScriptedModel
 
 from .helpers import KernelExecutor, answer, code_reply, put_file, run

@@ -19,8 +19,8 @@ from reckon.agent import (
     import_cells,
     replay_cells,
 )
-from reckon.agent._import import import_into
-from reckon.agent._privacy import Privacy
+from reckon.agent.export._import import import_into
+from reckon.agent.privacy._privacy import Privacy
 from support import ScriptedModel
 
 from .helpers import KernelExecutor, answer, run

@@ -9,7 +9,7 @@ from datetime import date, timedelta
 import pytest
 
 from reckon.agent import Agent
-from reckon.agent._periods import asked_period, date_columns, period_recheck
+from reckon.agent.checks._periods import asked_period, date_columns, period_recheck
 from support import ScriptedModel
 
 from .helpers import KernelExecutor, answer, code_reply, put_file, run

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from reckon.agent import Agent
-from reckon.agent._privacy import Privacy
-from reckon.agent._redactor import Redactor
+from reckon.agent.privacy._privacy import Privacy
+from reckon.agent.privacy._redactor import Redactor
 from support import ScriptedModel
 
 from .helpers import KernelExecutor, answer, code_reply, model_steps, put_file, run

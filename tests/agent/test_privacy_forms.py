@@ -14,8 +14,8 @@ import urllib.parse
 import pytest
 
 from reckon.agent import Agent
-from reckon.agent._privacy import Privacy
-from reckon.agent._redactor import Redactor
+from reckon.agent.privacy._privacy import Privacy
+from reckon.agent.privacy._redactor import Redactor
 from support import ROOT, ScriptedModel
 
 from .helpers import answer, code_reply, model_steps, run

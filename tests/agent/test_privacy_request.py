@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from reckon.agent import Agent
-from reckon.agent._import import import_into
-from reckon.agent._privacy import Privacy
+from reckon.agent.export._import import import_into
+from reckon.agent.privacy._privacy import Privacy
 from support import ScriptedModel
 
 from .helpers import answer, code_reply, model_steps, run

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from reckon.agent import Agent
-from reckon.agent._privacy import Privacy
+from reckon.agent.privacy._privacy import Privacy
 from support import ScriptedModel
 
 from .helpers import answer, code_reply, model_steps, run

@@ -15,7 +15,7 @@ from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
-from reckon.agent._context import LEFT_OUT, estimate_tokens, fit_messages
+from reckon.agent.models._context import LEFT_OUT, estimate_tokens, fit_messages
 from support import FakeUpstream, sse, text_stream, tool_stream
 
 from .helpers import KernelExecutor, call_reply, openai_agent, run, text_reply

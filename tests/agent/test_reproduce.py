@@ -17,7 +17,7 @@ from reckon.agent import (
     export_notebook,
     replay_cells,
 )
-from reckon.agent._import import import_into
+from reckon.agent.export._import import import_into
 from reckon.eval._eval import RunRecord, summarize
 from reckon.eval._questions import Question
 from reckon.eval._report import build_report, write_report

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from reckon.agent import Agent
-from reckon.agent._recheck import repair_form
+from reckon.agent.checks._recheck import repair_form
 from support import ScriptedModel
 
 from .helpers import KernelExecutor, answer, code_reply, put_file, run

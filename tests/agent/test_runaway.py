@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from reckon.agent import Agent, OpenAIModel
-from reckon.agent._openai import parse_completion
-from reckon.agent._runaway import RunawayGuard
+from reckon.agent.models._openai import parse_completion
+from reckon.agent.models._runaway import RunawayGuard
 from support import FakeUpstream, HttpxTransport, sse, text_stream
 
 from .helpers import KernelExecutor, run

@@ -13,9 +13,9 @@ import pytest
 
 from reckon import ProtocolError
 from reckon.agent import Agent, OpenAIModel
-from reckon.agent._sent import file_parts
-from reckon.agent._transcript import Transcript, dump_state, load_state
-from reckon.agent._usage import estimate_tokens
+from reckon.agent.export._transcript import Transcript, dump_state, load_state
+from reckon.agent.models._sent import file_parts
+from reckon.agent.models._usage import estimate_tokens
 
 from .helpers import KernelExecutor, run
 

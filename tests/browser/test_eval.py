@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from reckon.agent import ChatRequest, DemoModel
-from reckon.agent._verify import VERIFY_HEADER
+from reckon.agent.checks._verify import VERIFY_HEADER
 from reckon.eval._answers import matches_expected, pairs_in
 from reckon.eval._questions import load_questions
 from reckon.kernel import inspect

@@ -7,14 +7,6 @@ separately) binds it to the browser: a fetch ``Transport`` and a sandbox ``Execu
 
 from __future__ import annotations
 
-from reckon.agent._code import CodeBlocks, ToolArguments, extract_code_blocks, parse_tool_arguments
-from reckon.agent._export import (
-    export_notebook,
-    export_script,
-    import_cells,
-    portable_paths,
-    sandbox_paths,
-)
 from reckon.agent._loop import Agent
 from reckon.agent._observe import (
     OBSERVATION_HEADER,
@@ -22,11 +14,7 @@ from reckon.agent._observe import (
     parse_observation,
     trim_text,
 )
-from reckon.agent._openai import OpenAIModel, messages_without_tools, parse_completion
-from reckon.agent._privacy import Privacy
 from reckon.agent._prompt import build_system_prompt, describe_file
-from reckon.agent._sse import ChunkAccumulator, SSEDecoder
-from reckon.agent._transcript import Transcript, replay_cells
 from reckon.agent._types import (
     RUN_PYTHON_TOOL,
     RUN_SQL_TOOL,
@@ -38,6 +26,23 @@ from reckon.agent._types import (
     Transport,
 )
 from reckon.agent.demo import DemoModel, Intent, parse_intent
+from reckon.agent.export._export import (
+    export_notebook,
+    export_script,
+    import_cells,
+    portable_paths,
+    sandbox_paths,
+)
+from reckon.agent.export._transcript import Transcript, replay_cells
+from reckon.agent.models._code import (
+    CodeBlocks,
+    ToolArguments,
+    extract_code_blocks,
+    parse_tool_arguments,
+)
+from reckon.agent.models._openai import OpenAIModel, messages_without_tools, parse_completion
+from reckon.agent.models._sse import ChunkAccumulator, SSEDecoder
+from reckon.agent.privacy._privacy import Privacy
 
 __all__ = [
     "OBSERVATION_HEADER",

@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from reckon._exceptions import ProtocolError
-from reckon.agent._fences import fence
 from reckon.agent._types import JSONDict
+from reckon.agent.models._fences import fence
 
 __all__ = ["APPROVAL_MODES", "Decide", "Decision", "edited_note", "parse_decision", "rejected_note"]
 

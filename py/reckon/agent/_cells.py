@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 
 from reckon._exceptions import ProtocolError
 from reckon.agent._approval import Decision, edited_note, parse_decision, rejected_note
-from reckon.agent._code import ToolArguments, parse_tool_arguments
-from reckon.agent._date_parts import Correction
 from reckon.agent._observe import (
     NEXT_AFTER_ERROR,
     NEXT_AFTER_OK,
@@ -21,12 +19,14 @@ from reckon.agent._observe import (
     observation_message,
 )
 from reckon.agent._options import AgentOptions
-from reckon.agent._privacy import Redactor
-from reckon.agent._reads import rewrite_reads
-from reckon.agent._reply import Move
 from reckon.agent._steps import StepLog
 from reckon.agent._stopping import Stopped, Stopping
 from reckon.agent._types import Executor, JSONDict
+from reckon.agent.checks._date_parts import Correction
+from reckon.agent.checks._reads import rewrite_reads
+from reckon.agent.models._code import ToolArguments, parse_tool_arguments
+from reckon.agent.models._reply import Move
+from reckon.agent.privacy._privacy import Redactor
 
 __all__ = ["Cells"]
 

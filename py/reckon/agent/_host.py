@@ -16,15 +16,15 @@ from reckon._exceptions import ProtocolError
 from reckon._protocol import AskOutcome
 from reckon.agent._approval import APPROVAL_MODES, parse_decision
 from reckon.agent._bridge import FetchTransport, PageExecutor
-from reckon.agent._export import export_notebook as _notebook
-from reckon.agent._export import export_script as _script
-from reckon.agent._import import import_into, refused_while_busy
 from reckon.agent._loop import Agent
-from reckon.agent._openai import TOOL_MODES, OpenAIModel
-from reckon.agent._privacy import Privacy
-from reckon.agent._transcript import dump_state, load_state
 from reckon.agent._types import JSONDict, Model
 from reckon.agent.demo import DEMO_MODEL, DemoModel
+from reckon.agent.export._export import export_notebook as _notebook
+from reckon.agent.export._export import export_script as _script
+from reckon.agent.export._import import import_into, refused_while_busy
+from reckon.agent.export._transcript import dump_state, load_state
+from reckon.agent.models._openai import TOOL_MODES, OpenAIModel
+from reckon.agent.privacy._privacy import Privacy
 
 __all__ = [
     "ask",

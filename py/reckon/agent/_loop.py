@@ -8,23 +8,23 @@ from typing import Any
 
 from reckon._exceptions import ModelError, ModelProtocolError, ProtocolError, ReckonError
 from reckon.agent._cells import Cells
-from reckon.agent._finishing import Finishing, verification
 from reckon.agent._options import AgentOptions, Option
 from reckon.agent._preload import TableLoads
-from reckon.agent._preparing import HiddenValues, apply_privacy, load_lines, place_prompt
-from reckon.agent._privacy import Privacy
 from reckon.agent._prompt import build_system_prompt
-from reckon.agent._reply import Move, interpret, without_imagined_results
-from reckon.agent._requests import Requests
-from reckon.agent._retry import gives_up, start_fresh
-from reckon.agent._sent import SentLog
 from reckon.agent._steps import STOPPED, Progress, StepLog, outcome
 from reckon.agent._stopping import Stopped, Stopping
-from reckon.agent._transcript import Transcript
 from reckon.agent._turns import Turns
 from reckon.agent._types import ChatReply, Executor, JSONDict, Model
-from reckon.agent._usage import add_usage
-from reckon.agent._verify import verification_prompt
+from reckon.agent.checks._finishing import Finishing, verification
+from reckon.agent.checks._verify import verification_prompt
+from reckon.agent.export._transcript import Transcript
+from reckon.agent.models._reply import Move, interpret, without_imagined_results
+from reckon.agent.models._requests import Requests
+from reckon.agent.models._retry import gives_up, start_fresh
+from reckon.agent.models._sent import SentLog
+from reckon.agent.models._usage import add_usage
+from reckon.agent.privacy._preparing import HiddenValues, apply_privacy, load_lines, place_prompt
+from reckon.agent.privacy._privacy import Privacy
 
 __all__ = ["Agent"]
 

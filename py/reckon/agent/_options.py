@@ -13,8 +13,8 @@ from typing import Generic, Protocol, TypeVar, overload
 
 from reckon._exceptions import ProtocolError
 from reckon.agent._approval import APPROVAL_MODES, Decide
-from reckon.agent._privacy import Privacy
 from reckon.agent._types import JSONDict
+from reckon.agent.privacy._privacy import Privacy
 
 __all__ = ["AgentOptions", "Option"]
 

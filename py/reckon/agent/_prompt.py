@@ -6,8 +6,8 @@ import re
 from typing import Any
 
 from reckon.agent._preload import TOO_BIG_TO_LOAD
-from reckon.agent._privacy import Privacy
 from reckon.agent._types import JSONDict
+from reckon.agent.privacy._privacy import Privacy
 
 __all__ = ["build_system_prompt", "describe_file"]
 

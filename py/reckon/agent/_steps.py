@@ -7,8 +7,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from reckon.agent._date_parts import Correction
 from reckon.agent._types import JSONDict
+from reckon.agent.checks._date_parts import Correction
 
 __all__ = ["STOPPED", "Progress", "StepLog", "outcome"]
 

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from reckon.agent._inert_markdown import fenced, inert_markdown, markdown_line
+from reckon.agent.export._inert_markdown import fenced, inert_markdown, markdown_line
 from reckon.eval._eval import RunRecord
 from reckon.eval._questions import Question
 

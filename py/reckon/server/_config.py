@@ -33,7 +33,7 @@ DEFAULT_KEY_ENV = "RECKON_UPSTREAM_KEY"
 _PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PROTOCOLS = ("openai", "anthropic")
-# How the page's agent offers tools to this profile's models (agent/_openai.py):
+# How the page's agent offers tools to this profile's models (agent/models/_openai.py):
 # "auto" offers them until the model shows it does not use them, "off" asks for
 # fenced code blocks from the start (for a server whose tool calling is broken).
 TOOL_MODES = ("auto", "on", "off")

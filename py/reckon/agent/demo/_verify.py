@@ -15,9 +15,9 @@ import re
 from collections.abc import Callable
 
 from reckon.agent._observe import OBSERVATION_HEADER, parse_observation
-from reckon.agent._recheck import is_question
 from reckon.agent._types import ChatReply, ChatRequest, JSONDict
-from reckon.agent._verify import VERIFY_HEADER
+from reckon.agent.checks._recheck import is_question
+from reckon.agent.checks._verify import VERIFY_HEADER
 from reckon.agent.demo._intent import Intent
 from reckon.agent.demo._intents import parse_intent
 from reckon.agent.demo._sql import plan_sql, sql_stdout

@@ -4,11 +4,11 @@ prompt (rebuilt for each question) at the head of the history."""
 from __future__ import annotations
 
 from reckon._exceptions import ProtocolError
-from reckon.agent._context import LEFT_OUT
-from reckon.agent._outgoing import PrivateEnvironment
-from reckon.agent._privacy import Privacy, Redactor, read_values, schema_environment
-from reckon.agent._scan import read_fresh_values
 from reckon.agent._types import Executor, JSONDict
+from reckon.agent.models._context import LEFT_OUT
+from reckon.agent.privacy._outgoing import PrivateEnvironment
+from reckon.agent.privacy._privacy import Privacy, Redactor, read_values, schema_environment
+from reckon.agent.privacy._scan import read_fresh_values
 
 __all__ = ["HiddenValues", "apply_privacy", "load_lines", "place_prompt"]
 

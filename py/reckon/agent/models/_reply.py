@@ -12,10 +12,10 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from reckon.agent._code import CodeBlocks, extract_code_blocks
-from reckon.agent._think import ThinkSplitter
-from reckon.agent._toolcalls import find_text_tool_calls
 from reckon.agent._types import ChatReply
+from reckon.agent.models._code import CodeBlocks, extract_code_blocks
+from reckon.agent.models._think import ThinkSplitter
+from reckon.agent.models._toolcalls import find_text_tool_calls
 
 __all__ = ["TOOL_NAMES", "Move", "interpret", "without_imagined_results"]
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 import json
 import re
 
-from reckon.agent._code import unrun_blocks
-from reckon.agent._date_parts import PART_MESSAGE
-from reckon.agent._fences import only_block
-from reckon.agent._grounding import find_numbers
 from reckon.agent._observe import trim_text, user_text
-from reckon.agent._periods import PERIOD_MESSAGE
-from reckon.agent._retry import FRESH_START
 from reckon.agent._types import JSONDict
+from reckon.agent.checks._date_parts import PART_MESSAGE
+from reckon.agent.checks._grounding import find_numbers
+from reckon.agent.checks._periods import PERIOD_MESSAGE
+from reckon.agent.models._code import unrun_blocks
+from reckon.agent.models._fences import only_block
+from reckon.agent.models._retry import FRESH_START
 
 __all__ = ["EMPTY_REPLY", "is_question", "recheck_message", "repair_form"]
 

@@ -6,10 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from reckon._exceptions import ModelError
-from reckon.agent._context import estimate_tokens, fit_messages, is_overflow
 from reckon.agent._options import AgentOptions
-from reckon.agent._outgoing import outgoing
-from reckon.agent._sent import SentLog, offline_body
 from reckon.agent._stopping import Stopping
 from reckon.agent._types import (
     RUN_PYTHON_TOOL,
@@ -19,7 +16,10 @@ from reckon.agent._types import (
     JSONDict,
     Model,
 )
-from reckon.agent._usage import add_usage, budget_message, call_usage
+from reckon.agent.models._context import estimate_tokens, fit_messages, is_overflow
+from reckon.agent.models._sent import SentLog, offline_body
+from reckon.agent.models._usage import add_usage, budget_message, call_usage
+from reckon.agent.privacy._outgoing import outgoing
 
 __all__ = ["Requests"]
 

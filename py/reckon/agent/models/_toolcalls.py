@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from reckon.agent._fences import fenced_blocks, prose_around
+from reckon.agent.models._fences import fenced_blocks, prose_around
 
 __all__ = ["TextToolCalls", "find_text_tool_calls", "lenient_json"]
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import re
 
-from reckon.agent._code import extract_code_blocks
 from reckon.agent._observe import OBSERVATION_HEADER
 from reckon.agent._types import ChatRequest, JSONDict
+from reckon.agent.models._code import extract_code_blocks
 
 __all__ = ["SentLog", "file_parts", "offline_body", "sent_record"]
 

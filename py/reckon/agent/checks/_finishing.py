@@ -6,21 +6,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reckon.agent._date_parts import Correction, part_correction, part_recheck
-from reckon.agent._grounding import ground_answer, step_sources
-from reckon.agent._method import answer_method
-from reckon.agent._periods import period_recheck
-from reckon.agent._recheck import (
+from reckon.agent._steps import Progress, StepLog, outcome
+from reckon.agent._types import JSONDict
+from reckon.agent.checks._date_parts import Correction, part_correction, part_recheck
+from reckon.agent.checks._grounding import ground_answer, step_sources
+from reckon.agent.checks._method import answer_method
+from reckon.agent.checks._periods import period_recheck
+from reckon.agent.checks._recheck import (
     EMPTY_REPLY,
     is_question,
     recheck_message,
     repair_form,
     typed_not_ran,
 )
-from reckon.agent._steps import Progress, StepLog, outcome
-from reckon.agent._types import JSONDict
-from reckon.agent._unpicked import unpicked_correction, unpicked_recheck
-from reckon.agent._verify import compare
+from reckon.agent.checks._unpicked import unpicked_correction, unpicked_recheck
+from reckon.agent.checks._verify import compare
 
 __all__ = ["Finishing", "verification"]
 

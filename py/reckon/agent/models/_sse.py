@@ -12,9 +12,9 @@ import json
 from collections.abc import Callable
 
 from reckon._exceptions import ModelError, ModelProtocolError
-from reckon.agent._runaway import RunawayGuard
-from reckon.agent._think import ThinkSplitter
 from reckon.agent._types import ChatReply, JSONDict
+from reckon.agent.models._runaway import RunawayGuard
+from reckon.agent.models._think import ThinkSplitter
 
 __all__ = ["ChunkAccumulator", "SSEDecoder"]
 

@@ -18,10 +18,10 @@ import tokenize
 from collections.abc import Iterable
 from typing import Any
 
-from reckon.agent._inert import safe_table_html
-from reckon.agent._inert_markdown import inert_markdown, markdown_line
-from reckon.agent._transcript import Transcript
 from reckon.agent._types import JSONDict
+from reckon.agent.export._inert import safe_table_html
+from reckon.agent.export._inert_markdown import inert_markdown, markdown_line
+from reckon.agent.export._transcript import Transcript
 
 __all__ = ["export_notebook", "export_script", "import_cells", "portable_paths", "sandbox_paths"]
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reckon._exceptions import ProtocolError
-from reckon.agent._transcript_sent import compact_asks, expand_asks
 from reckon.agent._types import JSONDict
+from reckon.agent.export._transcript_sent import compact_asks, expand_asks
 
 __all__ = ["Transcript", "dump_state", "load_state", "replay_cells"]
 

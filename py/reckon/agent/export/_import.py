@@ -13,10 +13,10 @@ import json
 import time
 from typing import Any
 
-from reckon.agent._export import import_cells
 from reckon.agent._loop import Agent
 from reckon.agent._observe import format_observation
 from reckon.agent._types import JSONDict
+from reckon.agent.export._export import import_cells
 
 __all__ = ["check_source", "import_into", "refused_while_busy"]
 

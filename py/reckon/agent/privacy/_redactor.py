@@ -33,10 +33,10 @@ from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from reckon.agent._decode import encoded_runs
-from reckon.agent._lexicon import Lexicon, Squeezed
-from reckon.agent._normalise import View, folded, hex_bytes, numeric, rot13
 from reckon.agent._types import JSONDict
+from reckon.agent.privacy._decode import encoded_runs
+from reckon.agent.privacy._lexicon import Lexicon, Squeezed
+from reckon.agent.privacy._normalise import View, folded, hex_bytes, numeric, rot13
 
 __all__ = ["HIDDEN", "Redactor", "is_number"]
 

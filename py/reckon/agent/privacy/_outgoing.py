@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reckon.agent._redactor import Redactor
 from reckon.agent._types import JSONDict
+from reckon.agent.privacy._redactor import Redactor
 
 __all__ = ["PrivateEnvironment", "outgoing"]
 

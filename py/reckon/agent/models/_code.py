@@ -7,8 +7,8 @@ import json
 import re
 from dataclasses import dataclass
 
-from reckon.agent._fences import Fenced, fenced_blocks, prose_around
-from reckon.agent._toolcalls import lenient_json
+from reckon.agent.models._fences import Fenced, fenced_blocks, prose_around
+from reckon.agent.models._toolcalls import lenient_json
 
 __all__ = [
     "CodeBlocks",

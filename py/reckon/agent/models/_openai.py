@@ -7,10 +7,10 @@ import time
 from collections.abc import Callable
 
 from reckon._exceptions import ModelError, ModelProtocolError
-from reckon.agent._fences import fence
 from reckon.agent._observe import observation_message
-from reckon.agent._sse import ChunkAccumulator, SSEDecoder, raise_for_error
 from reckon.agent._types import RUN_PYTHON_TOOL, ChatReply, ChatRequest, JSONDict, Transport
+from reckon.agent.models._fences import fence
+from reckon.agent.models._sse import ChunkAccumulator, SSEDecoder, raise_for_error
 
 __all__ = ["OpenAIModel", "messages_without_tools", "parse_completion"]
 

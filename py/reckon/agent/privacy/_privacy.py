@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reckon._exceptions import ProtocolError
-from reckon.agent._redactor import HIDDEN, Redactor
-from reckon.agent._scan import MARKER, PAGE, Found, found_from, scan_expression, sized
 from reckon.agent._types import JSONDict
+from reckon.agent.privacy._redactor import HIDDEN, Redactor
+from reckon.agent.privacy._scan import MARKER, PAGE, Found, found_from, scan_expression, sized
 
 __all__ = [
     "HIDDEN",

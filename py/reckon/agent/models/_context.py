@@ -17,8 +17,8 @@ import json
 import re
 
 from reckon._exceptions import ModelError
-from reckon.agent._recheck import is_question
 from reckon.agent._types import JSONDict
+from reckon.agent.checks._recheck import is_question
 
 __all__ = ["LEFT_OUT", "RECAP", "estimate_tokens", "fit_messages", "is_overflow"]
 
