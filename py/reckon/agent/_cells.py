@@ -19,10 +19,9 @@ from reckon.agent._observe import (
     observation_message,
 )
 from reckon.agent._options import AgentOptions
-from reckon.agent._steps import StepLog
+from reckon.agent._steps import Correction, StepLog
 from reckon.agent._stopping import Stopped, Stopping
 from reckon.agent._types import Executor, JSONDict
-from reckon.agent.checks._date_parts import Correction
 from reckon.agent.checks._reads import rewrite_reads
 from reckon.agent.models._code import ToolArguments, parse_tool_arguments
 from reckon.agent.models._reply import Move

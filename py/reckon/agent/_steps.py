@@ -8,9 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from reckon.agent._types import JSONDict
-from reckon.agent.checks._date_parts import Correction
 
-__all__ = ["STOPPED", "Progress", "StepLog", "outcome"]
+__all__ = ["STOPPED", "Correction", "Progress", "StepLog", "outcome"]
 
 STOPPED = "Stopped by the user."
 
@@ -42,6 +41,16 @@ class StepLog:
         steps.append(full)
         if self._on_step is not None:
             self._on_step(full)
+
+
+@dataclass(frozen=True)
+class Correction:
+    """The model's cell with the one number put right, for Reckon to run: ``message``
+    goes to the model with the cell's output after it; ``note`` names the step."""
+
+    code: str
+    message: str
+    note: str
 
 
 @dataclass

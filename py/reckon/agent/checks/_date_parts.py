@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+
+from reckon.agent._steps import Correction
 
 __all__ = [
     "NUMBERING",
     "PART_MESSAGE",
-    "Correction",
     "named_parts",
     "part_correction",
     "part_name",
@@ -44,16 +44,6 @@ NUMBERING = {
     "weekday": "Monday is 0, Sunday is 6",
     "year": "the year as written, e.g. 2012",
 }
-
-
-@dataclass(frozen=True)
-class Correction:
-    """The model's cell with the one number put right, for Reckon to run: ``message``
-    goes to the model with the cell's output after it; ``note`` names the step."""
-
-    code: str
-    message: str
-    note: str
 
 
 def part_recheck(question: str, codes: list[str]) -> str:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reckon.agent._steps import Progress, StepLog, outcome
+from reckon.agent._steps import Correction, Progress, StepLog, outcome
 from reckon.agent._types import JSONDict
-from reckon.agent.checks._date_parts import Correction, part_correction, part_recheck
+from reckon.agent.checks._date_parts import part_correction, part_recheck
 from reckon.agent.checks._grounding import ground_answer, step_sources
 from reckon.agent.checks._method import answer_method
 from reckon.agent.checks._periods import period_recheck

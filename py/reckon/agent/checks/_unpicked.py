@@ -11,8 +11,9 @@ from __future__ import annotations
 import ast
 import re
 
+from reckon.agent._steps import Correction
 from reckon.agent._types import JSONDict
-from reckon.agent.checks._date_parts import NUMBERING, Correction, named_parts, part_name
+from reckon.agent.checks._date_parts import NUMBERING, named_parts, part_name
 from reckon.agent.checks._periods import columns, date_columns
 
 __all__ = ["UNPICKED_MESSAGE", "unpicked_correction", "unpicked_recheck"]
