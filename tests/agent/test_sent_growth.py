@@ -61,7 +61,7 @@ def session(
     agent = Agent(
         OpenAIModel(transport, model="steps", stream=False),
         executor,
-        on_usage=lambda _: totals.append(agent._sent_log.copied),
+        on_usage=lambda _: totals.append(agent.conversation.sent_log.copied),
     )
     for number in range(asks):
         outcome = run(agent.ask(f"ask {number}", environment=executor.environment()))

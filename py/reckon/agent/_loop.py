@@ -8,8 +8,8 @@ from typing import Any
 
 from reckon._exceptions import ModelError, ModelProtocolError, ProtocolError, ReckonError
 from reckon.agent._cells import Cells
+from reckon.agent._conversation import Conversation
 from reckon.agent._options import AgentOptions, Option
-from reckon.agent._preload import TableLoads
 from reckon.agent._prompt import build_system_prompt
 from reckon.agent._steps import STOPPED, Progress, StepLog, outcome
 from reckon.agent._stopping import Stopped, Stopping
@@ -21,7 +21,6 @@ from reckon.agent.export._transcript import Transcript
 from reckon.agent.models._reply import Move, interpret, without_imagined_results
 from reckon.agent.models._requests import Requests
 from reckon.agent.models._retry import gives_up, start_fresh
-from reckon.agent.models._sent import SentLog
 from reckon.agent.models._usage import add_usage
 from reckon.agent.privacy._preparing import HiddenValues, apply_privacy, load_lines, place_prompt
 from reckon.agent.privacy._privacy import Privacy
@@ -40,9 +39,8 @@ class Agent:
     """
 
     # No other attribute can be set by mistake (one that nothing reads).
-    __slots__ = ("_done_usage", "_hidden", "_proposals", "_requests", "_sent_log", "_stopping",
-                 "_tables", "executor", "messages", "model", "options", "transcript",
-                 "turns")  # fmt: skip
+    __slots__ = ("_hidden", "_proposals", "_requests", "_stopping", "conversation", "executor",
+                 "model", "options", "turns")  # fmt: skip
     # The person's controls, which ``_host``'s configure() changes between asks.
     token_budget: Option[int | None] = Option()
     privacy: Option[Privacy] = Option()
@@ -53,16 +51,14 @@ class Agent:
         self.model = model
         self.executor = executor
         self.options = AgentOptions(**options)
-        self.messages: list[JSONDict] = []
-        self.transcript = Transcript()
+        self.conversation = Conversation()
         self.turns = Turns()
-        self._tables = TableLoads()
-        self._sent_log = SentLog()
-        self._requests = Requests(self._sent_log, self.options, lambda: self.session_usage)
+        self._requests = Requests(
+            lambda: self.conversation, self.options, lambda: self.session_usage
+        )
         self._proposals = itertools.count(1)  # proposal ids, unique in the session
         self._stopping: Stopping | None = None  # the ask under way
         self._hidden = HiddenValues()  # schema privacy's values, for the session
-        self._done_usage: tuple[list[JSONDict], int, JSONDict] = ([], 0, add_usage([]))
 
     @property
     def busy(self) -> bool:
@@ -70,22 +66,32 @@ class Agent:
         return self.turns.busy
 
     @property
+    def messages(self) -> list[JSONDict]:
+        """The conversation's history, as the model reads it."""
+        return self.conversation.messages
+
+    @messages.setter
+    def messages(self, messages: list[JSONDict]) -> None:
+        self.conversation.messages = messages
+
+    @property
+    def transcript(self) -> Transcript:
+        """The conversation's record: each ask with its steps and answer."""
+        return self.conversation.transcript
+
+    @transcript.setter
+    def transcript(self, transcript: Transcript) -> None:
+        self.conversation.transcript = transcript
+
+    @property
     def session_usage(self) -> JSONDict:
         """Tokens used by every answer in the transcript (and the one running)."""
-        asks = self.transcript.asks
-        # Summed once per finished ask, not once per model call (asked after each one).
-        if self._done_usage[0] is not asks or self._done_usage[1] != len(asks):
-            total = add_usage([ask.get("usage") for ask in asks])
-            self._done_usage = (asks, len(asks), total)
         running = self._requests.usage if self._stopping is not None else None
-        return add_usage([self._done_usage[2], running])
+        return add_usage([self.conversation.finished_usage(), running])
 
     def reset(self) -> None:
         """Forget the conversation and the transcript (the sandbox is not touched)."""
-        self.messages = []
-        self.transcript = Transcript()
-        self._requests.forget()
-        self._tables.clear()
+        self.conversation = Conversation()
 
     def stop(self) -> None:
         """Stop the current ask: cancel the model call and interrupt a running cell."""
@@ -132,7 +138,7 @@ class Agent:
             await self._load_tables(files, cells, log)
         except Stopped:
             return self._finish(outcome("stopped", "", log.steps, STOPPED))
-        names = self._tables.names
+        names = self.conversation.tables.names
         cells.load_lines, cells.loaded = load_lines(files, names), bool(names)
         # A pandas re-read of a table Reckon loaded runs as read_table (_reads); not for
         # a model that reads its own files (the demo) or when nothing was loaded.
@@ -159,13 +165,13 @@ class Agent:
         ask mode (nothing runs unapproved) nor for a model that loads its own."""
         if self.approval == "ask" or not getattr(self.model, "preloads", True):
             return
-        for load in self._tables.plan(files):
+        for load in self.conversation.tables.plan(files):
             started = time.monotonic()
             try:
                 result = await cells.run(load.code)
             except ReckonError as exc:
                 result = {"status": "error", "error": {"type": "SandboxError", "message": str(exc)}}
-            log.add(self._tables.step(load, result), started)
+            log.add(self.conversation.tables.step(load, result), started)
 
     async def _check(self, result: JSONDict, environment: JSONDict, cells: Cells) -> JSONDict:
         """Recompute the key number another way; the exchange is kept out of the history

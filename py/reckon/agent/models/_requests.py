@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from reckon._exceptions import ModelError
+from reckon.agent._conversation import Conversation
 from reckon.agent._options import AgentOptions
 from reckon.agent._stopping import Stopping
 from reckon.agent._types import (
@@ -17,7 +18,7 @@ from reckon.agent._types import (
     Model,
 )
 from reckon.agent.models._context import estimate_tokens, fit_messages, is_overflow
-from reckon.agent.models._sent import SentLog, offline_body
+from reckon.agent.models._sent import offline_body
 from reckon.agent.models._usage import add_usage, budget_message, call_usage
 from reckon.agent.privacy._outgoing import outgoing
 
@@ -32,13 +33,16 @@ class Requests:
     """
 
     def __init__(
-        self, log: SentLog, options: AgentOptions, session_usage: Callable[[], JSONDict]
+        self,
+        conversation: Callable[[], Conversation],
+        options: AgentOptions,
+        session_usage: Callable[[], JSONDict],
     ) -> None:
-        # Copies of what earlier requests sent, so each request copies only what is new.
-        self._log = log
+        # The conversation under way: its log of what earlier requests sent (so each
+        # request copies only what is new) and how much of it the model has read.
+        self._conversation = conversation
         self._options = options
         self._session_usage = session_usage
-        self._read_until = 0
         self.usage: JSONDict = add_usage([])
         self.budget: int | None = None
         self.sent: list[JSONDict] = []
@@ -46,11 +50,6 @@ class Requests:
     def begin(self, budget: int | None) -> None:
         """A new answer: no usage, no records yet; ``budget`` limits it alone."""
         self.usage, self.budget, self.sent = add_usage([]), budget, []
-
-    def forget(self) -> None:
-        """The conversation starts again (``Agent.reset``)."""
-        self._log.clear()
-        self._read_until = 0
 
     def budget_hit(self, *, before_call: bool) -> str | None:
         """The message to stop with when a budget is used up (or would be by a call)."""
@@ -101,19 +100,19 @@ class Requests:
                 self._record(request, None, environment)
                 raise
             self._record(request, reply, environment)
-            self._read_until = len(request.messages)
+            self._conversation().read_until = len(request.messages)
             return reply
         raise AssertionError("unreachable")
 
     def _announce(self, model: Model, request: ChatRequest) -> None:
         if self._options.on_call is not None:
-            fresh = request.messages[min(self._read_until, len(request.messages)) :]
+            fresh = request.messages[min(self._conversation().read_until, len(request.messages)) :]
             self._options.on_call({"model": model.name, "tokens": estimate_tokens(request.messages),
                                    "new_tokens": estimate_tokens(fresh)})  # fmt: skip
 
     def _record(self, request: ChatRequest, reply: ChatReply | None, environment: JSONDict) -> None:
         """Keep what went out (and, with a reply, what it cost)."""
-        log = self._log
+        log = self._conversation().sent_log
         records = [log.record(body, environment, offline=False) for body in request.sent]
         if not records and reply is not None:  # an offline model: what it would have got
             records = [log.record(offline_body(request), environment, offline=True)]
