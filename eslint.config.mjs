@@ -5,10 +5,13 @@ import globals from "globals";
 
 // Classic scripts (workers and the frame's inline script), not modules.
 const SCRIPTS = ["web/agent/worker.js", "web/sandbox/worker/*.js", "web/sandbox/snapshot/*.js", "web/sandbox/frame.js", "web/sandbox/install.js"];
-// The parts of the sandbox worker and of the snapshot recipe share one closure each
-// (sandbox/parts.js): each uses what the others declare. tsc checks those names across
-// the parts; here they are not flagged.
-const PARTS = ["web/sandbox/worker/*.js", "web/sandbox/snapshot/*.js"];
+// The parts of the sandbox worker share one closure (sandbox/parts.js): each names what
+// it uses of the others in a `/* global */` comment and what it gives them in an
+// `/* exported */` one, so an undefined name and a top-level name nobody uses are both
+// errors here (tsc checks the types across the parts).
+const WORKER_PARTS = ["web/sandbox/worker/*.js"];
+// The snapshot recipe's parts (one closure too) still use each other's names unnamed.
+const RECIPE_PARTS = ["web/sandbox/snapshot/*.js"];
 
 export default [
   js.configs.recommended,
@@ -26,7 +29,11 @@ export default [
     languageOptions: { sourceType: "script", globals: { ...globals.browser, ...globals.worker, loadPyodide: "readonly", serve: "readonly", connect: "readonly" } },
   },
   {
-    files: PARTS,
+    files: WORKER_PARTS,
+    rules: { "no-undef": "error", "no-unused-vars": ["error", { vars: "all", argsIgnorePattern: "^_", caughtErrors: "none" }] },
+  },
+  {
+    files: RECIPE_PARTS,
     rules: { "no-undef": "off", "no-unused-vars": ["error", { vars: "local", argsIgnorePattern: "^_", caughtErrors: "none" }] },
   },
 ];

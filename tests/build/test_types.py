@@ -27,17 +27,13 @@ STRICT: tuple[str, ...] = (
     "web/sandbox/frame.js",
     "web/sandbox/fresh.js",
     "web/sandbox/parts.js",
-    "web/sandbox/worker/handlers.js",
-    "web/sandbox/worker/main.js",
-    "web/sandbox/worker/queue.js",
-    "web/sandbox/worker/state.js",
-    "web/sandbox/worker/wasm-exports.js",
+    "web/sandbox/worker/",
     "web/shared/protocol.js",
     "web/shared/seam.js",
     "web/shared/store-schema.js",
 )
 # The number of strict errors over all of web/ may only go down.
-CEILING = 536
+CEILING = 484
 
 _ERROR = re.compile(r"^(web/[^(]+)\(\d+,\d+\): error TS\d+")
 
