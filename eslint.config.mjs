@@ -5,13 +5,11 @@ import globals from "globals";
 
 // Classic scripts (workers and the frame's inline script), not modules.
 const SCRIPTS = ["web/agent/worker.js", "web/sandbox/worker/*.js", "web/sandbox/snapshot/*.js", "web/sandbox/frame.js", "web/sandbox/install.js"];
-// The parts of the sandbox worker share one closure (sandbox/parts.js): each names what
-// it uses of the others in a `/* global */` comment and what it gives them in an
-// `/* exported */` one, so an undefined name and a top-level name nobody uses are both
-// errors here (tsc checks the types across the parts).
-const WORKER_PARTS = ["web/sandbox/worker/*.js"];
-// The snapshot recipe's parts (one closure too) still use each other's names unnamed.
-const RECIPE_PARTS = ["web/sandbox/snapshot/*.js"];
+// The parts of the sandbox worker and of the snapshot recipe share one closure each
+// (sandbox/parts.js): each part names what it uses of the others in a `/* global */`
+// comment and what it gives them in an `/* exported */` one, so an undefined name and
+// a top-level name nobody uses are both errors here (tsc checks the types across them).
+const PARTS = ["web/sandbox/worker/*.js", "web/sandbox/snapshot/*.js"];
 
 export default [
   js.configs.recommended,
@@ -29,11 +27,7 @@ export default [
     languageOptions: { sourceType: "script", globals: { ...globals.browser, ...globals.worker, loadPyodide: "readonly", serve: "readonly", connect: "readonly" } },
   },
   {
-    files: WORKER_PARTS,
-    rules: { "no-undef": "error", "no-unused-vars": ["error", { vars: "all", argsIgnorePattern: "^_", caughtErrors: "none" }] },
-  },
-  {
-    files: RECIPE_PARTS,
-    rules: { "no-undef": "off", "no-unused-vars": ["error", { vars: "local", argsIgnorePattern: "^_", caughtErrors: "none" }] },
+    files: PARTS,
+    rules: { "no-unused-vars": ["error", { vars: "all", argsIgnorePattern: "^_", caughtErrors: "none" }] },
   },
 ];

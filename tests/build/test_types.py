@@ -27,13 +27,14 @@ STRICT: tuple[str, ...] = (
     "web/sandbox/frame.js",
     "web/sandbox/fresh.js",
     "web/sandbox/parts.js",
+    "web/sandbox/snapshot/",
     "web/sandbox/worker/",
     "web/shared/protocol.js",
     "web/shared/seam.js",
     "web/shared/store-schema.js",
 )
 # The number of strict errors over all of web/ may only go down.
-CEILING = 484
+CEILING = 411
 
 _ERROR = re.compile(r"^(web/[^(]+)\(\d+,\d+\): error TS\d+")
 
