@@ -25,9 +25,9 @@ declare namespace WebAssembly {
   let Suspender: unknown;
 }
 
-// web/sandbox/snapshot/image.js hangs the heap's read-ahead on its file map. Typed here,
-// not there: the recipe's source is part of the snapshot's cache key (PROTOCOL.md §6),
-// so an edit to it makes every build and browser make a new snapshot.
+// web/sandbox/snapshot/image.js hangs the heap's read-ahead on its file map: a property
+// on a built-in type, which only a declaration can add. (The recipe's source is part of
+// the snapshot's cache key, PROTOCOL.md §6: an edit to it makes a new snapshot once.)
 interface Map<K, V> {
   preload?: any;
 }

@@ -2,13 +2,18 @@
 // The file image: the JS-side file system, which is not in the heap, packed into one
 // buffer when the snapshot is made and unpacked into MEMFS at a restore, its big
 // files read only when Python first opens them. A part of the snapshot recipe (see make.js).
+/* global SnapshotError */
+/* exported packFiles, openImage, restoreFiles */
 
 const SKIP = new Set(["/dev", "/proc", "/sys", "/lib/python312.zip", "/tmp/reckon-wheel.zip"]);
 
 // The JS-side file system is not in the heap: [u32 header length][JSON [[path, size]]][bytes].
 // Directories end with "/" (empty ones matter: matplotlib's config dir, /tmp).
+/** @param {any} M Pyodide's Emscripten module */
 function packFiles(M) {
+  /** @type {Array<[string, Uint8Array]>} */
   const files = [];
+  /** @param {string} dir */
   const walk = (dir) => {
     for (const n of M.FS.readdir(dir)) {
       if (n === "." || n === "..") continue;
@@ -39,6 +44,7 @@ function packFiles(M) {
 
 // Native modules (compiled at once) and package metadata (read by Pyodide's package
 // index at every boot) lead the file image and are read eagerly.
+/** @param {string} path */
 function readFirst(path) {
   return path.endsWith(".so") || path.includes(".dist-info/");
 }
@@ -46,22 +52,28 @@ function readFirst(path) {
 // The file image, from an ArrayBuffer (every file a view of it) or from a Blob: then
 // only the header and the native modules are read now; every other file is a
 // {blob, offset, size} that restoreFiles() reads when Python first opens it.
+/** @param {any} source an ArrayBuffer or a Blob */
 async function openImage(source) {
   const isBlob = typeof Blob !== "undefined" && source instanceof Blob;
   const total = isBlob ? source.size : source.byteLength;
+  /** @param {number} start @param {number} end @returns {Promise<Uint8Array>} */
   const read = async (start, end) => (isBlob ? new Uint8Array(await source.slice(start, end).arrayBuffer()) : new Uint8Array(source, start, end - start));
   if (total < 4) throw new SnapshotError("the file image is truncated");
   const hlen = new DataView((await read(0, 4)).slice().buffer).getUint32(0, true);
   if (4 + hlen > total) throw new SnapshotError("the file image is truncated");
+  /** @type {Array<[string, number]>} */
   const entries = JSON.parse(new TextDecoder().decode(await read(4, 4 + hlen)));
   let off = 4 + hlen;
+  /** @type {Array<[string, number, number]>} */
   const placed = entries.map(([path, size]) => [path, (off += size) - size, size]);
   if (off !== total) throw new SnapshotError("the file image is truncated or padded");
   const eager = placed.filter(([path]) => !isBlob || readFirst(path));
   const first = eager.length ? eager[0][1] : off;
   const last = eager.length ? eager[eager.length - 1][1] + eager[eager.length - 1][2] : off;
   const bytes = await read(first, last); // contiguous (packFiles)
+  /** @type {Map<string, any>} */
   const files = new Map();
+  /** @type {{whole: Uint8Array | null}} */
   const later = { whole: null }; // the whole image, once read in the background (preload)
   for (const [path, start, size] of placed) {
     const inRange = start >= first && start + size <= last;
@@ -72,10 +84,13 @@ async function openImage(source) {
   return files;
 }
 
+/** @param {any} M Pyodide's Emscripten module @param {Map<string, any>} files (openImage) */
 function restoreFiles(M, files) {
   const { FS } = M;
   const MEMFS = FS.filesystems.MEMFS;
+  /** @type {Map<string, any>} */
   const dirs = new Map();
+  /** @param {string} dir */
   const dirNode = (dir) => {
     let n = dirs.get(dir);
     if (!n) {
@@ -108,8 +123,9 @@ function restoreFiles(M, files) {
 // MEMFS keeps a file's bytes in node.contents and its size in node.usedBytes: the
 // bytes are read from the image (synchronously: a worker may) the first time anything
 // touches them, then kept like any other file's.
+/** @param {any} FS @param {any} node @param {{blob: Blob, offset: number, size: number, later: {whole: Uint8Array | null}}} where */
 function readLater(FS, node, { blob, offset, size, later }) {
-  const keep = (value) => Object.defineProperty(node, "contents", { value, writable: true, configurable: true, enumerable: true });
+  const keep = (/** @type {Uint8Array} */ value) => Object.defineProperty(node, "contents", { value, writable: true, configurable: true, enumerable: true });
   Object.defineProperty(node, "contents", {
     configurable: true,
     enumerable: true,

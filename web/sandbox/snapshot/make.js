@@ -18,6 +18,8 @@
 // Emscripten's own loadWebAssemblyModule, with a handle whose "already loaded" flag
 // makes it reuse them) before the heap copy, then checks that the table matches.
 // It relies on 0.27.7 internals: any mismatch throws, and the caller boots cold.
+/* global packFiles */
+/* exported RECIPE, SnapshotError, makeSnapshot */
 
 // Bump when what is recorded, or how, changes. 2: no JSPI, the C-call helper's slot
 // reserved; 3: native modules first in the file image (the rest is read lazily).
@@ -48,19 +50,23 @@ class SnapshotError extends Error {}
 // Boots an interpreter of its own (never the one that runs cells: no JS callback may
 // have entered Python before the snapshot), installs `packages` without loadPackage
 // (which leaves JS references behind), imports, and returns transferable buffers.
+/** @param {{loadPyodide: (options: Record<string, unknown>) => Promise<any>, indexURL: string, packages: string[], env: Record<string, string>, fetch: typeof fetch}} options */
 async function makeSnapshot({ loadPyodide, indexURL, packages, env, fetch }) {
+  /** @type {Array<{memoryBase: number, tableBase: number, instance: any, module: any}>} */
   const instances = [];
   const origInstantiate = WebAssembly.instantiate;
-  WebAssembly.instantiate = async function (bin, info) {
+  /** @type {any} */ (WebAssembly).instantiate = async function (/** @type {any} */ bin, /** @type {any} */ info) {
+    /** @type {any} */
     const res = await origInstantiate.call(this, bin, info);
     if (info && info["GOT.mem"] && info.env && typeof info.env.__memory_base === "number") {
       instances.push({ memoryBase: info.env.__memory_base, tableBase: info.env.__table_base, instance: res.instance || res, module: res.module || bin });
     }
     return res;
   };
+  /** @type {any} */
   let M = null;
   const origCreate = self._createPyodideModule;
-  self._createPyodideModule = async (settings) => (M = await origCreate(settings));
+  self._createPyodideModule = async (/** @type {any} */ settings) => (M = await origCreate(settings));
   let py;
   try {
     py = await loadPyodide({ indexURL, _makeSnapshot: true, env, stdout: () => {}, stderr: () => {} });
@@ -74,6 +80,8 @@ async function makeSnapshot({ loadPyodide, indexURL, packages, env, fetch }) {
   }
 }
 
+/** @param {any} py the interpreter @param {any} M its Emscripten module @param {Array<{memoryBase: number, tableBase: number, instance: any, module: any}>} instances
+ * @param {{indexURL: string, packages: string[], fetch: typeof fetch}} options */
 async function recordSnapshot(py, M, instances, { indexURL, packages, fetch }) {
   // Where WebAssembly GC is supported (every current browser), CPython gets a helper for
   // calling C functions at boot (getPyEMCountArgsPtr), in one more table slot. Node.js 20
@@ -82,6 +90,7 @@ async function recordSnapshot(py, M, instances, { indexURL, packages, fetch }) {
   if (!M._PyEM_CountArgsPtr) M.wasmTable.grow(1);
   const bootTableLength = M.wasmTable.length;
   const lock = await (await fetch(indexURL + "pyodide-lock.json")).json();
+  /** @type {any[]} */
   const entries = packages.map((name) => lock.packages[name]).filter(Boolean);
   entries.sort((a, b) => Number(!!b.shared_library) - Number(!!a.shared_library));
   py.runPython(`
@@ -94,8 +103,10 @@ def _reckon_unpack(path, dest):
     return ",".join(sorted(names))
 `);
   // Strings only cross here: a PyProxy made before the snapshot would be a dangling JS reference in it.
-  const unpack = (path, dest) => py.runPython(`_reckon_unpack(${JSON.stringify(path)}, ${JSON.stringify(dest)})`);
+  const unpack = (/** @type {string} */ path, /** @type {string} */ dest) => py.runPython(`_reckon_unpack(${JSON.stringify(path)}, ${JSON.stringify(dest)})`);
+  /** @type {Record<string, string>} */
   const dests = { site: py.runPython("site.getsitepackages()[0]"), stdlib: py.runPython("os.path.dirname(os.__file__)"), dynlib: "/usr/lib" };
+  /** @type {Array<[string, boolean]>} */
   const dynlibs = [];
   for (const pkg of entries) {
     const resp = await fetch(indexURL + pkg.file_name);
@@ -114,12 +125,13 @@ def _reckon_unpack(path, dest):
   for (const [path, global] of dynlibs) await M.API.loadDynlib(path, global);
   // An open FT2Font keeps its font file open: drop it so no fd outlives the snapshot.
   py.runPython(`${IMPORTS}\n${WARM_UP}\nmatplotlib.font_manager._get_font.cache_clear()\nimport gc; gc.collect()`);
-  const streams = M.FS.streams.map((s, i) => (s && i > 2 ? s.path : null)).filter(Boolean);
+  const streams = M.FS.streams.map((/** @type {any} */ s, /** @type {number} */ i) => (s && i > 2 ? s.path : null)).filter(Boolean);
   if (streams.length) throw new SnapshotError(`files still open: ${streams.join(", ")}`);
 
   const libs = describeLibs(M, instances);
+  /** @type {Record<string, number>} */
   const GOT = {};
-  for (const [k, g] of Object.entries(M.GOT)) GOT[k] = g.value;
+  for (const [k, g] of Object.entries(/** @type {Record<string, any>} */ (M.GOT))) GOT[k] = g.value;
   const mainTableSize = Math.min(bootTableLength, ...libs.map((l) => l.tableBase));
   const table = describeTable(M, libs, mainTableSize);
   const fsBlob = packFiles(M);
@@ -128,11 +140,14 @@ def _reckon_unpack(path, dest):
   return { meta, snap: snap.buffer.slice(snap.byteOffset, snap.byteOffset + snap.byteLength), fs: fsBlob.buffer };
 }
 
+/** @param {any} M @param {Array<{memoryBase: number, tableBase: number, instance: any, module: any}>} instances */
 function describeLibs(M, instances) {
+  /** @type {Map<any, string[]>} */
   const names = new Map();
+  /** @type {Map<any, number[]>} */
   const handles = new Map();
-  for (const [name, dso] of Object.entries(M.LDSO.loadedLibsByName)) names.set(dso, [...(names.get(dso) || []), name]);
-  for (const [h, dso] of Object.entries(M.LDSO.loadedLibsByHandle)) handles.set(dso, [...(handles.get(dso) || []), Number(h)]);
+  for (const [name, dso] of Object.entries(/** @type {Record<string, any>} */ (M.LDSO.loadedLibsByName))) names.set(dso, [...(names.get(dso) || []), name]);
+  for (const [h, dso] of Object.entries(/** @type {Record<string, any>} */ (M.LDSO.loadedLibsByHandle))) handles.set(dso, [...(handles.get(dso) || []), Number(h)]);
   return instances.map((rec) => {
     const fn = Object.keys(rec.instance.exports).find((k) => typeof rec.instance.exports[k] === "function" && !k.startsWith("__"));
     const dso = [...names.keys()].find((d) => d.exports && fn && d.exports[fn] === rec.instance.exports[fn]);
@@ -144,15 +159,20 @@ function describeLibs(M, instances) {
 
 // The identity of every table slot outside the side modules' own ranges (addFunction'd
 // exports, dlsym results): [index, lib, symbol, kind, signature] or [index, null].
+/** @param {any} M @param {any[]} libs (describeLibs) @param {number} mainTableSize */
 function describeTable(M, libs, mainTableSize) {
+  /** @type {Map<Function, {lib: string, sym: string}>} */
   const byFunc = new Map();
+  /** @type {any[][]} */
   const sources = [["__main__", M.LDSO.loadedLibsByName.__main__.exports], ...libs.map((l) => [l.names[0], l._dso.exports])];
   for (const [lib, exp] of sources) for (const [sym, f] of Object.entries(exp)) if (typeof f === "function" && !byFunc.has(f)) byFunc.set(f, { lib, sym });
+  /** @type {Map<number, {lib: string, sym: string}>} */
   const jsAt = new Map();
   for (const [f, d] of byFunc) {
     const a = M.getFunctionAddress(f);
     if (a && !jsAt.has(a)) jsAt.set(a, d);
   }
+  /** @type {Array<[number, string, string, string, string | null]>} */
   const table = [];
   for (let i = mainTableSize; i < M.wasmTable.length; i++) {
     if (libs.some((l) => i >= l.tableBase && i < l.tableBase + l.tableSize)) continue;
@@ -160,9 +180,12 @@ function describeTable(M, libs, mainTableSize) {
     if (f === null) continue;
     const d = byFunc.get(f);
     if (d) table.push([i, d.lib, d.sym, "wasm", null]);
-    else if (jsAt.get(i)) table.push([i, jsAt.get(i).lib, jsAt.get(i).sym, "js", (M.LDSO.loadedLibsByName[jsAt.get(i).lib].exports[jsAt.get(i).sym] || {}).sig || null]);
+    else if (jsAt.get(i)) {
+      const at = /** @type {{lib: string, sym: string}} */ (jsAt.get(i));
+      table.push([i, at.lib, at.sym, "js", (M.LDSO.loadedLibsByName[at.lib].exports[at.sym] || {}).sig || null]);
+    }
     else throw new SnapshotError(`table slot ${i} holds a function of unknown origin`);
   }
-  for (const l of libs) delete l._dso;
+  for (const l of libs) delete (/** @type {{_dso?: unknown}} */ (l))._dso;
   return table;
 }

@@ -2,10 +2,12 @@
 // The restore: the file image and the side modules re-linked at their recorded bases
 // while Pyodide boots, then the heap copied in, re-seeded and checked. A part of the
 // snapshot recipe (see make.js).
+/* global RECIPE, SnapshotError, makeSnapshot, openImage, restoreFiles */
 
+/** @param {any} M Pyodide's Emscripten module @param {any} meta the snapshot's record (recordSnapshot) @param {Map<string, WebAssembly.Module>} compiled */
 function relink(M, meta, compiled) {
   const { LDSO, GOT, wasmTable } = M;
-  for (const [sym, value] of Object.entries(meta.GOT)) {
+  for (const [sym, value] of Object.entries(/** @type {Record<string, number>} */ (meta.GOT))) {
     let g = GOT[sym];
     if (!g) g = GOT[sym] = new WebAssembly.Global({ value: "i32", mutable: true });
     else if (g.value !== 0 && g.value !== value) throw new SnapshotError(`GOT entry ${sym} differs`);
@@ -79,9 +81,13 @@ const SMOKE_EXPECTED = '{"det": 5.0, "ink": true, "sql": 42, "unique": [3, 1, 2]
 // promise of pyodide.asm.wasm's Response: the main module compiles while they are read.
 // `marks` gets the milliseconds at which each step was done (the worker reports them).
 // `smoke: false` skips the smoke test: for a copy that already passed it in this browser.
+/**
+ * @param {{loadPyodide: (options: Record<string, unknown>) => Promise<any>, options: Record<string, unknown>, snapshot: {meta: any, snap: ArrayBuffer | Promise<ArrayBuffer>, fs: Blob | ArrayBuffer | Promise<ArrayBuffer>},
+ *   wasm?: Response | Promise<Response> | null, marks?: Record<string, number>, smoke?: boolean}} options
+ */
 async function restoreSnapshot({ loadPyodide, options, snapshot, wasm = null, marks = {}, smoke = true }) {
   const t0 = performance.now();
-  const mark = (name) => (marks[name] = Math.round(performance.now() - t0));
+  const mark = (/** @type {string} */ name) => (marks[name] = Math.round(performance.now() - t0));
   const { meta } = snapshot;
   if (!meta || meta.recipe !== RECIPE) throw new SnapshotError("made by another recipe");
   const main = wasm ? Promise.resolve(wasm).then((resp) => WebAssembly.compileStreaming(resp)) : null;
@@ -95,18 +101,19 @@ async function restoreSnapshot({ loadPyodide, options, snapshot, wasm = null, ma
     for (const lib of meta.libs) if (!(files.get(lib.names[0]) instanceof Uint8Array)) throw new SnapshotError(`${lib.names[0]} is not among the image's native modules`);
     // A module of the image that does not compile is the image's fault (a cold boot
     // follows); only Pyodide's own module failing is the runtime's (see the worker).
-    const compile = (name) => WebAssembly.compile(files.get(name)).catch((err) => Promise.reject(new SnapshotError(`${name} does not compile: ${err.message}`)));
-    const compiled = await Promise.all(meta.libs.map(async (l) => [l.names[0], await compile(l.names[0])]));
+    const compile = (/** @type {string} */ name) => WebAssembly.compile(files.get(name)).catch((err) => Promise.reject(new SnapshotError(`${name} does not compile: ${err.message}`)));
+    /** @type {Array<[string, WebAssembly.Module]>} */
+    const compiled = await Promise.all(meta.libs.map(async (/** @type {{names: string[]}} */ l) => [l.names[0], await compile(l.names[0])]));
     mark("libsCompiled");
     return { files, compiled: new Map(compiled) };
   });
   image.catch(() => {});
   const origCreate = self._createPyodideModule;
-  self._createPyodideModule = async (settings) => {
+  self._createPyodideModule = async (/** @type {any} */ settings) => {
     if (main) {
       const module = await main;
       // Instantiated from the module compiled above (a worker may instantiate synchronously).
-      settings.instantiateWasm = (imports, receive) => receive(new WebAssembly.Instance(module, imports), module);
+      settings.instantiateWasm = (/** @type {WebAssembly.Imports} */ imports, /** @type {(instance: WebAssembly.Instance, module: WebAssembly.Module) => void} */ receive) => receive(new WebAssembly.Instance(module, imports), module);
     }
     mark("creating");
     const M = await origCreate(settings);

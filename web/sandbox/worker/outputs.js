@@ -1,6 +1,6 @@
 "use strict";
 // The files a run wrote under /output, as the worker sees them: the page stores these
-// (web/shared/persist.js), so the list is made here, out of the cells' reach, and not
+// (web/persist.js), so the list is made here, out of the cells' reach, and not
 // by the kernel, whose code a cell can replace. Only regular files of the in-memory
 // file system count, reached from / without following a link: a link to an upload,
 // a folder linked into /output, /output itself replaced by a link to /, or an upload
@@ -8,13 +8,13 @@
 // through 20 links to one upload, and 4,617 files through a linked /output: SECURITY.md,
 // M1). The file system has no hard links (every node has one name).
 // A part of the sandbox worker (see main.js): nothing here is reachable from a cell.
+/* exported outputState, outputChanges, readOutput */
 
 const OUTPUT_DIR = "/output";
 
 /** The node at `path` reached without following any link or entering any mount,
- * or null. @param {string} path */
-function plainNode(path) {
-  const FS = pyodide.FS;
+ * or null. @param {any} FS Pyodide's file system @param {string} path */
+function plainNode(FS, path) {
   let node = FS.root;
   for (const name of path.split("/").filter(Boolean)) {
     if (!FS.isDir(node.mode) || node.mounted || !node.contents || typeof node.contents !== "object") return null;
@@ -25,27 +25,27 @@ function plainNode(path) {
 }
 
 /** A regular in-memory file under /output, reached without a link: its node, or null.
- * @param {string} path */
-function outputNode(path) {
+ * @param {any} FS @param {string} path */
+function outputNode(FS, path) {
   if (typeof path !== "string" || !path.startsWith(OUTPUT_DIR + "/")) return null;
-  const node = plainNode(path);
-  const memfs = pyodide.FS.filesystems.MEMFS;
-  return node && pyodide.FS.isFile(node.mode) && node.mount && node.mount.type === memfs ? node : null;
+  const node = plainNode(FS, path);
+  const memfs = FS.filesystems.MEMFS;
+  return node && FS.isFile(node.mode) && node.mount && node.mount.type === memfs ? node : null;
 }
 
 /** Every regular file under /output, walked in memory without following a link or
- * entering a mount: path -> {node, size, timestamp}. */
-function outputState() {
+ * entering a mount: path -> {node, size, timestamp}. @param {any} pyodide the interpreter, if booted */
+function outputState(pyodide) {
   /** @type {Map<string, {node: any, size: number, timestamp: number}>} */
   const state = new Map();
   const FS = pyodide && pyodide.FS;
-  const top = FS ? plainNode(OUTPUT_DIR) : null;
+  const top = FS ? plainNode(FS, OUTPUT_DIR) : null;
   if (!top || !FS.isDir(top.mode) || top.mounted) return state;
   const memfs = FS.filesystems.MEMFS;
   /** @param {any} dir @param {string} path */
   const walk = (dir, path) => {
     if (!dir.contents || typeof dir.contents !== "object") return;
-    for (const [name, node] of Object.entries(dir.contents)) {
+    for (const [name, node] of Object.entries(/** @type {Record<string, any>} */ (dir.contents))) {
       if (!node || FS.isLink(node.mode) || node.mount !== dir.mount) continue;
       const full = `${path}/${name}`;
       if (FS.isDir(node.mode)) {
@@ -74,9 +74,10 @@ function outputChanges(before, after) {
   return { files, deleted };
 }
 
-/** The bytes of an output file for the page to keep; refuses anything outputNode does. */
-function readOutput(msg) {
-  const node = outputNode(msg.path);
+/** The bytes of an output file for the page to keep; refuses anything outputNode does.
+ * @param {any} FS @param {{path: string}} msg */
+function readOutput(FS, msg) {
+  const node = outputNode(FS, msg.path);
   if (!node) return { status: "error", message: `${msg.path} is not a file a cell wrote under /output (a link, a mount or a folder), so it is not kept` };
   const used = node.usedBytes || 0;
   const contents = node.contents || [];

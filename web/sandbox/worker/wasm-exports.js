@@ -7,6 +7,7 @@
 // Bytes this cannot read are compiled as they are (the compile then fails on them
 // anyway, or they define no memory this could find).
 // A part of the sandbox worker (see main.js): nothing here is reachable from a cell.
+/* exported withMemoryExports */
 
 // Where the export section (7) goes among the known sections, in the binary's order.
 const SECTION_ORDER = [1, 2, 3, 4, 5, 13, 6, 7, 8, 9, 12, 10, 11];
