@@ -3,10 +3,12 @@
 // untrusted (the model's code runs there): it is only ever treated as data.
 // The Sandbox is a facade over its parts, each one job, none calling another's
 // subclass (there are none): runtime.js (the runtime's files), channel.js (frame,
-// ports, order), recovery.js (replacing a dead worker), snapshot-plan.js (snapshot
-// starts), runs.js (cells: run, scan, interrupt), files.js (the person's files). It emits what the page hears (progress, ready, stream,
-// restarted, snapshot, error) and what persistence holds up (events.js: started,
-// replaced, ran); docs/architecture.md draws it.
+// ports, order; its watches in watch.js), recovery.js (replacing a dead worker),
+// snapshot-plan.js (snapshot starts), runs.js (cells: run, scan, interrupt),
+// files.js (the person's files). Here: the start, and the methods over the parts.
+// It emits what the page hears (progress, ready, stream, restarted, snapshot,
+// error) and what persistence holds up (events.js: started, replaced, ran);
+// docs/architecture.md draws it.
 
 import { CLOSED } from "./results.js";
 import { RECIPE_PARTS, WORKER_PARTS, fetchParts } from "./parts.js";
@@ -34,20 +36,18 @@ export class Sandbox extends EventTarget {
     this.memoryLimitMB = memoryLimitMB;
     /** @type {Record<string, any>} the boot config the worker gets (and the snapshot part's choice of snapshot) */
     this.config = { memoryLimitMB, sqlMemoryLimitMB, kernel: { output_limit: outputLimit } };
-    // Enforced here too: the kernel's limit lives inside the sandbox, where a cell can
-    // raise it (the second outside attack put 40 MB into the chat that way).
-    this.outputLimit = outputLimit;
     /** @type {Map<string, Blob>} path -> Blob/File of the uploads, re-mounted after a restart */
     this.files = new Map();
     /** @param {string} type @param {object} detail */
     const emit = (type, detail) => void this.dispatchEvent(new CustomEvent(type, { detail }));
     /** @param {string} type @param {object} detail */
     const emitAndWait = (type, detail) => dispatchAndWait(this, type, detail);
+    /** @type {import("./channel.js").Recover} */
+    const recover = (reason, message, runId) => this.recover(reason, message, runId);
     this.runtime = new SandboxRuntime({ root, emit });
-    this.channel = new SandboxChannel({ runtime: this.runtime, container, config: this.config, emit, recover: (reason, message, runId) => this.recover(reason, message, runId) });
+    this.channel = new SandboxChannel({ runtime: this.runtime, container, config: this.config, emit, recover });
     this.recovery = new SandboxRecovery({ channel: this.channel, files: this.files, emit, emitAndWait });
     this.snapshots = new SandboxSnapshots({ runtime: this.runtime, channel: this.channel, config: this.config, emit, enabled: snapshot !== false });
-    const recover = /** @type {import("./channel.js").Recover} */ ((reason, message, runId) => this.recover(reason, message, runId));
     this.runs = new SandboxRuns({ channel: this.channel, recovery: this.recovery, files: this.files, outputLimit, settled: () => this.settled(), recover, emitAndWait });
     this.fileCalls = new SandboxFiles({ sandbox: this, files: this.files });
     /** Resolves with {status: "saved" | "failed" | "restored" | "rejected" | "off", ...} once this visit's snapshot work is done.
@@ -80,6 +80,15 @@ export class Sandbox extends EventTarget {
   }
   get runtimeKept() {
     return this.snapshots.runtimeKept;
+  }
+  /** The output limit a run's result is held to (runs.js): enforced here too, since the
+   * kernel's own lives inside the sandbox, where a cell can raise it (the second
+   * outside attack put 40 MB into the chat that way). */
+  get outputLimit() {
+    return this.runs.outputLimit;
+  }
+  set outputLimit(value) {
+    this.runs.outputLimit = value;
   }
   /** Whether a replacement rebuilds the variables (persistence does: it changes what
    * the messages say). */
