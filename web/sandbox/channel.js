@@ -1,12 +1,13 @@
 // The page's channels to the sandbox: the opaque-origin frame and its port, a private
 // MessagePort per worker, the requests in the order sent (only the head may stream,
-// start or be answered: an ordered `connect`, web/shared/seam.js), the heartbeat.
-// Everything from the worker is only data. One part of the Sandbox (client.js): it
-// reads the runtime's files, and calls `recover` (recovery.js, through the Sandbox)
-// when it finds the worker or the frame dead or stuck.
+// start or be answered: an ordered `connect`, web/shared/seam.js). Everything from
+// the worker is only data. One part of the Sandbox (client.js): it reads the
+// runtime's files, and calls `recover` (recovery.js, through the Sandbox) when it
+// finds the worker or the frame dead or stuck (its watches: watch.js).
 
 import { connect } from "../shared/seam.js";
 import { CLOSED, liveText } from "./results.js";
+import { ChannelWatch } from "./watch.js";
 
 /** @typedef {import("./runtime.js").SandboxRuntime} SandboxRuntime */
 /** @typedef {import("./runtime.js").Emit} Emit */
@@ -16,13 +17,6 @@ import { CLOSED, liveText } from "./results.js";
 // A live frame answers a ping at once (its main thread runs no Python). One that does
 // not answer in this long while requests wait, or after a restart, is dead: replaced.
 const PING_MS = 10_000;
-const HEARTBEAT_MS = 5_000;
-// A worker with nothing else to do says `received` for a request within milliseconds.
-// One that does not, while that request is the first in line, is busy with work a cell
-// left behind (a setTimeout or setInterval loop, an asyncio task that never awaits):
-// it would never start the request (the third outside attack waited 120 s). Replaced.
-const BUSY_MS = 4_000;
-const DEAD_FRAME = "The sandbox stopped responding (its renderer may have run out of memory or been ended by the system)";
 
 export class SandboxChannel {
   /** @param {{runtime: SandboxRuntime, container: HTMLElement, config: Record<string, any>, emit: Emit, recover: Recover}} options */
@@ -45,14 +39,11 @@ export class SandboxChannel {
     // Each pending call keeps {onStream, collected, started?} for its events (see workerEvents).
     /** @type {import("../shared/seam.js").Caller<import("../shared/protocol.js").SandboxApi>} */
     this.rpc = connect(null, { ordered: true, on: this.workerEvents(), onReply: (msg, entry) => this.onReply(msg, entry) });
-    /** @type {Set<number>} the current worker's requests it said it has received */
-    this.received = new Set();
-    /** @type {{id: number, timer: ReturnType<typeof setTimeout>} | null} the busy watch on the head */
-    this.busyWatch = null;
+    this.watch = new ChannelWatch({ channel: this, recover });
     const call = this.rpc.call.bind(this.rpc);
     this.rpc.call = (method, args, options) => {
       const reply = call(method, args, options);
-      this.watchHead();
+      this.watch.watchHead();
       return reply;
     };
     /** @type {Promise<any> | null} */
@@ -65,8 +56,6 @@ export class SandboxChannel {
     this.lazy = [];
     /** @type {string[]} files handed over so far: a new frame needs them again */
     this.handed = [];
-    /** @type {ReturnType<typeof setInterval> | null} */
-    this.heartbeat = null;
     this.replacing = false; // set by recovery.js while it replaces the worker
     this.closed = false;
   }
@@ -80,7 +69,7 @@ export class SandboxChannel {
       else this.rpc.settle(id, { status: "error", message: CLOSED });
     }
     this.rpc.clear();
-    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.watch.stop();
     if (this.workerPort) this.workerPort.close();
     if (this.port) this.port.close();
     if (this.frame) this.frame.remove();
@@ -175,8 +164,7 @@ export class SandboxChannel {
     // A fresh channel per worker: the worker gets one end with its boot request and
     // nothing else can write to it. Whatever the old worker still sends is dropped.
     if (this.workerPort) this.workerPort.close();
-    this.received = new Set();
-    this.watchHead();
+    this.watch.reset();
     const channel = new MessageChannel();
     this.workerPort = channel.port1;
     this.rpc.attach(channel.port1);
@@ -243,42 +231,9 @@ export class SandboxChannel {
     return reply.status === "ok";
   }
 
-  /** While requests wait, check now and then that the frame is still there. */
+  /** While requests wait, check now and then that the frame is still there (watch.js). */
   startHeartbeat() {
-    if (this.heartbeat) return;
-    let checking = false;
-    this.heartbeat = setInterval(async () => {
-      if (checking || this.closed || this.replacing || !this.rpc.pending.size) return;
-      checking = true;
-      try {
-        if (!(await this.frameAlive()) && !this.closed && !this.replacing) {
-          this.recover("crash", DEAD_FRAME);
-        }
-      } finally {
-        checking = false;
-      }
-    }, HEARTBEAT_MS);
-  }
-
-  /** Watch the request first in line (not a boot): if the worker does not say it has
-   * received it within BUSY_MS, the worker is busy with a cell's leftovers: replaced. */
-  watchHead() {
-    const head = this.rpc.head;
-    if (this.busyWatch && this.busyWatch.id === head) return;
-    if (this.busyWatch) clearTimeout(this.busyWatch.timer);
-    this.busyWatch = null;
-    if (head === undefined || head === 0 || this.received.has(head) || this.closed) return;
-    const timer = setTimeout(async () => {
-      this.busyWatch = null;
-      const stuck = () => this.rpc.head === head && !this.received.has(head) && !this.replacing && !this.closed;
-      if (!stuck()) return;
-      // A dead frame answers nothing either: that is not a busy worker.
-      const alive = await this.frameAlive(BUSY_MS);
-      if (!stuck()) return;
-      if (alive) this.recover("busy", null, head);
-      else this.recover("crash", DEAD_FRAME);
-    }, BUSY_MS);
-    this.busyWatch = { id: head, timer };
+    this.watch.startHeartbeat();
   }
 
   /** What the current worker says about its calls, over its private channel. Still
@@ -293,9 +248,7 @@ export class SandboxChannel {
     return {
       // Said as soon as a request arrives, before the queue: any id the worker got.
       received: (msg) => {
-        if (typeof msg.id !== "number") return;
-        this.received.add(msg.id);
-        if (this.busyWatch && this.busyWatch.id === msg.id) this.watchHead();
+        if (typeof msg.id === "number") this.watch.markReceived(msg.id);
       },
       "need-files": head((msg) => {
         if (!Array.isArray(msg.files)) return this.handHeld();
@@ -329,7 +282,7 @@ export class SandboxChannel {
       return true;
     }
     this.rpc.settle(msg.id, /** @type {any} */ (msg));
-    this.watchHead();
+    this.watch.watchHead();
     return true;
   }
 }

@@ -2,29 +2,27 @@
 // Message shapes: PROTOCOL.md §3. Everything that comes back from the worker is
 // untrusted (the model's code runs there): it is only ever treated as data.
 // The Sandbox is a facade over its parts, each one job, none calling another's
-// subclass (there are none): runtime.js (the files), channel.js (frame, ports, order),
-// recovery.js (replacing a dead worker), snapshot-plan.js (snapshot starts);
-// results.js (limits). It emits what the page hears (progress, ready, stream,
-// restarted, snapshot, error) and what persistence holds up (events.js: started,
-// replaced, ran); docs/architecture.md draws it.
+// subclass (there are none): runtime.js (the runtime's files), channel.js (frame,
+// ports, order; its watches in watch.js), recovery.js (replacing a dead worker),
+// snapshot-plan.js (snapshot starts), runs.js (cells: run, scan, interrupt),
+// files.js (the person's files). Here: the start, and the methods over the parts.
+// It emits what the page hears (progress, ready, stream, restarted, snapshot,
+// error) and what persistence holds up (events.js: started, replaced, ran);
+// docs/architecture.md draws it.
 
-import { CLOSED, MARKER_ROOM, toRunResult } from "./results.js";
+import { CLOSED } from "./results.js";
 import { RECIPE_PARTS, WORKER_PARTS, fetchParts } from "./parts.js";
 import { SandboxRuntime } from "./runtime.js";
 import { SandboxChannel } from "./channel.js";
 import { SandboxRecovery } from "./recovery.js";
 import { SandboxSnapshots } from "./snapshot-plan.js";
+import { SandboxRuns } from "./runs.js";
+import { SandboxFiles } from "./files.js";
 import { dispatchAndWait } from "./events.js";
-import { runFresh } from "./fresh.js";
 import { SEAM_SOURCE } from "../shared/seam.js";
-
-const DEFAULT_TIMEOUT_MS = 60_000;
-const GRACE_MS = 3_000; // after the deadline's KeyboardInterrupt, before the worker is ended
-const BACKSTOP_MS = 15_000; // beyond the queue's own limits, for a cell that never starts
 
 /** @typedef {import("../shared/protocol.js").RunResult} RunResult */
 /** @typedef {import("../shared/protocol.js").SandboxApi} SandboxApi */
-/** @typedef {{onStream?: (name: string, text: string) => void, collected: {stdout: string, stderr: string}, started?: () => void}} RunEntry */
 
 export class Sandbox extends EventTarget {
   /**
@@ -38,24 +36,23 @@ export class Sandbox extends EventTarget {
     this.memoryLimitMB = memoryLimitMB;
     /** @type {Record<string, any>} the boot config the worker gets (and the snapshot part's choice of snapshot) */
     this.config = { memoryLimitMB, sqlMemoryLimitMB, kernel: { output_limit: outputLimit } };
-    // Enforced here too: the kernel's limit lives inside the sandbox, where a cell can
-    // raise it (the second outside attack put 40 MB into the chat that way).
-    this.outputLimit = outputLimit;
     /** @type {Map<string, Blob>} path -> Blob/File of the uploads, re-mounted after a restart */
     this.files = new Map();
     /** @param {string} type @param {object} detail */
     const emit = (type, detail) => void this.dispatchEvent(new CustomEvent(type, { detail }));
     /** @param {string} type @param {object} detail */
     const emitAndWait = (type, detail) => dispatchAndWait(this, type, detail);
+    /** @type {import("./channel.js").Recover} */
+    const recover = (reason, message, runId) => this.recover(reason, message, runId);
     this.runtime = new SandboxRuntime({ root, emit });
-    this.channel = new SandboxChannel({ runtime: this.runtime, container, config: this.config, emit, recover: (reason, message, runId) => this.recover(reason, message, runId) });
+    this.channel = new SandboxChannel({ runtime: this.runtime, container, config: this.config, emit, recover });
     this.recovery = new SandboxRecovery({ channel: this.channel, files: this.files, emit, emitAndWait });
     this.snapshots = new SandboxSnapshots({ runtime: this.runtime, channel: this.channel, config: this.config, emit, enabled: snapshot !== false });
+    this.runs = new SandboxRuns({ channel: this.channel, recovery: this.recovery, files: this.files, outputLimit, settled: () => this.settled(), recover, emitAndWait });
+    this.fileCalls = new SandboxFiles({ sandbox: this, files: this.files });
     /** Resolves with {status: "saved" | "failed" | "restored" | "rejected" | "off", ...} once this visit's snapshot work is done.
      * @type {Promise<Record<string, unknown>> | null} */
     this.snapshotDone = null;
-    /** @type {{code: string, files: Array<[string, Blob]>, result: RunResult} | null} the last scan() */
-    this.lastScan = null;
     /** @type {(err: Error) => void} */
     this.rejectClosed = () => {};
     /** @type {Promise<never>} */
@@ -66,8 +63,6 @@ export class Sandbox extends EventTarget {
     this.startMs = 0;
     /** @type {Record<string, number | undefined> | null} page-clock and worker-clock ms of the start */
     this.bootMarks = null;
-    this.queueEnd = 0; // when the runs queued so far may have ended at the latest
-    this.currentRun = 0; // the id of the last run sent
   }
 
   // What pages and tests read of the parts.
@@ -85,6 +80,15 @@ export class Sandbox extends EventTarget {
   }
   get runtimeKept() {
     return this.snapshots.runtimeKept;
+  }
+  /** The output limit a run's result is held to (runs.js): enforced here too, since the
+   * kernel's own lives inside the sandbox, where a cell can raise it (the second
+   * outside attack put 40 MB into the chat that way). */
+  get outputLimit() {
+    return this.runs.outputLimit;
+  }
+  set outputLimit(value) {
+    this.runs.outputLimit = value;
   }
   /** Whether a replacement rebuilds the variables (persistence does: it changes what
    * the messages say). */
@@ -206,85 +210,12 @@ export class Sandbox extends EventTarget {
   }
 
   /**
-   * Run a cell. Never rejects for user errors: the result's status says what happened.
-   * @param {string} code
-   * `record: false` runs it without a `ran` event (replays are not logged again).
-   * @param {{timeoutMs?: number, onStream?: (name: string, text: string) => void, direct?: boolean, record?: boolean}} [options]
-   * @returns {Promise<RunResult>}
+   * Run a cell (runs.js). Never rejects for user errors: the result's status says what
+   * happened. `record: false` runs it without a `ran` event (replays are not logged again).
+   * @param {string} code @param {import("./runs.js").RunOptions} [options] @returns {Promise<RunResult>}
    */
-  async run(code, { timeoutMs = DEFAULT_TIMEOUT_MS, onStream, direct = false, record = true } = {}) {
-    const result = await this.runOnce(code, { timeoutMs, onStream, direct, record });
-    if (!result.busy) return result;
-    // The worker was busy with an earlier cell's leftovers and never started this one
-    // (channel.js): it was replaced, and the cell runs in the new worker. A replay's
-    // cell (direct) is not run again: the replay stops there (web/persist.js).
-    const { busy, ...failed } = result;
-    void busy;
-    if (direct) return failed;
-    const again = await this.runOnce(code, { timeoutMs, onStream, direct, record });
-    const { busy: _still, ...rerun } = again;
-    void _still;
-    const note = `[${failed.error ? failed.error.message : "The sandbox was restarted."} This cell then ran in the new sandbox.]\n`;
-    return { ...rerun, stderr: note + (rerun.stderr || ""), restarted: true };
-  }
-
-  /** One attempt at a run (run() tries again once when the worker was busy).
-   * @param {string} code @param {{timeoutMs: number, onStream?: (name: string, text: string) => void, direct: boolean, record: boolean}} options
-   * @returns {Promise<RunResult & {busy?: boolean}>} */
-  async runOnce(code, { timeoutMs, onStream, direct, record }) {
-    if (typeof code !== "string") throw new TypeError("run(code): code must be a string");
-    if (this.closed) return toRunResult({ status: "error", error: { type: "SandboxClosed", message: CLOSED, traceback: "", line: null } }, { collected: { stdout: "", stderr: "" } }, performance.now());
-    if (!direct) await this.settled();
-    const rpc = this.channel.rpc;
-    const id = rpc.reserve();
-    const started = performance.now();
-    return new Promise((resolve) => {
-      /** @type {RunEntry} */
-      const entry = { onStream, collected: { stdout: "", stderr: "" } };
-      /** @type {ReturnType<typeof setTimeout> | null} */
-      let watchdog = null;
-      // A backstop for a worker that never even starts the cell (a cell before it
-      // broke the worker's message handling): the longest the queue ahead can take.
-      const now = performance.now();
-      this.queueEnd = Math.max(now, this.queueEnd || 0) + timeoutMs + GRACE_MS;
-      /** @type {ReturnType<typeof setTimeout> | null} */
-      let backstop = setTimeout(() => this.recover("crash", "the sandbox stopped answering", id), this.queueEnd - now + BACKSTOP_MS);
-      // Counted from when the worker starts the cell, not from when it was queued.
-      entry.started = () => {
-        if (backstop) clearTimeout(backstop);
-        backstop = null;
-        watchdog = setTimeout(() => this.recover("timeout", null, id), timeoutMs + GRACE_MS);
-      };
-      /** @param {Record<string, any>} reply */
-      const finish = async (reply) => {
-        if (watchdog) clearTimeout(watchdog);
-        if (backstop) clearTimeout(backstop);
-        const result = toRunResult(reply, entry, started, this.outputLimit + MARKER_ROOM);
-        if (reply.busy) {
-          resolve({ ...result, busy: true }); // not recorded: it never ran
-          return;
-        }
-        if (reply.restartNeeded) {
-          // The memory ceiling, or an interpreter that exited or crashed: replace the
-          // worker the same way as after a timeout kill.
-          if (this.rebuildsState && result.error) result.error.message = result.error.message.replace("variables are lost", "variables are rebuilt by re-running your earlier successful cells");
-          await this.recover(reply.restartNeeded === "crash" ? "crash" : "memory", null, id);
-          result.restarted = true;
-        }
-        if (record) {
-          // The outputs the run deleted as the worker saw it (not the kernel: a cell can change that).
-          const deleted = !reply.restartedByClient && Array.isArray(reply.outputsDeleted) ? reply.outputsDeleted.filter((/** @type {unknown} */ p) => typeof p === "string") : [];
-          try {
-            await dispatchAndWait(this, "ran", { code, result, deleted });
-          } catch {
-            // Persistence reports its own failures; a run result is never lost to them.
-          }
-        }
-        resolve(result);
-      };
-      this.currentRun = id;
-      rpc.call("run", { code, timeoutMs }, { id, about: entry }).then(finish);
-    });
+  run(code, options = {}) {
+    return this.runs.run(code, options);
   }
 
   /**
@@ -294,31 +225,14 @@ export class Sandbox extends EventTarget {
    * @param {string} code @param {{timeoutMs?: number, outputLimit?: number}} [options]
    * @returns {Promise<RunResult>}
    */
-  async scan(code, { timeoutMs = DEFAULT_TIMEOUT_MS, outputLimit = 9_000_000 } = {}) {
-    const started = performance.now();
-    const empty = { collected: { stdout: "", stderr: "" } };
-    if (this.closed) return toRunResult({ status: "error", error: { type: "SandboxClosed", message: CLOSED, traceback: "", line: null } }, empty, started);
-    await this.settled();
-    // The same code over the same files finds the same: no cell can change either.
-    const files = [...this.files];
-    const last = this.lastScan;
-    if (last && last.code === code && last.files.length === files.length && last.files.every(([path, file], i) => files[i][0] === path && files[i][1] === file)) return last.result;
-    const channel = this.channel;
-    const reply = await runFresh({ port: /** @type {import("./channel.js").FramePort} */ (channel.port), files: new Map(files), code, timeoutMs, kernel: { output_limit: outputLimit }, onNeedFiles: () => channel.handHeld() });
-    if (typeof reply.status === "string" && reply.type !== "reply") return toRunResult({ status: "error", error: { type: "SandboxError", message: String(reply.message), traceback: "", line: null } }, empty, started);
-    const result = toRunResult(reply, empty, started);
-    this.lastScan = result.status === "ok" ? { code, files, result } : null;
-    return result;
+  scan(code, options = {}) {
+    return this.runs.scan(code, options);
   }
 
   /** Stop the running cell. Soft (KeyboardInterrupt, state kept) when the frame is
    * cross-origin isolated; otherwise the worker is replaced. */
-  async interrupt() {
-    const id = this.currentRun;
-    if (!id || !this.channel.isPending(id)) return { status: "ok", running: false };
-    if (this.channel.interruptSoftly()) return { status: "ok", running: true, soft: true };
-    await this.recover("interrupted", null, id);
-    return { status: "ok", running: true, soft: false };
+  interrupt() {
+    return this.runs.interrupt();
   }
 
   /** A fresh interpreter: variables are gone; uploaded files are mounted again. */
@@ -326,59 +240,6 @@ export class Sandbox extends EventTarget {
     await this.ready();
     await this.recover("restart");
     return { status: "ok" };
-  }
-
-  /**
-   * Put bytes or text at `path` (under /data unless absolute). `remember: false`
-   * leaves it out of what is re-mounted after a restart (persisted outputs are
-   * written back as plain, writable files instead).
-   * @param {string} path @param {string | ArrayBuffer | Uint8Array} data
-   * @param {{direct?: boolean, remember?: boolean}} [options]
-   */
-  async writeFile(path, data, { direct = false, remember = true } = {}) {
-    const full = resolvePath(path);
-    const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data instanceof Uint8Array ? data : new Uint8Array(data);
-    const copy = bytes.slice(); // handed over (transferred), so the caller's bytes stay theirs
-    const reply = await this.request("writeFile", { path: full, data: copy }, [copy.buffer], { direct });
-    if (reply.status === "ok") {
-      if (remember) this.files.set(full, new Blob([/** @type {Uint8Array<ArrayBuffer>} */ (bytes)]));
-      else this.files.delete(full);
-    }
-    return reply;
-  }
-
-  /** Mount a File/Blob under /data without copying it into memory.
-   * @param {string} path @param {Blob} file @param {{direct?: boolean}} [options] */
-  async mountFile(path, file, { direct = false } = {}) {
-    const full = resolvePath(path);
-    const reply = await this.request("mountFile", { path: full, file }, [], { direct });
-    if (reply.status === "ok") this.files.set(full, file);
-    return reply;
-  }
-
-  /** `output: true` reads only a regular file a cell wrote under /output, reached
-   * without a link (what persistence keeps).
-   * @param {string} path @param {{direct?: boolean, output?: boolean}} [options] @returns {Promise<Uint8Array>} */
-  async readFile(path, { direct = false, output = false } = {}) {
-    const reply = await this.request("readFile", { path: resolvePath(path), ...(output ? { output: true } : {}) }, [], { direct });
-    if (reply.status !== "ok") throw new Error(`readFile(${path}): ${reply.message}`);
-    return reply.data;
-  }
-
-  /** Plain data: rejects when the sandbox cannot list (README, JS API's error rule).
-   * @param {string} [dir] @returns {Promise<import("../shared/protocol.js").FileEntry[]>} */
-  async listFiles(dir = "/data") {
-    const reply = await this.request("listFiles", { dir: resolvePath(dir) });
-    if (reply.status !== "ok") throw new Error(`listFiles(${dir}): ${reply.message}`);
-    return reply.files;
-  }
-
-  /** @param {string} path */
-  async inspect(path) {
-    const { type, id, ...rest } = await this.request("inspect", { path: resolvePath(path) });
-    void type;
-    void id;
-    return rest;
   }
 
   /** A fresh namespace in the same interpreter (fast; files are kept). */
@@ -389,16 +250,29 @@ export class Sandbox extends EventTarget {
     return rest;
   }
 
-  /** @param {string} path @param {{direct?: boolean}} [options] */
-  async deleteFile(path, { direct = false } = {}) {
-    const full = resolvePath(path);
-    this.files.delete(full);
-    return this.request("deleteFile", { path: full }, [], { direct });
+  // The person's files (files.js); `files` holds the uploads.
+  /** @param {string} path @param {string | ArrayBuffer | Uint8Array} data @param {{direct?: boolean, remember?: boolean}} [options] */
+  writeFile(path, data, options = {}) {
+    return this.fileCalls.writeFile(path, data, options);
   }
-}
-
-/** @param {unknown} path */
-function resolvePath(path) {
-  if (typeof path !== "string" || !path) throw new TypeError("path must be a non-empty string");
-  return path.startsWith("/") ? path : `/data/${path}`;
+  /** @param {string} path @param {Blob} file @param {{direct?: boolean}} [options] */
+  mountFile(path, file, options = {}) {
+    return this.fileCalls.mountFile(path, file, options);
+  }
+  /** @param {string} path @param {{direct?: boolean, output?: boolean}} [options] */
+  readFile(path, options = {}) {
+    return this.fileCalls.readFile(path, options);
+  }
+  /** @param {string} [dir] */
+  listFiles(dir) {
+    return this.fileCalls.listFiles(dir);
+  }
+  /** @param {string} path */
+  inspect(path) {
+    return this.fileCalls.inspect(path);
+  }
+  /** @param {string} path @param {{direct?: boolean}} [options] */
+  deleteFile(path, options = {}) {
+    return this.fileCalls.deleteFile(path, options);
+  }
 }
