@@ -95,12 +95,21 @@ KILL_THE_FRAME = """async () => {
 }"""
 
 
+def _name(worker: Any) -> str:
+    try:
+        return str(worker.evaluate("self.name"))
+    except Exception:  # it ended while asked
+        return ""
+
+
 def kill_the_frame(page: Any, known: list[Any]) -> list[Any]:
-    """Navigate the small sandbox's frame away and wait until its worker (each worker
-    of the page not in ``known``) has ended: counting the page's workers was not enough,
-    since another worker ending let a run reach the live one. The page's workers after."""
-    theirs = [w for w in page.workers if w not in known]
-    assert theirs, "the frame has no worker to end"
+    """Navigate the small sandbox's frame away and wait until its worker has ended: the
+    page holds a port to the worker itself, so a worker not yet ended still answers.
+    Its worker is the one named "reckon-sandbox" that is not in ``known``: a snapshot
+    maker or a fresh worker of the same frame ending first let a run reach the live
+    one (seen). The page's workers after."""
+    theirs = [w for w in page.workers if w not in known and _name(w) == "reckon-sandbox"]
+    assert len(theirs) == 1, "the frame's sandbox worker was not found"
     page.evaluate(KILL_THE_FRAME)
     deadline = time.monotonic() + 30
     while any(w in page.workers for w in theirs) and time.monotonic() < deadline:
