@@ -22,6 +22,7 @@ __all__ = [
     "part_correction",
     "part_name",
     "part_recheck",
+    "replace_node",
 ]
 
 PART_MESSAGE = (
@@ -106,12 +107,17 @@ def named_parts(question: str) -> dict[str, set[int]]:
 
 def _put_right(code: str, constant: ast.Constant | None, wanted: set[int]) -> str:
     """``code`` with ``constant`` (one line's number) replaced by the one wanted."""
-    if constant is None or constant.lineno != constant.end_lineno:
+    return "" if constant is None else replace_node(code, constant, str(*wanted))
+
+
+def replace_node(code: str, node: ast.expr, text: str) -> str:
+    """``code`` with ``node`` (on one line) written as ``text``, or ``""``."""
+    if node.end_lineno != node.lineno or node.end_col_offset is None:
         return ""
     lines = code.splitlines()
-    line = lines[constant.lineno - 1].encode()
-    start, end = constant.col_offset, constant.end_col_offset or constant.col_offset
-    lines[constant.lineno - 1] = (line[:start] + str(*wanted).encode() + line[end:]).decode()
+    line = lines[node.lineno - 1].encode()  # ast's column offsets count UTF-8 bytes
+    start, end = node.col_offset, node.end_col_offset
+    lines[node.lineno - 1] = (line[:start] + text.encode() + line[end:]).decode()
     return "\n".join(lines)
 
 

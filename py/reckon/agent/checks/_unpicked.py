@@ -13,7 +13,7 @@ import re
 
 from reckon.agent._steps import Correction
 from reckon.agent._types import JSONDict
-from reckon.agent.checks._date_parts import NUMBERING, named_parts, part_name
+from reckon.agent.checks._date_parts import NUMBERING, named_parts, part_name, replace_node
 from reckon.agent.checks._periods import columns, date_columns
 
 __all__ = ["UNPICKED_MESSAGE", "unpicked_correction", "unpicked_recheck"]
@@ -88,7 +88,7 @@ def unpicked_correction(
         and name.startswith(n.value.lower())
         for n in ast.walk(node)
     )  # fmt: skip
-    fixed = _replaced(code, node, added if misread else f"({ast.unparse(node)}) & ({added})")
+    fixed = replace_node(code, node, added if misread else f"({ast.unparse(node)}) & ({added})")
     if not fixed:
         return None
     how = f"in place of {ast.unparse(node)}" if misread else "added to its filter"
@@ -159,17 +159,6 @@ def _row_mask(node: ast.AST) -> ast.expr | None:
     if any(isinstance(n.value, ast.Name) and n.value.id == table for n in inner):
         return mask
     return None
-
-
-def _replaced(code: str, node: ast.expr, text: str) -> str:
-    """``code`` with ``node`` (on one line) written as ``text``, or ``""``."""
-    if node.end_lineno != node.lineno or node.end_col_offset is None:
-        return ""
-    lines = code.splitlines()
-    line = lines[node.lineno - 1].encode()
-    start, end = node.col_offset, node.end_col_offset
-    lines[node.lineno - 1] = (line[:start] + text.encode() + line[end:]).decode()
-    return "\n".join(lines)
 
 
 _PART_COLUMNS = {"year": {"year", "years"}, "month": {"month", "months"},
