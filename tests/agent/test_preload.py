@@ -13,7 +13,7 @@ import pytest
 
 from reckon.agent import Agent, OpenAIModel
 from reckon.agent._approval import Decision
-from reckon.agent.checks._recheck import repair_form
+from reckon.agent.checks._form import repair_form
 from support import FakeUpstream, HttpxTransport
 
 from .helpers import KernelExecutor, ask_openai, call_reply, model_steps, run, text_reply

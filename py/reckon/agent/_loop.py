@@ -16,6 +16,7 @@ from reckon.agent._stopping import Stopped, Stopping
 from reckon.agent._turns import Turns
 from reckon.agent._types import ChatReply, Executor, JSONDict, Model
 from reckon.agent.checks._finishing import Finishing, verification
+from reckon.agent.checks._recheck import drafted
 from reckon.agent.checks._verify import verification_prompt
 from reckon.agent.export._transcript import Transcript
 from reckon.agent.models._reply import Move, interpret, without_imagined_results
@@ -211,13 +212,12 @@ class Agent:
         force = None
         if not progress.ran_code and getattr(self.model, "forces_first_call", True):
             first = progress.calls == 0 and progress.has_files
-            if first or "no-code" in progress.rechecks:
+            if first or progress.rechecks & {"no-code", "draft"}:
                 force = "run_python"
         progress.calls += 1
+        sent, progress.draft = drafted(self.messages, progress.draft), ""
         try:
-            reply = await self._requests.call(
-                self.model, self.messages, environment, force, cells.stopping
-            )
+            reply = await self._requests.call(self.model, sent, environment, force, cells.stopping)
         except Stopped:
             self.messages.append({"role": "assistant", "content": "(stopped by the user)"})
             return outcome("stopped", progress.last_text, steps, STOPPED)

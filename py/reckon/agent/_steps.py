@@ -66,6 +66,7 @@ class Progress:
     ran_code: bool = False
     rechecks: set[str] = field(default_factory=set)  # the kinds already sent back
     correction: Correction | None = None  # a cell Reckon runs before the next call
+    draft: str = ""  # what the next call asks in place of the question (``_recheck``)
     # The run of failures (``_retry``): where in the history it began, its errors, and
     # whether it was started again fresh.
     streak_start: int | None = None

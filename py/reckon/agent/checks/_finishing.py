@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from reckon.agent._steps import Correction, Progress, StepLog, outcome
 from reckon.agent._types import JSONDict
 from reckon.agent.checks._date_parts import part_correction, part_recheck
+from reckon.agent.checks._form import repair_form
 from reckon.agent.checks._grounding import ground_answer, step_sources
 from reckon.agent.checks._method import answer_method
 from reckon.agent.checks._periods import period_recheck
@@ -16,7 +17,6 @@ from reckon.agent.checks._recheck import (
     EMPTY_REPLY,
     is_question,
     recheck_message,
-    repair_form,
     typed_not_ran,
 )
 from reckon.agent.checks._unpicked import unpicked_correction, unpicked_recheck
@@ -59,7 +59,12 @@ class Finishing:
         self.messages.append({"role": "assistant", "content": text})
         again = self.recheck(text, grounding, progress) if rechecks else None
         if again is not None:
-            self.messages.append({"role": "user", "content": again})
+            if progress.draft:
+                # Set aside: the next call asks for a program in place of the question,
+                # with this answer out of sight (a model shown it argues for it).
+                self.messages.pop()
+            else:
+                self.messages.append({"role": "user", "content": again})
             step: JSONDict = {"kind": "recheck", "text": text, "message": again}
             log.add({**step, "grounding": grounding, **repair}, started)
             return None
@@ -103,10 +108,13 @@ class Finishing:
             last_output=self._last_output(),
             last_error=progress.last_error if progress.failures else "",
             period=period,
+            ran_now=progress.ran_code,
         )
         if found is None:
             return None
         progress.rechecks.add(found[0])
+        if found[0] == "draft":
+            progress.draft = found[1]
         if found[0] == "period" and correction is not None:
             # The loop runs the cell put right and adds its output to the message.
             progress.correction = correction

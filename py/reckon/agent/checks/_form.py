@@ -1,0 +1,145 @@
+"""The ``@name[value]`` form a question asks the answer to end with: whether an answer
+fills it, and the form put right where the model wrote it wrongly but computed the value
+(the value where the name goes, the form left unfilled beside one computed number, a
+timestamp given for an hour or a year)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from reckon.agent._types import JSONDict
+from reckon.agent.checks._grounding import find_numbers
+from reckon.agent.models._fences import only_block
+
+__all__ = ["GIVEN_FORM", "filled", "repair_form"]
+
+_NAMED = re.compile(r"@([A-Za-z_]\w*)\[([^\[\]]*)\]")
+GIVEN_FORM = re.compile(r"@([^\s\[\]@]+)\[([^\[\]]*)\]")
+
+
+def filled(question: str, answer: str) -> bool:
+    """Does ``answer`` fill every ``@name[…]`` the question asks for, under its name and
+    with something other than the question's placeholder?"""
+    given: dict[str, list[str]] = {}
+    for name, value in GIVEN_FORM.findall(answer):
+        given.setdefault(name.lower(), []).append(value.strip().lower())
+    for name, placeholder in _NAMED.findall(question):
+        values = [v for v in given.get(name.lower(), []) if v and v != placeholder.strip().lower()]
+        if not values:
+            return False
+    return True
+
+
+def repair_form(
+    question: str, answer: str, grounding: JSONDict, *, last_value: str = ""
+) -> str | None:
+    """The answer with the one form the question asks for put right, or ``None``.
+
+    Slips of small models are repaired, only when nothing else could be meant: the
+    value written where the name goes (``@3.17[value]`` or the whole answer ``@3.17``
+    for ``@mean[value]``), the answer given as JSON under the asked name
+    (``{"mean": 3.17}``, ``{"mean": {"value": 3.17}}``, ``{"mean": [3.17]}``, fenced or
+    not), and the form copied unfilled beside exactly one computed number (``The mean is
+    3.17. @mean[value]``). The value is the model's own; grounding still checks it. A
+    form copied unfilled with no number beside it takes ``last_value``, the output of
+    the last cell that ran, when that output is one value (``North``)."""
+    asked = list(dict.fromkeys((n, p.strip().lower()) for n, p in _NAMED.findall(question)))
+    if len(asked) != 1:
+        return None
+    name, placeholder = asked[0]
+    if filled(question, answer):
+        return _timestamp_part(answer, name)
+    forms = list(GIVEN_FORM.finditer(answer))
+    if not forms:
+        value = _json_value(answer, name)
+        if value:
+            return f"@{name}[{value}]"
+        bare = _BARE.search(answer)
+        if bare is None or len(_AT.findall(answer)) != 1:
+            return None
+        # "@East", "... is @41.8.": the value with the name and brackets left out.
+        return f"{answer[: bare.start()]}@{name}[{bare.group(1)}]{answer[bare.end(1) :]}"
+    if len(forms) != 1:
+        return None
+    form = forms[0]
+    inside = form.group(2).strip()
+    if inside.lower() not in (placeholder, ""):
+        return None
+    written = form.group(1)
+    numbers = find_numbers(written)
+    if len(numbers) == 1 and numbers[0].text == written:
+        value = written  # @3.17[value]
+    elif written.lower() == name.lower():
+        computed = {
+            str(n["text"]) for n in grounding.get("numbers") or []
+            if n.get("computed") and not n.get("given") and n.get("steps")
+        }  # fmt: skip
+        if len(computed) == 1:
+            value = computed.pop()
+        elif not computed and _lone_value(last_value):
+            value = _lone_value(last_value)  # the form alone, after a cell printed one value
+        else:
+            return None
+    else:
+        return None
+    return f"{answer[: form.start()]}@{name}[{value}]{answer[form.end() :]}"
+
+
+# Seen: "@hour[2012-06-26T20:00:00.000000000]", an idxmax printed whole where the hour
+# was asked. Only the parts a timestamp holds one way are taken (not a month or a day).
+_TIMESTAMP = re.compile(r"(\d{4})-\d{2}-\d{2}(?:[T ](\d{2}):\d{2}(?::\d{2}(?:\.\d+)?)?)?")
+_PARTS = {"hour": 2, "year": 1}
+
+
+def _timestamp_part(answer: str, name: str) -> str | None:
+    """The answer with a date or timestamp given for ``@hour[…]`` or ``@year[…]`` put
+    as that part of it, or ``None``."""
+    group = _PARTS.get(name.lower())
+    forms = [f for f in GIVEN_FORM.finditer(answer) if f.group(1) == name]
+    if group is None or len(forms) != 1:
+        return None
+    form = forms[0]
+    stamp = _TIMESTAMP.fullmatch(form.group(2).strip())
+    if stamp is None or stamp.group(group) is None:
+        return None
+    return f"{answer[: form.start()]}@{name}[{int(stamp.group(group))}]{answer[form.end() :]}"
+
+
+# One @value at the end of the answer, not an e-mail's @: a word or a number, with
+# nothing after it but a full stop. A value with spaces ("@Food and drink") is not
+# taken: where it ends cannot be told.
+_BARE = re.compile(r"(?:^|(?<=[\s(:]))@(-?[\w.,\-–]*\w)(?=\.?\s*$)")
+_AT = re.compile(r"(?:^|(?<=[\s(:]))@")
+
+
+def _json_value(answer: str, name: str) -> str:
+    """The one scalar an answer that is only JSON gives under ``name``, or ``""``."""
+    try:
+        data = json.loads(only_block(answer) or answer)
+    except ValueError:
+        return ""
+    if not isinstance(data, dict) or len(data) != 1:
+        return ""
+    key, value = next(iter(data.items()))
+    if str(key).lower() != name.lower():
+        return ""
+    if isinstance(value, dict) and len(value) == 1:
+        value = next(iter(value.values()))
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return ""
+    text = str(value).strip()
+    return text if text and "[" not in text and "]" not in text and "\n" not in text else ""
+
+
+def _lone_value(output: str) -> str:
+    """The one value a cell's output is (``North``, ``'North'``, ``42.5``), or ``""``
+    when it is more than one (a table, a Series, several lines, a tuple)."""
+    text = output.strip()
+    if "\n" in text or not text or len(text) > 60 or text[0] in "([{<":
+        return ""
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1].strip()
+    return text if text and "[" not in text and "]" not in text else ""
