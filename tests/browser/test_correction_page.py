@@ -67,3 +67,42 @@ def test_the_corrected_cell_is_a_step_of_its_own_and_the_answer_is_traced_to_it(
             box.scroll_into_view_if_needed()
             page.screenshot(path=str(tmp_path / f"correction-{width}.png"))
             print(tmp_path / f"correction-{width}.png")
+
+
+def test_a_word_problem_worked_out_in_the_head_is_asked_again_as_a_program(
+    a_browser: Any, a_served_site: str, a_playlist: tuple[Playlist, str], tmp_path: Path
+) -> None:
+    """No files: the model's first answer (numbers it did not compute) is set aside, the
+    next call asks for a program in its place, and the answer is traced to its output."""
+    model, _ = a_playlist
+    question = "Ann has 3 bags with 4 apples each and eats 2. How many apples are left?"
+    model.queue = [("text", "She has 11 apples left."), ("code", "left = 3 * 4 - 2\nprint(left)")]
+    model.queue += [("text", "She has 10 apples left.")]
+    context = a_browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{a_served_site}/index.html")
+        page.evaluate("() => window.reckon.ready()")
+        page.locator("#question").fill(question)
+        page.locator("#question").press("Enter")
+        answer = last_answer(page)
+        answer.wait_for(timeout=120_000)
+        assert "10 apples" in answer.inner_text()
+        set_aside = page.locator("#messages details.step-recheck")
+        assert "She has 11 apples left." in set_aside.inner_text()
+        told = set_aside.locator(".recheck-told").inner_text()
+        assert "Write a short Python program" in told and question in told
+        code = page.locator("#messages details.step-code")
+        assert code.count() == 1 and "3 * 4 - 2" in code.inner_text()
+        index = code.get_attribute("data-step-index")
+        link = answer.locator("button.num-link", has_text="10")
+        assert link.get_attribute("data-steps") == index
+        assert not model.queue
+        for width in (1280, 390):
+            page.set_viewport_size({"width": width, "height": 900})
+            set_aside.evaluate("(el) => { el.open = true; }")
+            set_aside.scroll_into_view_if_needed()
+            page.screenshot(path=str(tmp_path / f"draft-{width}.png"))
+            print(tmp_path / f"draft-{width}.png")
+    finally:
+        context.close()
