@@ -11,7 +11,7 @@ from reckon.agent._cells import Cells
 from reckon.agent._conversation import Conversation
 from reckon.agent._options import AgentOptions, Option
 from reckon.agent._prompt import build_system_prompt
-from reckon.agent._steps import STOPPED, Progress, StepLog, outcome
+from reckon.agent._steps import STOPPED, Progress, StepLog, outcome, sandbox_failed
 from reckon.agent._stopping import Stopped, Stopping
 from reckon.agent._turns import Turns
 from reckon.agent._types import ChatReply, Executor, JSONDict, Model
@@ -251,9 +251,7 @@ class Agent:
         except Stopped:
             return outcome("stopped", progress.last_text, log.steps, STOPPED)
         except ReckonError as exc:
-            message = f"The sandbox failed: {exc}"
-            log.add({"kind": "error", "text": message}, time.monotonic())
-            return outcome("error", progress.last_text, log.steps, message)
+            return sandbox_failed(exc, progress, log, time.monotonic())
         return None
 
     async def _ran(
@@ -285,9 +283,7 @@ class Agent:
         except Stopped:
             return outcome("stopped", progress.last_text, steps, STOPPED)
         except ReckonError as exc:
-            message = f"The sandbox failed: {exc}"
-            log.add({"kind": "error", "text": message}, started)
-            return outcome("error", progress.last_text, steps, message)
+            return sandbox_failed(exc, progress, log, started)
         progress.tally(results, mark=mark)
         if cells.stopping.stopped():
             return outcome("stopped", progress.last_text, steps, STOPPED)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from reckon.agent._types import JSONDict
 
-__all__ = ["STOPPED", "Correction", "Progress", "StepLog", "outcome"]
+__all__ = ["STOPPED", "Correction", "Progress", "StepLog", "outcome", "sandbox_failed"]
 
 STOPPED = "Stopped by the user."
 
@@ -105,3 +105,10 @@ def _describe_failure(result: JSONDict) -> str:
         said = f"{kind}: {error.get('message', '')}" if kind else str(error.get("message", ""))
         return f"{said}; hint: {error['hint']}" if error.get("hint") else said
     return f"the cell ended with status {result.get('status')!r}"
+
+
+def sandbox_failed(exc: Exception, progress: Progress, log: StepLog, at: float) -> JSONDict:
+    """The outcome of an answer the sandbox failed under (our bug, not the cell's)."""
+    message = f"The sandbox failed: {exc}"
+    log.add({"kind": "error", "text": message}, at)
+    return outcome("error", progress.last_text, log.steps, message)
