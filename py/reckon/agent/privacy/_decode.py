@@ -21,7 +21,11 @@ from collections.abc import Callable, Iterator
 
 __all__ = ["encoded_runs"]
 
-_RUN = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{8,}={0,6}(?![\w+/=-])")
+# Eight characters or more, or fewer with the padding only base64 and base32 end in
+# (a number of four or five digits in base64 is ``NzM0MTI=``).
+_RUN = re.compile(
+    r"(?<![\w+/=-])(?:[A-Za-z0-9+/_-]{8,}={0,6}|[A-Za-z0-9+/_-]{4,7}={1,6})(?![\w+/=-])"
+)
 _HEX_RUN = re.compile(r"[0-9a-fA-F]+")
 _BASE32 = re.compile(r"[A-Za-z2-7]+=*")
 _BASE85 = re.compile(r"(?<!\S)\S{10,}(?!\S)")

@@ -1,0 +1,148 @@
+"""Variants of issue 32's schema-privacy findings (P1-P5), through the agent with the
+real kernel and a scan in a kernel of its own, as the page runs it: the forms the
+findings name, put together or in files of another shape."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from reckon.agent import Agent
+from reckon.agent.privacy._privacy import Privacy
+from support import ScriptedModel
+
+from .helpers import answer, code_reply, model_steps, run
+from .privacy_kit import FreshScanExecutor, leaked, sent
+
+SECRET = pd.DataFrame(
+    {"who": ["Cornelius Ashdown", "Dmitri Volkov"], "ssn": ["555-01-2345", "555-02-1111"],
+     "town": ["Vladivostok", "Omsk"]}
+)  # fmt: skip
+PLAIN = pd.DataFrame({"item": ["pen", "cup"], "count": [3, 4]})
+
+
+@pytest.fixture
+def executor(tmp_path: Path) -> FreshScanExecutor:
+    return FreshScanExecutor(tmp_path)
+
+
+def ask(executor: FreshScanExecutor, cell: str) -> tuple[dict[str, Any], ScriptedModel]:
+    # A cell that fails is sent back for a fix; the model answers each time.
+    model = ScriptedModel([code_reply(cell)] + [answer("Done.")] * 4)
+    agent = Agent(model, executor, privacy=Privacy.parse("schema"))
+    outcome = run(agent.ask("who is in there", environment=executor.environment()))
+    return outcome, model
+
+
+def workbook(sheets: dict[str, pd.DataFrame], engine: str, hidden: str = "") -> bytes:
+    buffer = io.BytesIO()
+    with pd.ExcelWriter(buffer, engine=engine) as writer:
+        for name, frame in sheets.items():
+            frame.to_excel(writer, sheet_name=name, index=False)
+        if hidden:
+            writer.book[hidden].sheet_state = hidden_state(hidden)
+    return buffer.getvalue()
+
+
+def hidden_state(name: str) -> str:
+    return "veryHidden" if name.startswith("Very") else "hidden"
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        pytest.param("three.ods", workbook({"A": PLAIN, "B": PLAIN, "C": SECRET}, "odf"),
+                     id="ods-third-of-three-sheets"),
+        pytest.param("hidden.xlsx", workbook({"A": PLAIN, "Hid": SECRET}, "openpyxl", "Hid"),
+                     id="xlsx-hidden-sheet"),
+        pytest.param("very.xlsx", workbook({"A": PLAIN, "VeryHid": SECRET}, "openpyxl",
+                                           "VeryHid"), id="xlsx-very-hidden-sheet"),
+    ],
+)  # fmt: skip
+def test_every_sheet_of_any_workbook_is_scanned(
+    executor: FreshScanExecutor, name: str, data: bytes
+) -> None:
+    path = executor.upload(name, data)
+    cell = f"import pandas as pd\nfor n, f in pd.read_excel({path!r}, sheet_name=None).items():\n"
+    outcome, model = ask(executor, cell + "    print(n, f.to_string())")
+    assert outcome["status"] == "ok", outcome
+    assert "Cornelius Ashdown" in model_steps(outcome)[0]["result"]["stdout"]
+    assert leaked(model, ["Cornelius Ashdown", "555-01-2345", "Vladivostok", "Volkov"]) == []
+
+
+HEADERLESS = [
+    ["Cornelius Ashdown", "555-01-2345", "88888", "Vladivostok"],
+    ["Bob Quist", "555-02-1111", "77777", "Lyon"],
+    ["Dmitri Volkov", "555-11-2222", "65432", "Omsk"],
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "read"),
+    [
+        pytest.param("p.tsv", "\n".join("\t".join(r) for r in HEADERLESS) + "\n",
+                     "pd.read_csv({p!r}, sep='\\t')", id="tsv"),
+        pytest.param("p.csv", "\n".join(";".join(r) for r in HEADERLESS) + "\n",
+                     "pd.read_csv({p!r}, sep=';')", id="semicolon"),
+        pytest.param("p.txt", "\n".join("|".join(r) for r in HEADERLESS) + "\n",
+                     "pd.read_csv({p!r}, sep='|')", id="pipe-txt"),
+        pytest.param("n.csv", "88888,65432,77777\n12345,23456,34567\n45678,56789,67890\n",
+                     "pd.read_csv({p!r})", id="all-numbers"),
+        pytest.param("one.csv", "Cornelius Ashdown\nBob Quist\nDmitri Volkov\n",
+                     "pd.read_csv({p!r})", id="one-column"),
+        pytest.param("p.xlsx", None, "pd.read_excel({p!r})", id="xlsx-headerless"),
+    ],
+)  # fmt: skip
+def test_a_first_row_of_data_in_any_shape_is_not_a_header(
+    executor: FreshScanExecutor, name: str, text: str | None, read: str
+) -> None:
+    if text is None:
+        buffer = io.BytesIO()
+        pd.DataFrame(HEADERLESS).to_excel(buffer, index=False, header=False)
+        path = executor.upload(name, buffer.getvalue())
+    else:
+        path = executor.upload(name, text)
+    cell = f"import pandas as pd\ndf = {read.format(p=path)}\nprint(list(df.columns))\ndf.columns"
+    outcome, model = ask(executor, cell)
+    assert outcome["status"] == "ok", outcome
+    first = (text or "").split("\n")[0] if name == "n.csv" else ""
+    values = ["Cornelius Ashdown", "555-01-2345", "88888", "Vladivostok"]
+    values += [v for v in first.split(",") if v]
+    assert leaked(model, values) == [], sent(model)[:3000]
+
+
+P4_CELLS = {
+    "sys-dunder-stdout": "import sys\nsys.__stdout__.write(V + '\\n')",
+    "os-write": "import os\nos.write(1, (V + '\\n').encode())",
+    "exception-message": "raise ValueError(V)",
+    "warning-text": "import warnings\nwarnings.warn(V)",
+    "index-name": "import pandas as pd\ndf = pd.DataFrame({'a': [1]})\ndf.index.name = V\ndf",
+    "columns-name": "import pandas as pd\ndf = pd.DataFrame({'a': [1]})\ndf.columns.name = V\ndf",
+    "series-name": "import pandas as pd\npd.Series([1, 2], name=V)",
+    "type-name": "type(V, (), {})()",
+    "figure-title": "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.title(V)\nplt.show()",
+    "stderr": "import sys\nprint(V, file=sys.stderr)",
+    "repr-class": "class X:\n    def __repr__(self):\n        return V\nX()",
+    "html-repr": "class X:\n    def _repr_html_(self):\n        return '<b>' + V + '</b>'\nX()",
+    "exception-class": "raise type(V.replace(' ', ''), (Exception,), {})('x')",
+    "syntax-error": "exec('x = ' + V)",
+    "file-name": "open('/tmp/' + V + '.txt', 'w').write('x')\nimport os\nprint(os.listdir('/tmp'))",
+    "output-file-name": "open(OUT + '/' + V + '.txt', 'w').write('x')",
+    "data-file-name": "open(DATA + '/' + V + '.csv', 'w').write('a\\n1\\n')",
+}
+
+
+@pytest.mark.parametrize("kind", P4_CELLS)
+def test_a_value_in_any_part_of_a_result_is_hidden(executor: FreshScanExecutor, kind: str) -> None:
+    path = executor.upload("s.csv", SECRET.to_csv(index=False))
+    setup = (
+        f"import pandas as pd\nV = pd.read_csv({path!r})['who'][0]\n"
+        f"OUT = {str(executor.output_dir)!r}\nDATA = {str(executor.data_dir)!r}\n"
+    )
+    outcome, model = ask(executor, setup + P4_CELLS[kind])
+    assert outcome["status"] == "ok", outcome
+    assert leaked(model, ["Cornelius Ashdown", "CorneliusAshdown"]) == [], sent(model)[-3000:]
