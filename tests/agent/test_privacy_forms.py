@@ -61,6 +61,8 @@ FORMS = {
     "character-codes": str([ord(c) for c in NAME]),
     "character-list": str(list(NAME)),
     "encoded-twice": base64.b64encode(NAME.encode().hex().encode()).decode(),
+    "encoded-invisible": base64.b64encode("\u200b".join(NAME).encode()).decode(),
+    "encoded-lines": "\n".join(NAME).encode().hex(),
     "words-swapped": "Ashdown Cornelius",
     "words-swapped-comma": "Ashdown, Cornelius",
     "initial-and-surname": "C. Ashdown",

@@ -146,3 +146,27 @@ def test_a_value_in_any_part_of_a_result_is_hidden(executor: FreshScanExecutor, 
     outcome, model = ask(executor, setup + P4_CELLS[kind])
     assert outcome["status"] == "ok", outcome
     assert leaked(model, ["Cornelius Ashdown", "CorneliusAshdown"]) == [], sent(model)[-3000:]
+
+
+@pytest.mark.parametrize("shown", ["10**400", "'1e999'", "-float('1e308') * 10", "'9' * 5000"])
+def test_a_number_past_a_floats_range_is_printed_not_a_crash(
+    executor: FreshScanExecutor, shown: str
+) -> None:
+    """A cell that prints a number too big for a float (a 401-digit int, ``1e999``)
+    made the filter raise OverflowError, and the ask end in schema mode."""
+    path = executor.upload("s.csv", SECRET.assign(salary=[73412.5, 51877.25]).to_csv(index=False))
+    cell = f"import pandas as pd\nprint({shown}, pd.read_csv({path!r})['who'][0])"
+    outcome, model = ask(executor, cell)
+    assert outcome["status"] == "ok", outcome
+    assert "[hidden]" in sent(model) and leaked(model, ["Cornelius Ashdown"]) == []
+
+
+def test_a_file_with_infinite_numbers_is_scanned_and_its_values_hidden(
+    executor: FreshScanExecutor,
+) -> None:
+    """A column holding inf, -inf or 1e999 (pandas reads them as infinities) made the
+    filter raise OverflowError as it was built: no ask could run in schema mode."""
+    executor.upload("s.csv", "who,x,y\nCornelius Ashdown,inf,73412.5\nDmitri Volkov,1e999,-inf\n")
+    outcome, model = ask(executor, "print(df.to_string())")
+    assert outcome["status"] == "ok", outcome
+    assert leaked(model, ["Cornelius Ashdown", "73412.5"]) == []

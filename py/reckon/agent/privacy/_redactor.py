@@ -96,8 +96,10 @@ class Redactor:
         self._case_kept = {i.lower() for i in self._dotless} - {f.lower() for f in folded_forms}
         self._squeezed = Squeezed(folded_forms)
         self._kept = Lexicon([*kept, HIDDEN])
-        self._numbers = {n for n in numbers if n == n}  # NaN never prints as a match
-        self._numbers.update(float(s.replace(",", "")) for s in strings if is_number(s))
+        # NaN never prints as a match, and an infinity (inf, 1e999) says nothing of a row.
+        self._numbers = {n for n in numbers if math.isfinite(n)}
+        written = (float(s.replace(",", "")) for s in strings if is_number(s))
+        self._numbers.update(n for n in written if math.isfinite(n))
         fractions = [n for n in self._numbers if n != round(n) and abs(n) < 1e15]
         self._rounded = [{round(n, d) for n in fractions} for d in range(_MAX_DECIMALS + 1)]
         # A value shown as a whole number (rounded, truncated or ceiled) is still that value.
@@ -183,6 +185,8 @@ class Redactor:
 
     def _protected(self, token: str) -> bool:
         value = float(token.replace(",", ""))
+        if not math.isfinite(value):  # 10**400 or 1e999 printed: past any value's range
+            return False
         if value == int(value) and -9 <= value <= 9:
             return False
         if value in self._numbers or value in self._reversed:
