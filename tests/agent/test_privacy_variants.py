@@ -10,9 +10,12 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reckon.agent import Agent
 from reckon.agent.privacy._privacy import Privacy
+from reckon.agent.privacy._redactor import Redactor
 from support import ScriptedModel
 
 from .helpers import answer, code_reply, model_steps, run
@@ -148,12 +151,15 @@ def test_a_value_in_any_part_of_a_result_is_hidden(executor: FreshScanExecutor, 
     assert leaked(model, ["Cornelius Ashdown", "CorneliusAshdown"]) == [], sent(model)[-3000:]
 
 
-@pytest.mark.parametrize("shown", ["10**400", "'1e999'", "-float('1e308') * 10", "'9' * 5000"])
+@pytest.mark.parametrize(
+    "shown", ["10**400", "'1e999'", "-float('1e308') * 10", "'9' * 5000", "'0x' + 'ab' * 3000"]
+)
 def test_a_number_past_a_floats_range_is_printed_not_a_crash(
     executor: FreshScanExecutor, shown: str
 ) -> None:
     """A cell that prints a number too big for a float (a 401-digit int, ``1e999``)
-    made the filter raise OverflowError, and the ask end in schema mode."""
+    made the filter raise OverflowError, and a long ``0x`` run a ValueError (a decimal
+    past 4,300 digits): the ask ended in schema mode."""
     path = executor.upload("s.csv", SECRET.assign(salary=[73412.5, 51877.25]).to_csv(index=False))
     cell = f"import pandas as pd\nprint({shown}, pd.read_csv({path!r})['who'][0])"
     outcome, model = ask(executor, cell)
@@ -170,3 +176,20 @@ def test_a_file_with_infinite_numbers_is_scanned_and_its_values_hidden(
     outcome, model = ask(executor, "print(df.to_string())")
     assert outcome["status"] == "ok", outcome
     assert leaked(model, ["Cornelius Ashdown", "73412.5"]) == []
+
+
+# Pieces that stretch each decoder: escapes and entities out of range, lone surrogates,
+# numbers past a float, long radix runs, number words past a trillion.
+PIECES = ["\\U0011ffff", "\\ud800", "\ud800", "&#99999999;", "&#x110000;", "&#0;", "%ff%fe",
+          "0x" + "ab" * 3000, "0b" + "1" * 5000, "\\N{NOT A NAME}", "nine hundred trillion",
+          "1e400", "9" * 320, "0." + "0" * 400 + "1", "\\777\\400", "[0, 1114112, 55296]",
+          "<~" + "z" * 50 + "~>", "A" * 10 + "=" * 6, "\u0300" * 50, "\U000e007f", "١٢٣٤٥", "½",
+          "NaNk", "inf USD", "12.5e3e4", "Cornelius Ashdown", "73412", " ", "\n", "7"]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=8).map(" ".join))
+def test_the_filter_reads_any_text_without_raising(text: str) -> None:
+    redactor = Redactor(["Cornelius Ashdown", "1e999", "inf"], [73412.0, 1e300, 5e-324])
+    hidden, count = redactor.redact(text)
+    assert isinstance(hidden, str) and ("Cornelius Ashdown" in text) <= (count > 0)

@@ -248,9 +248,17 @@ class _Cardinal:
         return [str(self.total + self.group)] if self.previous else []
 
 
+def _radix(match: re.Match[str]) -> str:
+    # No value is longer than a float's 309 digits: a longer run (a printed hash, bytes
+    # as one 0x number) is left as written, and never made a decimal of thousands of
+    # digits, which Python refuses to print.
+    text = match.group(0)
+    return str(int(text, 0)) if len(text) <= 1100 else text
+
+
 def numeric(view: View) -> View:
     """``view`` (``folded``) with numbers written as numbers (the module's docstring)."""
-    view = rewrite(view, _RADIX, lambda m: str(int(m.group(0), 0)))
+    view = rewrite(view, _RADIX, _radix)
     view = rewrite(view, _NUMBER_WORDS, _cardinal)
     view = rewrite(view, _DIGIT_WORD, lambda m: _DIGIT_WORDS[m.group(0).lower()])
     return rewrite(view, _GROUPED, lambda m: re.sub(r"[ '’_]", "", m.group(0)))
