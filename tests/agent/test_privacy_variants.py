@@ -136,6 +136,8 @@ P4_CELLS = {
     "file-name": "open('/tmp/' + V + '.txt', 'w').write('x')\nimport os\nprint(os.listdir('/tmp'))",
     "output-file-name": "open(OUT + '/' + V + '.txt', 'w').write('x')",
     "data-file-name": "open(DATA + '/' + V + '.csv', 'w').write('a\\n1\\n')",
+    "data-symlink": "import os\nos.symlink(DATA + '/s.csv', DATA + '/' + V + '.csv')",
+    "output-symlink": "import os\nos.symlink(DATA + '/s.csv', OUT + '/' + V + '.csv')",
 }
 
 
@@ -193,3 +195,24 @@ def test_the_filter_reads_any_text_without_raising(text: str) -> None:
     redactor = Redactor(["Cornelius Ashdown", "1e999", "inf"], [73412.0, 1e300, 5e-324])
     hidden, count = redactor.redact(text)
     assert isinstance(hidden, str) and ("Cornelius Ashdown" in text) <= (count > 0)
+
+
+@pytest.mark.parametrize("make", ["os.symlink(SRC, DST)", "open(DST, 'w').write('a\\n1\\n')"])
+def test_a_file_a_cell_put_under_data_is_not_listed_at_the_next_ask(
+    executor: FreshScanExecutor, make: str
+) -> None:
+    """P3 with a link: a cell of one ask puts under /data a link (or a file) named like a
+    value; the next ask's prompt lists only the uploads, and the name is hidden."""
+    path = executor.upload("s.csv", SECRET.to_csv(index=False))
+    target = str(executor.data_dir / "555-01-2345.csv")
+    cell = f"import os\nSRC, DST = {path!r}, {target!r}\n{make}"
+    ask(executor, cell)
+    environment = executor.environment()
+    assert any("555-01-2345" in f["path"] for f in environment["files"])  # the session lists it
+    model = ScriptedModel([code_reply("print(3)"), answer("Done.")])
+    agent = Agent(model, executor, privacy=Privacy.parse("schema"))
+    outcome = run(agent.ask("again", environment=environment))
+    assert outcome["status"] == "ok", outcome
+    assert leaked(model, ["555-01-2345", "Cornelius Ashdown"]) == []
+    system = model.requests[0].messages[0]["content"]
+    assert "s.csv" in system and "[hidden].csv" not in system  # not listed at all
