@@ -18,6 +18,12 @@ from .helpers import Canary
 from .playlist_kit import Playlist, a_console_page, a_playlist_server, a_relay_of
 from .test_privacy import SECRET, fresh_reckon, leaked, printed, sent, to_canary
 
+# The hidden sheets' own people, found in no other file of the test.
+SHEETED = pd.DataFrame(
+    {"who": ["Henrietta Pargeter", "Ignatius Brackenbury"], "ssn": ["555-77-8888", "555-66-9999"],
+     "town": ["Petropavlovsk", "Magadan"]}
+)  # fmt: skip
+
 PLAIN = pd.DataFrame({"item": ["pen", "cup"], "count": [3, 4]})
 ROWS = [
     ["Cornelius Ashdown", "555-01-2345", "88888", "Vladivostok"],
@@ -25,7 +31,8 @@ ROWS = [
     ["Dmitri Volkov", "555-11-2222", "65432", "Lyon"],
 ]
 SECRETS = ["Cornelius Ashdown", "Dmitri Volkov", "Bob Quist", "555-01-2345", "555-02-1111",
-           "88888", "Vladivostok", "Omsk"]  # fmt: skip
+           "88888", "Vladivostok", "Omsk", "Henrietta Pargeter", "Ignatius Brackenbury",
+           "555-77-8888", "Petropavlovsk", "Magadan"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +52,7 @@ def book(engine: str, hidden: str = "") -> bytes:
     with pd.ExcelWriter(buffer, engine=engine) as writer:
         PLAIN.to_excel(writer, sheet_name="A", index=False)
         PLAIN.to_excel(writer, sheet_name="B", index=False)
-        SECRET.to_excel(writer, sheet_name="C", index=False)
+        SHEETED.to_excel(writer, sheet_name="C", index=False)
         if hidden:
             writer.book["C"].sheet_state = hidden
     return buffer.getvalue()
@@ -84,7 +91,7 @@ def test_hidden_third_and_headerless_sheets_and_files_send_no_value(
     outcome = ask(a_page, model, SHOW_SHEETS + to_canary(canary, "frame.to_dict()"))
     assert outcome["status"] == "ok", outcome
     shown = printed(outcome)
-    assert "Cornelius Ashdown" in shown and "Vladivostok" in shown  # the cell saw them
+    assert "Cornelius Ashdown" in shown and "Petropavlovsk" in shown  # the cell saw them
     assert len(model.requests) >= 2 and leaked(model, SECRETS) == [], sent(model)[-2000:]
     assert canary.hits == []
 
