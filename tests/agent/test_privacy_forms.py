@@ -72,6 +72,7 @@ FORMS = {
     "one-per-line": "\n".join(NAME),
     "number-scaled": "73.412",
     "number-rounded": "88124",
+    "number-truncated": "88123.7",
     "number-commas": "73,412",
     "number-spaces": "73 412",
     "number-apostrophes": "73'412",

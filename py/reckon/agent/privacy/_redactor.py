@@ -101,9 +101,13 @@ class Redactor:
         written = (float(s.replace(",", "")) for s in strings if is_number(s))
         self._numbers.update(n for n in written if math.isfinite(n))
         fractions = [n for n in self._numbers if n != round(n) and abs(n) < 1e15]
-        self._rounded = [{round(n, d) for n in fractions} for d in range(_MAX_DECIMALS + 1)]
-        # A value shown as a whole number (rounded, truncated or ceiled) is still that value.
-        self._rounded[0] = {float(f(n)) for n in fractions for f in (math.floor, math.ceil)}
+        # A value shown with fewer decimals, rounded, truncated or ceiled (88123.75 as
+        # 88123.8, 88123.7, 88124 or 88123), is still that value.
+        self._rounded = [
+            {round(n, d) for n in fractions}
+            | {f(n * 10**d) / 10**d for n in fractions for f in (math.floor, math.ceil)}
+            for d in range(_MAX_DECIMALS + 1)
+        ]
         self._mantissas = {
             m for m in map(_mantissa, self._numbers if len(self._numbers) < 10**6 else ())
             if len(m) >= _SCALED_DIGITS
