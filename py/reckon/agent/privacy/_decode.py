@@ -34,7 +34,7 @@ _HEX_APART = re.compile(r"(?<![\w:.-])[0-9a-fA-F]{2}(?:([ :.-])[0-9a-fA-F]{2}){3
 _CODES = re.compile(r"(?<![\w.])\d{2,7}(?:(?:\s*,\s*|\s+)\d{2,7}){2,}(?![\w.])")
 _CHAR = r"""(?:'[^'\\\n]'|"[^"\\\n]")"""
 _CHARS = re.compile(_CHAR + r"(?:\s*,?\s*" + _CHAR + "){2,}")
-_INVISIBLE = re.compile(r"[\t\n\r\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")
+_INVISIBLE = re.compile(r"[\s\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")
 _WRAPPED = re.compile(r"^[\[(]*b?(['\"])(.*)\1[\])]*,?$", re.DOTALL)
 
 

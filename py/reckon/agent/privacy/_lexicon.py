@@ -28,7 +28,7 @@ from collections.abc import Iterable
 
 __all__ = ["Lexicon", "Squeezed", "squeeze"]
 
-_GAP = 5  # separator characters between two groups of a squeezed value
+_GAP = 8  # separator characters between two groups of a squeezed value
 _MIN_SQUEEZED = 4
 _MIN_DIGITS_GROUPED = 6
 
