@@ -4,7 +4,12 @@ findings name, put together or in files of another shape."""
 
 from __future__ import annotations
 
+import base64
+import codecs
 import io
+import itertools
+import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -216,3 +221,47 @@ def test_a_file_a_cell_put_under_data_is_not_listed_at_the_next_ask(
     assert leaked(model, ["555-01-2345", "Cornelius Ashdown"]) == []
     system = model.requests[0].messages[0]["content"]
     assert "s.csv" in system and "[hidden].csv" not in system  # not listed at all
+
+
+# P5's one-line forms put together: each textual form after each other, and each
+# before each encoding (fullwidth then spaced, zero-width then base64, ...).
+TEXTUAL: dict[str, Callable[[str], str]] = {
+    "upper": str.upper,
+    "lower": str.lower,
+    "reversed": lambda s: s[::-1],
+    "spaced": " ".join,
+    "spaces-removed": lambda s: s.replace(" ", ""),
+    "underscores": lambda s: s.replace(" ", "_"),
+    "dashes": "-".join,
+    "dots": ".".join,
+    "slashes": "/".join,
+    "zero-width": "\u200b".join,
+    "soft-hyphens": "\u00ad".join,
+    "fullwidth": lambda s: "".join(chr(ord(c) + 0xFEE0) if 33 <= ord(c) < 127 else c for c in s),
+    "rot13": lambda s: codecs.encode(s, "rot13"),
+    "no-break-space": lambda s: s.replace(" ", "\u00a0"),
+    "tab": lambda s: s.replace(" ", "\t"),
+    "combining": lambda s: "".join(c + "\u0336" for c in s),
+    "words-swapped": lambda s: " ".join(s.split()[::-1]),
+}
+ENCODINGS: dict[str, Callable[[str], str]] = {
+    "base64": lambda s: base64.b64encode(s.encode()).decode(),
+    "base32": lambda s: base64.b32encode(s.encode()).decode(),
+    "hex": lambda s: s.encode().hex(),
+    "url": lambda s: urllib.parse.quote(s, safe=""),
+    "html": lambda s: "".join(f"&#{ord(c)};" for c in s),
+    "x-escapes": lambda s: "".join(f"\\x{b:02x}" for b in s.encode()),
+}
+
+
+@pytest.mark.parametrize("value", ["Cornelius Ashdown", "Vladivostok", "555-01-2345"])
+def test_forms_put_together_are_found(value: str) -> None:
+    redactor = Redactor(["Cornelius Ashdown", "Vladivostok", "555-01-2345"], [73412.0])
+    missed = []
+    for (a, first), (b, second) in itertools.product(TEXTUAL.items(), TEXTUAL.items()):
+        if redactor.redact(f"x {second(first(value))} y")[1] == 0:
+            missed.append(f"{a} then {b}")
+    for (a, first), (b, encode) in itertools.product(TEXTUAL.items(), ENCODINGS.items()):
+        if redactor.redact(f"x {encode(first(value))} y")[1] == 0:
+            missed.append(f"{a} then {b}")
+    assert missed == []
