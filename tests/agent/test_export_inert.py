@@ -133,6 +133,18 @@ ATTACKS = [
     pytest.param("\\``code` <img src=x>", id="an-escaped-backtick"),
     pytest.param("\\<img src=x> \\\\<img src=y>", id="backslashes"),
     pytest.param("%% not a cell\n<img src=x>", id="a-script-cell-marker"),
+    pytest.param("Title\n===\n<img src=x>\na\n---\n<div onclick=x>", id="setext-headings"),
+    pytest.param("\t<img src=x>\n<img src=y>", id="indented-code-then-html"),
+    pytest.param(
+        "<?php x ?>\n<![CDATA[ y ]]>\n<!DOCTYPE html>\n<img src=x>", id="html-blocks-2-4-5"
+    ),
+    pytest.param(
+        "[x]: <http://127.0.0.1:9/l>\n\n[x] [^1]\n\n[^1]: http://127.0.0.1:9/",
+        id="angle-bracket-and-footnote-definitions",
+    ),
+    pytest.param("<HTTPS://127.0.0.1:9/x> <mailto:a@b.c> <irc://x/y>", id="autolink-schemes"),
+    pytest.param("~~~~\n<img>\n~~~\n~~~~~\n<img src=z>", id="tilde-fences-of-three-lengths"),
+    pytest.param("a\u2028<img src=x>\x00<img src=y>", id="a-line-separator-and-a-nul"),
 ]
 
 

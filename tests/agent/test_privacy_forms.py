@@ -33,12 +33,15 @@ FORMS = {
     "spaces-replaced": NAME.replace(" ", "_"),
     "separated": "-".join(NAME),
     "spaced": " ".join(NAME),
+    "separated-twice": "-".join(" ".join(NAME)),
     "zero-width": "\u200b".join(NAME),
     "soft-hyphens": "\u00ad".join(NAME),
     "fullwidth": FULLWIDTH,
     "accents": "Cörnéliüs Ashdówn",
     "combining-marks": "".join(c + "\u0336" for c in NAME),
     "x-escapes": "".join(f"\\x{b:02x}" for b in NAME.encode()),
+    "octal-escapes": "".join(f"\\{b:03o}" for b in NAME.encode()),
+    "tag-characters": "".join(chr(0xE0000 + ord(c)) for c in NAME),
     "u-escapes": "".join(f"\\u{ord(c):04x}" for c in NAME),
     "U-escapes": "".join(f"\\U{ord(c):08x}" for c in NAME),
     "N-escapes": "".join(f"\\N{{{unicodedata.name(c)}}}" for c in NAME),
@@ -59,6 +62,9 @@ FORMS = {
     "character-codes": str([ord(c) for c in NAME]),
     "character-list": str(list(NAME)),
     "encoded-twice": base64.b64encode(NAME.encode().hex().encode()).decode(),
+    "encoded-invisible": base64.b64encode("\u200b".join(NAME).encode()).decode(),
+    "encoded-lines": "\n".join(NAME).encode().hex(),
+    "encoded-no-break-space": base64.b64encode(NAME.replace(" ", "\u00a0").encode()).decode(),
     "words-swapped": "Ashdown Cornelius",
     "words-swapped-comma": "Ashdown, Cornelius",
     "initial-and-surname": "C. Ashdown",
@@ -68,6 +74,7 @@ FORMS = {
     "one-per-line": "\n".join(NAME),
     "number-scaled": "73.412",
     "number-rounded": "88124",
+    "number-truncated": "88123.7",
     "number-commas": "73,412",
     "number-spaces": "73 412",
     "number-apostrophes": "73'412",
@@ -78,6 +85,8 @@ FORMS = {
     "number-words": "seventy-three thousand four hundred and twelve",
     "number-words-run-on": "one seventy-three thousand four hundred twelve nine",
     "number-hyphenated": "73-412",
+    "id-points": "555.01.2345",
+    "number-base64": base64.b64encode(b"73412").decode(),
     "number-fullwidth": "７３４１２",
     "number-0x": hex(73412),
     "number-0o": oct(73412),
@@ -88,7 +97,7 @@ FORMS = {
     "number-currency-code": "73412USD",
     "number-reversed-decimal": "57.32188",
 }
-VALUES = [NAME, "Ashdown & Sons"]
+VALUES = [NAME, "Ashdown & Sons", "555-01-2345"]
 NUMBERS = [73412.0, 88123.75]
 
 
@@ -118,6 +127,8 @@ def test_a_value_in_each_form_is_hidden(form: str) -> None:
         "2011-01-01 and 10-12 and 1-100 and 7-3",  # hyphenated numbers that are no value
         "two hundred and twelve rows, seventy-three",  # number words that are no value
         "['a', 'b', 'c'] and ('x', 'y', 'z')",  # characters that spell no value
+        "version 1.2.3.4, 192.168.001.002 and 55501.2345",  # points that make no value
+        "QUJD== and TWFu and \\101\\102",  # short base64 and octal of other text
     ],
 )
 def test_what_is_not_a_value_stays(text: str) -> None:
@@ -134,8 +145,8 @@ def test_initials_without_a_dot_are_hidden_only_as_written_or_in_capitals() -> N
 
 def test_the_forms_printed_by_a_cell_reach_no_request(tmp_path: object) -> None:
     executor = FreshScanExecutor(tmp_path)  # type: ignore[arg-type]
-    path = executor.upload("people.csv", f"name,salary,firm\n{NAME},73412,Ashdown & Sons\n"
-                                         "Bob Quist,88123.75,Quist Ltd\n")  # fmt: skip
+    rows = f"{NAME},73412,Ashdown & Sons,555-01-2345\nBob Quist,88123.75,Quist Ltd,555-02-1111\n"
+    path = executor.upload("people.csv", "name,salary,firm,id\n" + rows)
     cell = "forms = " + repr(list(FORMS.values())) + "\nfor f in forms:\n    print(f)"
     model = ScriptedModel([code_reply(cell), answer("Done.")])
     agent = Agent(model, executor, privacy=Privacy.parse("schema"))

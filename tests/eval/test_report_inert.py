@@ -26,6 +26,10 @@ HOSTILE = [
     pytest.param("ok\n```\n<img src=x>\n```\n~~~~~\n<div onclick=x>", id="fences-and-tildes"),
     pytest.param("<http://127.0.0.1:9/leak> [x](http://127.0.0.1:9/l)", id="links"),
     pytest.param("a | <img src=x> | b\r<div>", id="pipes-and-a-lone-cr"),
+    pytest.param("~~~\n<img src=x>\n`````\n<div onclick=x>", id="an-open-tilde-fence"),
+    pytest.param("<!--\n\n<img src=x>\n-->", id="an-html-comment"),
+    pytest.param("<HTTPS://127.0.0.1:9/x> <mailto:a@b.c>", id="autolinks"),
+    pytest.param("Title\n===\n<img src=x>", id="a-setext-heading"),
 ]
 
 

@@ -133,3 +133,24 @@ def test_the_value_scan_names_each_bomb_and_reads_the_normal_file(
     for name in ("repeats.ods", "lines.zip", "header.csv", "far.xlsx", "deep.zip"):
         assert str(data / name) in problems, (name, problems)
     assert "north" in found["strings"] and 12.0 in found["numbers"]
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        pytest.param("deep.json", "[" * 200_000 + "]" * 200_000, id="arrays-200000-deep"),
+        pytest.param("deep2.json", '{"a":' * 100_000 + "1" + "}" * 100_000, id="objects"),
+    ],
+)
+def test_a_deeply_nested_json_is_refused_naming_the_file(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    """M2 variant: 400 kB of brackets. The reader stops at its own depth (the C stack
+    is never at risk, in the browser either), and the refusal names the file."""
+    path = tmp_path / name
+    path.write_text(text)
+    started = time.monotonic()
+    described = inspect(str(path))
+    assert described["status"] == "error" and str(path) in described["message"], described
+    assert time.monotonic() - started < SECONDS
+    assert str(path) in describe_file(described)

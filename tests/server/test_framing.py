@@ -81,3 +81,28 @@ def test_one_framing_either_way_is_served_on_a_kept_connection(a_relay: Relay) -
 
     assert answer.count(b"HTTP/1.1 200 ") == 3
     assert len(a_relay.upstream.seen) == 2
+
+
+@pytest.mark.parametrize(
+    "framing",
+    [
+        b"Content-Length: 5\r\nContent-Length: %d\r\n" % len(BODY),
+        b"Content-Length: 5, %d\r\n" % len(BODY),
+        b"Transfer-Encoding: gzip, chunked\r\n",
+        b"Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n",
+        b"Transfer-Encoding : chunked\r\nContent-Length: %d\r\n" % len(BODY),
+        b"Content-Length: +%d\r\n" % len(BODY),
+        b"Transfer-Encoding: chunked\r\n Content-Length: 5\r\n",
+    ],
+    ids=["two-lengths", "a-length-list", "gzip-then-chunked", "two-encodings",
+         "a-space-before-the-colon", "a-signed-length", "a-folded-line"],
+)  # fmt: skip
+def test_any_other_ambiguous_framing_is_refused_and_the_connection_closed(
+    a_relay: Relay, framing: bytes
+) -> None:
+    """Variants a proxy and the relay could read two ways: each is a 4xx or 5xx that is
+    the only answer on its connection, and nothing reaches the model."""
+    answer = exchange(a_relay, post(a_relay, framing) + CHUNKED + SMUGGLED)
+    assert answer[:10] in (b"HTTP/1.1 4", b"HTTP/1.1 5") or not answer, answer[:200]
+    assert answer.count(b"HTTP/1.1 ") <= 1, answer
+    assert a_relay.upstream.seen == []

@@ -66,6 +66,27 @@ def test_a_request_whose_headers_never_end_is_closed(
         assert time.monotonic() - started < 5
 
 
+def test_a_request_head_trickled_a_byte_at_a_time_is_closed_at_header_timeout(
+    a_relay_with: Callable[..., Relay],
+) -> None:
+    """Slowloris proper: each byte comes well within the limit, the head never ends in
+    time. The limit counts from the connection's start, not from the last byte."""
+    relay = a_relay_with(header_timeout=0.5)
+    head = b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 200
+    with connect(relay) as sock:
+        started = time.monotonic()
+        for byte in head:
+            try:
+                sock.sendall(bytes([byte]))
+            except OSError:  # closed under us: what is wanted
+                break
+            time.sleep(0.05)
+            if time.monotonic() - started > 5:
+                pytest.fail("the relay took a trickled head for 5 s")
+        assert read_until_closed(sock) == b""
+        assert time.monotonic() - started < 2
+
+
 def test_many_half_open_connections_are_all_closed(a_relay_with: Callable[..., Relay]) -> None:
     relay = a_relay_with(header_timeout=0.5)
     socks = [connect(relay) for _ in range(50)]

@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from reckon.agent import ChatReply, ChatRequest
+from reckon.agent.checks._recheck import is_question
 
 from ._sse import event_stream
 from ._upstream import Script, Seen
@@ -76,7 +77,9 @@ class ScriptedModel:
         payload = seen.json
         self.requests.append({"payload": payload, "auth": seen.headers.get("authorization")})
         tool_results = [m for m in payload["messages"] if m.get("role") == "tool"]
-        question = [m for m in payload["messages"] if m.get("role") == "user"][-1]["content"]
+        # The person's last question, not a recheck the agent added after an answer
+        # (a hostile answer runs no code, and is sent back once for that).
+        question = [m for m in payload["messages"] if is_question(m)][-1]["content"]
         if "hostile" in question:
             return self.text(HOSTILE_MARKDOWN)
         if not tool_results:

@@ -7,8 +7,9 @@
 - characters: three or more one-character strings, as ``str(list(text))`` or a numpy
   array prints them (``['C', 'o', 'r']``, ``['C' 'o' 'r']``).
 
-A run stands for text only when it decodes to printable UTF-8 with a letter or digit
-in it, so an ordinary word or number is not taken for one by chance.
+A run stands for text only when it decodes to printable UTF-8 (line breaks, tabs and
+invisible characters allowed) with a letter or digit in it, so an ordinary word or
+number is not taken for one by chance.
 """
 
 from __future__ import annotations
@@ -21,7 +22,11 @@ from collections.abc import Callable, Iterator
 
 __all__ = ["encoded_runs"]
 
-_RUN = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{8,}={0,6}(?![\w+/=-])")
+# Eight characters or more, or fewer with the padding only base64 and base32 end in
+# (a number of four or five digits in base64 is ``NzM0MTI=``).
+_RUN = re.compile(
+    r"(?<![\w+/=-])(?:[A-Za-z0-9+/_-]{8,}={0,6}|[A-Za-z0-9+/_-]{4,7}={1,6})(?![\w+/=-])"
+)
 _HEX_RUN = re.compile(r"[0-9a-fA-F]+")
 _BASE32 = re.compile(r"[A-Za-z2-7]+=*")
 _BASE85 = re.compile(r"(?<!\S)\S{10,}(?!\S)")
@@ -29,6 +34,7 @@ _HEX_APART = re.compile(r"(?<![\w:.-])[0-9a-fA-F]{2}(?:([ :.-])[0-9a-fA-F]{2}){3
 _CODES = re.compile(r"(?<![\w.])\d{2,7}(?:(?:\s*,\s*|\s+)\d{2,7}){2,}(?![\w.])")
 _CHAR = r"""(?:'[^'\\\n]'|"[^"\\\n]")"""
 _CHARS = re.compile(_CHAR + r"(?:\s*,?\s*" + _CHAR + "){2,}")
+_INVISIBLE = re.compile(r"[\s\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")
 _WRAPPED = re.compile(r"^[\[(]*b?(['\"])(.*)\1[\])]*,?$", re.DOTALL)
 
 
@@ -42,7 +48,10 @@ def encoded_runs(text: str) -> Iterator[tuple[int, int, list[str]]]:
 
 
 def _is_text(text: str) -> bool:
-    return bool(text) and text.isprintable() and any(c.isalnum() for c in text)
+    # Line breaks, tabs and invisible characters (a value printed one character a line
+    # or joined by zero-width spaces, then encoded) are text too.
+    visible = _INVISIBLE.sub("", text)
+    return bool(visible) and visible.isprintable() and any(c.isalnum() for c in visible)
 
 
 def _texts(candidates: list[bytes]) -> list[str]:

@@ -16,7 +16,9 @@ values. Both find a value only where it stands alone: not inside a longer word.
   where a value was printed in parts (``Cornelius`` on one line, ``Ashdown`` on the next; a
   character or a digit a line; two, where a space was printed as a line of its own),
   not between groups of several digits (two numbers on two lines are two numbers). A
-  decimal point or comma between digits is part of a number, never a separator.
+  decimal point or comma between digits is part of a number, never a separator, except
+  that a value of six digits or more is found with two points or more between its
+  groups (``555.01.2345``: no number has two decimal points).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from collections.abc import Iterable
 
 __all__ = ["Lexicon", "Squeezed", "squeeze"]
 
-_GAP = 5  # separator characters between two groups of a squeezed value
+_GAP = 8  # separator characters between two groups of a squeezed value
 _MIN_SQUEEZED = 4
 _MIN_DIGITS_GROUPED = 6
 
@@ -107,11 +109,12 @@ class Squeezed:
         groups = _groups(text)
         found = []
         for first in range(len(groups)):
-            length, single, lines, dashed = 0, True, False, True
+            length, single, lines, dashed, points = 0, True, False, True, 0
             for last in range(first, len(groups)):
                 start, end, gap = groups[last]
                 if last > first and gap == _WALL:
                     break
+                points += last > first and gap == _POINT
                 lines = lines or (last > first and gap == _LINE)
                 dashed = dashed and (last == first or gap == _DASH)
                 length += end - start
@@ -119,13 +122,17 @@ class Squeezed:
                 if length > self._lengths[-1]:
                     break
                 squeezed = None
-                if length in self._words:
+                if points == 1:  # a decimal point: one number, not a value's parts
+                    continue
+                if length in self._words and not points:
                     squeezed = _squeezed(text, groups, first, last)
                     if squeezed in self._words[length]:
                         found.append((groups[first][0], end))
                         continue
                 digits = self._digits.get(length)
                 grouped = length >= _MIN_DIGITS_GROUPED and not lines
+                if points and not (grouped and all_digits(text, groups, first, last)):
+                    continue
                 if digits and (single or grouped or (dashed and last > first)):
                     squeezed = squeezed or _squeezed(text, groups, first, last)
                     if squeezed in digits:
@@ -137,8 +144,13 @@ def _squeezed(text: str, groups: list[tuple[int, int, int]], first: int, last: i
     return "".join(text[a:b] for a, b, _ in groups[first : last + 1]).lower()
 
 
-# The gap before a group: crossed, a line break, not crossed, one hyphen or dash.
-_OPEN, _LINE, _WALL, _DASH = 0, 1, 2, 3
+def all_digits(text: str, groups: list[tuple[int, int, int]], first: int, last: int) -> bool:
+    return all(text[a:b].isdigit() for a, b, _ in groups[first : last + 1])
+
+
+# The gap before a group: crossed, a line break, not crossed, one hyphen or dash, a
+# point between digits (crossed only twice or more: ``555.01.2345`` is no one number).
+_OPEN, _LINE, _WALL, _DASH, _POINT = 0, 1, 2, 3, 4
 _DASHES = {"-", "\u2010", "\u2011", "\u2012", "\u2013", "\u2014", "\u2212"}
 
 
@@ -179,5 +191,7 @@ def _gap(gap: str, text: str, gap_start: int, gap_end: int) -> int:
     if gap.strip(" ") in _DASHES:
         return _DASH
     if gap in (".", ",") and gap_start > 0 and gap_end < len(text):
-        return _WALL if text[gap_start - 1].isdigit() and text[gap_end].isdigit() else _OPEN
+        if not (text[gap_start - 1].isdigit() and text[gap_end].isdigit()):
+            return _OPEN
+        return _POINT if gap == "." else _WALL
     return _OPEN

@@ -3,9 +3,10 @@ undone, each with a map back to the characters of the text it came from.
 
 - ``normalised``: compatibility forms folded (NFKD: fullwidth letters, ligatures,
   superscripts), accents and other combining marks, format characters (zero-width
-  spaces and joiners, soft hyphens) and control characters dropped, and escapes
-  decoded: ``\\x43``, ``\\u0043``, ``\\U00000043``, ``\\N{LATIN CAPITAL LETTER C}``, URL
-  ``%43``, HTML ``&#67;`` / ``&#x43;`` / ``&amp;``, and ``0x`` hex bytes (``0x436f``).
+  spaces and joiners, soft hyphens) and control characters dropped, tag characters
+  read as the ASCII they copy, and escapes decoded: ``\\x43``, octal ``\\103\\157``,
+  ``\\u0043``, ``\\U00000043``, ``\\N{LATIN CAPITAL LETTER C}``, URL ``%43``, HTML
+  ``&#67;`` / ``&#x43;`` / ``&amp;``, and ``0x`` hex bytes (``0x436f``).
 - ``numeric``: the normalised text with numbers written as numbers: ``0x11ec4``,
   ``0o217304`` and ``0b1...`` as decimals, number words (``seventy-three thousand four
   hundred and twelve``) as a number, digit words (``seven three four``) as digits,
@@ -85,6 +86,9 @@ _DROPPED = {"Mn", "Me", "Mc", "Cf", "Cc", "Cs", "Co", "Cn"}
 
 
 def _fold(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    if 0xE0020 <= code < 0xE007F:  # a tag character: an invisible copy of an ASCII one
+        return chr(code - 0xE0000)
     decomposed = unicodedata.normalize("NFKD", match.group(0))
     return "".join(c for c in decomposed if unicodedata.category(c) not in _DROPPED)
 
@@ -97,6 +101,7 @@ def _utf8(data: bytes) -> str:
 
 
 _X_ESCAPES = re.compile(r"(?:\\+x[0-9a-fA-F]{2})+")
+_O_ESCAPES = re.compile(r"(?:\\+[0-3][0-7]{2}){2,}")  # octal, as C and printf write bytes
 _U_ESCAPES = re.compile(r"(?:\\+(?:u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}))+")
 _N_ESCAPE = re.compile(r"\\+N\{([A-Za-z0-9 -]{2,80})\}")
 _PERCENT = re.compile(r"(?:%[0-9a-fA-F]{2})+")
@@ -108,6 +113,10 @@ _HEX_BYTES = re.compile(r"0[xX]((?:[0-9a-fA-F]{2})+)(?![0-9a-fA-F])")
 def _x_escapes(match: re.Match[str]) -> str:
     hexes = re.findall(r"x([0-9a-fA-F]{2})", match.group(0))
     return _utf8(bytes(int(h, 16) for h in hexes))
+
+
+def _o_escapes(match: re.Match[str]) -> str:
+    return _utf8(bytes(int(o, 8) for o in re.findall(r"[0-3][0-7]{2}", match.group(0))))
 
 
 def _u_escapes(match: re.Match[str]) -> str:
@@ -154,6 +163,7 @@ def folded(text: str) -> View:
     view = rewrite(view, _CONTROL, lambda _: "")
     if "\\" in text:
         view = rewrite(view, _X_ESCAPES, _x_escapes)
+        view = rewrite(view, _O_ESCAPES, _o_escapes)
         view = rewrite(view, _U_ESCAPES, _u_escapes)
         view = rewrite(view, _N_ESCAPE, _n_escape)
     if "%" in text:
@@ -238,9 +248,17 @@ class _Cardinal:
         return [str(self.total + self.group)] if self.previous else []
 
 
+def _radix(match: re.Match[str]) -> str:
+    # No value is longer than a float's 309 digits: a longer run (a printed hash, bytes
+    # as one 0x number) is left as written, and never made a decimal of thousands of
+    # digits, which Python refuses to print.
+    text = match.group(0)
+    return str(int(text, 0)) if len(text) <= 1100 else text
+
+
 def numeric(view: View) -> View:
     """``view`` (``folded``) with numbers written as numbers (the module's docstring)."""
-    view = rewrite(view, _RADIX, lambda m: str(int(m.group(0), 0)))
+    view = rewrite(view, _RADIX, _radix)
     view = rewrite(view, _NUMBER_WORDS, _cardinal)
     view = rewrite(view, _DIGIT_WORD, lambda m: _DIGIT_WORDS[m.group(0).lower()])
     return rewrite(view, _GROUPED, lambda m: re.sub(r"[ '’_]", "", m.group(0)))

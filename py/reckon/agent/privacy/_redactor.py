@@ -96,12 +96,18 @@ class Redactor:
         self._case_kept = {i.lower() for i in self._dotless} - {f.lower() for f in folded_forms}
         self._squeezed = Squeezed(folded_forms)
         self._kept = Lexicon([*kept, HIDDEN])
-        self._numbers = {n for n in numbers if n == n}  # NaN never prints as a match
-        self._numbers.update(float(s.replace(",", "")) for s in strings if is_number(s))
+        # NaN never prints as a match, and an infinity (inf, 1e999) says nothing of a row.
+        self._numbers = {n for n in numbers if math.isfinite(n)}
+        written = (float(s.replace(",", "")) for s in strings if is_number(s))
+        self._numbers.update(n for n in written if math.isfinite(n))
         fractions = [n for n in self._numbers if n != round(n) and abs(n) < 1e15]
-        self._rounded = [{round(n, d) for n in fractions} for d in range(_MAX_DECIMALS + 1)]
-        # A value shown as a whole number (rounded, truncated or ceiled) is still that value.
-        self._rounded[0] = {float(f(n)) for n in fractions for f in (math.floor, math.ceil)}
+        # A value shown with fewer decimals, rounded, truncated or ceiled (88123.75 as
+        # 88123.8, 88123.7, 88124 or 88123), is still that value.
+        self._rounded = [
+            {round(n, d) for n in fractions}
+            | {f(n * 10**d) / 10**d for n in fractions for f in (math.floor, math.ceil)}
+            for d in range(_MAX_DECIMALS + 1)
+        ]
         self._mantissas = {
             m for m in map(_mantissa, self._numbers if len(self._numbers) < 10**6 else ())
             if len(m) >= _SCALED_DIGITS
@@ -183,6 +189,8 @@ class Redactor:
 
     def _protected(self, token: str) -> bool:
         value = float(token.replace(",", ""))
+        if not math.isfinite(value):  # 10**400 or 1e999 printed: past any value's range
+            return False
         if value == int(value) and -9 <= value <= 9:
             return False
         if value in self._numbers or value in self._reversed:
