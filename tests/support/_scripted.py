@@ -78,8 +78,10 @@ class ScriptedModel:
         self.requests.append({"payload": payload, "auth": seen.headers.get("authorization")})
         tool_results = [m for m in payload["messages"] if m.get("role") == "tool"]
         # The person's last question, not a recheck the agent added after an answer
-        # (a hostile answer runs no code, and is sent back once for that).
-        question = [m for m in payload["messages"] if is_question(m)][-1]["content"]
+        # (a hostile answer runs no code, and is sent back once for that); a program
+        # asked for in place of the question quotes it.
+        said = [m for m in payload["messages"] if m.get("role") == "user"]
+        question = ([m for m in said if is_question(m)] or said)[-1]["content"]
         if "hostile" in question:
             return self.text(HOSTILE_MARKDOWN)
         if not tool_results:
