@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from reckon.agent import ChatReply, ChatRequest
-from reckon.agent.checks._recheck import is_question
+from reckon.agent.checks._recheck import draft_request, is_question
 
 from ._sse import event_stream
 from ._upstream import Script, Seen
@@ -34,6 +34,8 @@ HOSTILE_MARKDOWN = (
 )
 SALES = "region,price,qty\nEast,10,1\nWest,20,2\nEast,30,3\nNorth,5,4\n"
 
+
+DRAFT_OPENING = draft_request("{}").split("{}")[0]
 
 # A reply of the scripted chat model: as it is, or made from the request.
 Reply = ChatReply | Callable[[ChatRequest], Awaitable[ChatReply]]
@@ -81,7 +83,8 @@ class ScriptedModel:
         # (a hostile answer runs no code, and is sent back once for that); a program
         # asked for in place of the question quotes it.
         said = [m for m in payload["messages"] if m.get("role") == "user"]
-        question = ([m for m in said if is_question(m)] or said)[-1]["content"]
+        drafted = str(said[-1]["content"]).startswith(DRAFT_OPENING)
+        question = (said if drafted else [m for m in said if is_question(m)])[-1]["content"]
         if "hostile" in question:
             return self.text(HOSTILE_MARKDOWN)
         if not tool_results:
