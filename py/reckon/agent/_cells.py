@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from reckon._exceptions import ProtocolError
 from reckon.agent._approval import Decision, edited_note, parse_decision, rejected_note
+from reckon.agent._figure_room import FigureRoom
 from reckon.agent._observe import (
     NEXT_AFTER_ERROR,
     NEXT_AFTER_OK,
@@ -45,6 +46,7 @@ class Cells:
     # The last cell that ran (code, observation), and how often in a row it came back.
     previous: tuple[str, str] | None = None
     repeats: int = 0
+    figures: FigureRoom = field(default_factory=FigureRoom)  # kept by this answer
 
     async def run_reply(
         self, move: Move, raw: str, messages: list[JSONDict], log: StepLog, started: float
@@ -124,7 +126,10 @@ class Cells:
 
     async def run(self, code: str) -> JSONDict:
         """Run ``code`` as it is (no approval, no observation): a table Reckon loads."""
-        return await self.stopping.run_cell(self.executor, code, grace=self.options.interrupt_grace)
+        result = await self.stopping.run_cell(
+            self.executor, code, grace=self.options.interrupt_grace
+        )
+        return self.figures.keep(result)
 
     async def _execute(self, code: str, tool: str) -> tuple[str, JSONDict, str, JSONDict]:
         """Ask (in ask mode), run, and write the observation the model will read.
