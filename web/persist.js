@@ -241,11 +241,12 @@ export class Persistence extends PersistedConversations {
     }
     const last = state.transcript.asks[state.transcript.asks.length - 1];
     if (!last || last.question !== question) return;
-    await this.updateSession(
+    const kept = await this.updateSession(
       (s) => ({ ...s, transcript: { ...s.transcript, asks: [...s.transcript.asks, last] }, agentMessages: state.messages }),
       "this answer was not saved for next time (it is still shown here)",
       { conversation },
     );
+    if (kept) this.emit("conversations", { id: conversation });
   }
 
   /** A new, empty conversation (the open one stays in the list); files stay. */

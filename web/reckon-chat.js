@@ -18,7 +18,7 @@ import { Store } from "./shared/store.js";
 
 const BASE = new URL("./", import.meta.url);
 // The same data as createReckon().on(type); re-dispatched on the element.
-const EVENTS = ["progress", "ready", "error", "ask", "step", "delta", "waiting", "answer", "ask-error", "restarted", "recovered", "restored", "storage-error", "storage-changed", "conversation"];
+const EVENTS = ["progress", "ready", "error", "ask", "step", "delta", "waiting", "answer", "ask-error", "restarted", "recovered", "restored", "storage-error", "storage-changed", "conversation", "conversations"];
 // The JS API methods the element offers itself (element.ask(...) is element.reckon.ask(...)).
 const METHODS = [
   "ready", "run", "ask", "stop", "upload", "writeFile", "readFile", "listFiles", "inspect", "deleteFile",

@@ -44,6 +44,14 @@ export function conversationCalls({ sandbox, agent, persist, emit, busy }) {
     }
   };
 
+  /** After a change of the list: a `conversations` event (lists refresh on it).
+   * @param {Promise<Reply>} call */
+  const changed = async (call) => {
+    const reply = await call;
+    if (reply.status === "ok") emit("conversations", { id: reply.id });
+    return reply;
+  };
+
   /** Make `id` the open conversation: a fresh namespace, its history to the agent, its
    * cells replayed to rebuild its variables. @param {Persistence} kept @param {string} id */
   const open = async (kept, id) => {
@@ -80,7 +88,7 @@ export function conversationCalls({ sandbox, agent, persist, emit, busy }) {
     renameConversation(id, title) {
       mustBeId(id, "renameConversation(id, title)");
       if (typeof title !== "string") throw new TypeError("renameConversation(id, title): the title is a string");
-      return guarded(() => /** @type {Persistence} */ (persist).rename(/** @type {string} */ (id), title));
+      return guarded(() => changed(/** @type {Persistence} */ (persist).rename(/** @type {string} */ (id), title)));
     },
 
     /** Delete a conversation; restoreConversation(id) brings it back whole until a page
@@ -92,7 +100,7 @@ export function conversationCalls({ sandbox, agent, persist, emit, busy }) {
         const kept = /** @type {Persistence} */ (persist);
         const current = id === kept.conversationId;
         if (current && busy()) return busyError();
-        const reply = await kept.markDeleted(/** @type {string} */ (id));
+        const reply = await changed(kept.markDeleted(/** @type {string} */ (id)));
         if (reply.status !== "ok" || !current) return reply;
         agent.reset();
         await kept.startNew({ fresh: true });
@@ -105,7 +113,7 @@ export function conversationCalls({ sandbox, agent, persist, emit, busy }) {
      * @param {unknown} id */
     restoreConversation(id) {
       mustBeId(id, "restoreConversation(id)");
-      return guarded(() => /** @type {Persistence} */ (persist).undelete(/** @type {string} */ (id)));
+      return guarded(() => changed(/** @type {Persistence} */ (persist).undelete(/** @type {string} */ (id))));
     },
   };
 }

@@ -240,3 +240,60 @@ def test_the_one_conversation_of_an_older_store_becomes_the_first_of_the_list(
     call(page, "newConversation")
     ok(run(page, "c = 1"))
     assert [e["title"] for e in listed(page)] == ["Untitled conversation", "What is the price?"]
+
+
+def test_the_page_lists_switches_renames_and_undoes_a_delete(
+    a_context: Any, a_static_server: str
+) -> None:
+    page = open_page(a_context, f"{a_static_server}/index.html")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    upload_bytes(page, "sales.csv", SALES_BYTES)
+    ok(run(page, "mine = 'first'"))
+    assert ask_demo(page, "average price by region")["status"] == "ok"
+    page.get_by_role("button", name="New conversation").click()
+    page.locator("#conversation-list [aria-current='true']").filter(
+        has_text="New conversation"
+    ).wait_for()
+    assert ask_demo(page, "total qty")["status"] == "ok"
+    items = page.locator("#conversation-list .conv-title")
+    page.wait_for_function(
+        "() => document.querySelectorAll('#conversation-list .conv-title').length === 2"
+    )
+    assert items.all_inner_texts() == ["total qty", "average price by region"]
+
+    # Click one: it opens, its question is shown, its variables are back.
+    page.get_by_role("button", name="average price by region", exact=True).click()
+    page.get_by_role("status").filter(has_text="is open").wait_for(timeout=60_000)
+    assert page.locator("#messages .question").all_inner_texts() == ["average price by region"]
+    assert ok(run(page, "mine"))["result"]["text"] == "'first'"
+
+    # Rename in place; Enter keeps it.
+    page.get_by_role("button", name="Rename: average price by region").click()
+    page.get_by_role("textbox", name="New title").fill("Prices")
+    page.keyboard.press("Enter")
+    page.get_by_role("button", name="Prices", exact=True).wait_for()
+
+    # Delete the open one: its view is emptied; Undo brings it back, open again.
+    page.get_by_role("button", name="Delete conversation: Prices").click()
+    undo = page.get_by_role("button", name="Undo")
+    undo.wait_for()
+    assert page.locator("#messages .question").count() == 0
+    assert [e["title"] for e in listed(page)] == ["total qty"]
+    undo.click()
+    page.locator("#messages .question").filter(has_text="average price by region").wait_for()
+    assert [(e["title"], e["current"]) for e in listed(page)] == [
+        ("total qty", False),
+        ("Prices", True),
+    ]
+
+    # On a phone the list is a menu behind a button, and nothing sticks out.
+    page.set_viewport_size({"width": 390, "height": 844})
+    menu = page.get_by_role("button", name="Conversations (2)")
+    menu.wait_for()
+    assert not page.get_by_role("button", name="total qty", exact=True).is_visible()
+    menu.click()
+    page.get_by_role("button", name="total qty", exact=True).click()
+    page.get_by_role("status").filter(has_text="“total qty” is open").wait_for(timeout=60_000)
+    assert page.locator("#messages .question").all_inner_texts() == ["total qty"]
+    sizes = page.evaluate("() => [document.scrollingElement.scrollWidth, window.innerWidth]")
+    assert sizes[0] <= sizes[1], sizes

@@ -76,6 +76,7 @@ export function conversationList(reckon, { $, setStatus, busy }) {
     const open = el("button", "conv-open");
     open.type = "button";
     open.title = entry.title;
+    open.setAttribute("aria-label", entry.title);
     open.append(el("span", "conv-title", entry.title), el("span", "conv-meta", entryMeta(entry, now)));
     open.addEventListener("click", () => openOne(entry));
     const rename = el("button", "icon", "✎");
@@ -182,6 +183,6 @@ export function conversationList(reckon, { $, setStatus, busy }) {
   }
 
   $("conversations-new").addEventListener("click", () => $("new-session").click());
-  for (const type of ["restored", "conversation", "answer", "ask-error", "ask", "storage-changed"]) reckon.on(type, () => refresh());
+  for (const type of ["restored", "conversation", "conversations", "ask", "storage-changed"]) reckon.on(type, () => refresh());
   return { refresh };
 }

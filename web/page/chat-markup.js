@@ -23,8 +23,8 @@ const MARKUP = `
         <button id="conversations-new" type="button" title="Start a new conversation (this one stays in the list)">+ New</button>
       </div>
       <ul id="conversation-list"></ul>
-      <p id="conversation-undo" class="undo small" role="status" hidden></p>
     </nav>
+    <p id="conversation-undo" class="undo small" role="status" hidden></p>
     <div class="files-head">
       <label class="button">Add files<input id="upload" type="file" multiple hidden></label>
       <button id="conversations-toggle" class="conversations-toggle" type="button" aria-expanded="false" aria-controls="conversations">Conversations</button>
@@ -37,7 +37,7 @@ const MARKUP = `
       <ul id="output-list" aria-label="Files the analysis wrote"></ul>
       <button id="new-session" type="button">New conversation</button>
       <button id="rebuild" type="button" hidden>Rebuild variables</button>
-      <button id="delete-all" class="danger" type="button" title="Delete every saved file and the conversation from this browser">Delete everything</button>
+      <button id="delete-all" class="danger" type="button" title="Delete every saved file and every conversation from this browser">Delete everything</button>
       <h3 class="small">Notebook</h3>
       <div class="actions">
         <button id="export-notebook" type="button" title="Download this session as a Jupyter notebook (.ipynb)">Export notebook</button>

@@ -400,7 +400,7 @@ export function mountChat(root, reckon, options = {}) {
   });
   const conversations = conversationList(reckon, { $, setStatus, busy: () => busy });
   $("delete-all").addEventListener("click", async () => {
-    if (!confirm("Delete every file and the conversation from this browser, and restart Python?")) return;
+    if (!confirm("Delete every file and every conversation from this browser, and restart Python?")) return;
     setStatus("deleting…");
     await reckon.clearAll();
     files.forget();

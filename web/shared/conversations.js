@@ -96,7 +96,8 @@ export async function updateConversation(store, session, id, change, what, { cle
         const before = dataOf(d.result);
         const next = change(before);
         if (!h.result && next === before) return; // nothing to keep of a conversation never stored
-        const head = { ...(h.result || newHead(session, id)), updated: Date.now() / 1000 };
+        // Written to (by a tab that still had it open): alive again, so nothing is lost.
+        const head = { ...(h.result || newHead(session, id)), updated: Date.now() / 1000, deleted: null };
         const asks = /** @type {Array<{question?: unknown}>} */ (next.transcript.asks);
         const first = asks.length ? asks[0].question : next.pending ? next.pending.question : "";
         if (!head.renamed) head.title = titleOf(first);
