@@ -297,3 +297,54 @@ def test_the_page_lists_switches_renames_and_undoes_a_delete(
     assert page.locator("#messages .question").all_inner_texts() == ["total qty"]
     sizes = page.evaluate("() => [document.scrollingElement.scrollWidth, window.innerWidth]")
     assert sizes[0] <= sizes[1], sizes
+
+
+def test_switching_mid_answer_is_refused_and_loses_nothing(
+    a_context: Any, a_static_server: str
+) -> None:
+    page = open_page(a_context, f"{a_static_server}/index.html")
+    upload_bytes(page, "sales.csv", SALES_BYTES)
+    ok(run(page, "before = 1"))
+    first = call(page, "saved")["conversation"]
+    call(page, "newConversation")
+    ok(run(page, "other = 2"))
+    second = call(page, "saved")["conversation"]
+    assert call(page, "configure", {"approval": "ask"})["status"] == "ok"
+    # An ask that waits for a decision on its first cell: it is under way meanwhile.
+    outcome = page_call(
+        page,
+        """
+        const [first, second] = arg;
+        const proposed = new Promise((resolve) => window.reckon.on("proposal", resolve));
+        const asked = window.reckon.ask("average price by region", { model: "reckon-demo" });
+        await withDeadline(proposed, deadlineMs, "proposal");
+        const tries = {
+          open: await window.reckon.openConversation(first),
+          fresh: await window.reckon.newConversation(),
+          remove: await window.reckon.deleteConversation(second),
+          other: await window.reckon.deleteConversation(first),
+        };
+        window.reckon.stop();
+        const answer = await withDeadline(asked, deadlineMs, "ask");
+        const transcript = await window.reckon.transcript();
+        return { tries, status: answer.status, saved: await window.reckon.saved(), transcript };
+        """,
+        [first, second],
+        deadline_s=120,
+    )
+    tries = outcome["tries"]
+    for name in ("open", "fresh", "remove"):
+        assert tries[name]["status"] == "error", tries
+        assert "stop it" in tries[name]["message"], tries
+    assert tries["other"]["status"] == "ok"  # not the open one: no answer is cut off
+    assert outcome["status"] == "stopped"
+    saved = outcome["saved"]
+    assert saved["conversation"] == second
+    # What the agent recorded of the stopped ask is stored in the conversation it was asked in.
+    asked = [a["question"] for a in outcome["transcript"]["asks"]]
+    assert asked and [a["question"] for a in saved["asks"]] == asked
+    assert [e["id"] for e in listed(page)] == [second]
+    opened = call(page, "restoreConversation", first)
+    assert opened["status"] == "ok"
+    assert call(page, "openConversation", first, deadline_s=90)["status"] == "ok"
+    assert ok(run(page, "before"))["result"]["text"] == "1"
