@@ -50,6 +50,15 @@ export class PersistedConversations extends PersistedFiles {
     return { error: { status: "error", message: `The conversation ${JSON.stringify(id.slice(0, 80))} ${what}; conversations() lists the ones there are.` }, heads };
   }
 
+  /** A kept conversation's history, as the agent's importState() takes it; rejects with
+   * what to do for an unknown or deleted id. @param {unknown} id */
+  async stateOf(id) {
+    const found = await this.find(id);
+    if (found.error) throw new Error(found.error.message);
+    const record = await getConversation(this.store, this.sessionId, /** @type {string} */ (id));
+    return { messages: record.agentMessages, transcript: record.transcript };
+  }
+
   /** Make `id` the open conversation: its stored history goes to the agent when it is
    * next needed (agentRestored). The caller resets the namespace and replays its cells.
    * @param {string} id @returns {Promise<ConversationRecord>} */

@@ -32,6 +32,34 @@ export function createReckon(options = {}) {
   // Asks and notebook imports under way (or waiting their turn): the conversation they
   // write to must stay open until they end.
   let working = 0;
+  /** The open conversation's export, or a kept one's (its history is lent to the agent
+   * for the export, then the open one's given back).
+   * @param {"ipynb" | "py"} format @param {string} [conversation] @returns {Promise<string>} */
+  const exportOf = async (format, conversation) => {
+    if (persist) await persist.agentRestored;
+    if (!persist || conversation === undefined || conversation === persist.conversationId) return agent.exportSession(format);
+    const other = await persist.stateOf(conversation);
+    if (working) throw new Error("An answer is being written: export another conversation once it is done (or stop it).");
+    // While the agent holds the other history, asks wait and switching is refused.
+    working++;
+    const lent = (async () => {
+      const open = await agent.exportState();
+      await agent.importState(other);
+      try {
+        return await agent.exportSession(format);
+      } finally {
+        await agent.importState(open);
+      }
+    })();
+    lending = lent.then(() => undefined, () => undefined);
+    try {
+      return await lent;
+    } finally {
+      working--;
+    }
+  };
+  /** Resolves when no other conversation's history is lent to the agent (exportOf). */
+  let lending = Promise.resolve();
   const api = {
     sandbox,
     persist,
@@ -70,6 +98,7 @@ export function createReckon(options = {}) {
       working++;
       try {
         if (persist) await persist.opening;
+        await lending;
         const conversation = persist ? persist.conversationId : null;
         if (persist) await persist.agentRestored;
         const outcome = await agent.ask(question, opts, { stops });
@@ -105,15 +134,15 @@ export function createReckon(options = {}) {
     },
     ...conversationCalls({ sandbox, agent, persist, emit, busy: () => working > 0 }),
     models: () => agent.models(),
-    /** The session as Jupyter notebook JSON text (nbformat 4), saved asks included. */
-    async exportNotebook() {
-      if (persist) await persist.agentRestored;
-      return agent.exportSession("ipynb");
+    /** The session as Jupyter notebook JSON text (nbformat 4), saved asks included;
+     * `conversation`: a kept conversation's id instead of the open one.
+     * @param {{conversation?: string}} [options] */
+    async exportNotebook({ conversation } = {}) {
+      return exportOf("ipynb", conversation);
     },
-    /** The session as a plain .py script (percent-format cells). */
-    async exportScript() {
-      if (persist) await persist.agentRestored;
-      return agent.exportSession("py");
+    /** The session as a plain .py script (percent-format cells). @param {{conversation?: string}} [options] */
+    async exportScript({ conversation } = {}) {
+      return exportOf("py", conversation);
     },
     /** Run a notebook's or script's code cells as the session's starting cells:
      * resolves to {status, cells, ok, failed, message?}; bad input changes nothing.

@@ -348,3 +348,35 @@ def test_switching_mid_answer_is_refused_and_loses_nothing(
     assert opened["status"] == "ok"
     assert call(page, "openConversation", first, deadline_s=90)["status"] == "ok"
     assert ok(run(page, "before"))["result"]["text"] == "1"
+
+
+def test_any_kept_conversation_can_be_exported(a_context: Any, a_static_server: str) -> None:
+    page = open_page(a_context, f"{a_static_server}/index.html")
+    upload_bytes(page, "sales.csv", SALES_BYTES)
+    assert ask_demo(page, "average price by region")["status"] == "ok"
+    first = call(page, "saved")["conversation"]
+    call(page, "newConversation")
+    assert ask_demo(page, "total qty")["status"] == "ok"
+    exported = page_call(
+        page,
+        """
+        const other = await window.reckon.exportNotebook({ conversation: arg });
+        const script = await window.reckon.exportScript({ conversation: arg });
+        const open = await window.reckon.exportNotebook();
+        let refused = null;
+        try { await window.reckon.exportNotebook({ conversation: "nope" }); }
+        catch (err) { refused = err.message; }
+        return { other, script, open, refused, asks: (await window.reckon.transcript()).asks };
+        """,
+        first,
+    )
+    assert "average price by region" in exported["other"]
+    assert "total qty" not in exported["other"]
+    assert "average price by region" in exported["script"]
+    assert "total qty" in exported["open"] and "average price" not in exported["open"]
+    assert "conversations()" in exported["refused"]
+    # The open conversation's history is the agent's again: a follow-up goes on from it.
+    assert [a["question"] for a in exported["asks"]] == ["total qty"]
+    assert ask_demo(page, "average qty")["status"] == "ok"
+    questions = [a["question"] for a in call(page, "saved")["asks"]]
+    assert questions == ["total qty", "average qty"]
