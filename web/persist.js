@@ -219,7 +219,8 @@ export class Persistence extends PersistedConversations {
       await this.opening;
       const what = "the cell was not logged, so it cannot be replayed after a restart";
       try {
-        await appendCell(this.store, this.sessionId, this.conversationId, code, what);
+        const listed = await appendCell(this.store, this.sessionId, this.conversationId, code, what);
+        if (listed) this.emit("conversations", { id: this.conversationId });
       } catch (err) {
         this.report(err, what);
       }

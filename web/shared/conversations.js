@@ -112,17 +112,20 @@ export async function updateConversation(store, session, id, change, what, { cle
 }
 
 /** Add one cell to the end of a conversation's log (and the conversation to the list,
- * if it was not there yet: counted, not read, whatever its size).
+ * if it was not there yet: counted, not read, whatever its size). Resolves to whether
+ * that made it a conversation of the list.
  * @param {Store} store @param {string} session @param {string} id @param {string} code @param {string} what */
 export async function appendCell(store, session, id, code, what) {
-  await store.transaction(["conversations", "session-cells"], "readwrite", (tx) => {
+  const created = await store.transaction(["conversations", "session-cells"], "readwrite", (tx) => {
     const heads = tx.objectStore("conversations");
     const known = heads.count([session, id]);
     known.onsuccess = () => known.result || heads.put(newHead(session, id));
     tx.objectStore("session-cells").add({ session, conversation: id, code });
-    return () => undefined;
+    return () => known.result === 0;
   }, what);
   store.announce({ type: "session", id: session });
+  if (created) store.announce({ type: "conversations", session, id });
+  return created;
 }
 
 /**
