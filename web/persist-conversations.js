@@ -50,6 +50,21 @@ export class PersistedConversations extends PersistedFiles {
     return { error: { status: "error", message: `The conversation ${JSON.stringify(id.slice(0, 80))} ${what}; conversations() lists the ones there are.` }, heads };
   }
 
+  /** What is stored, for the pages and tests: file entries (with the conversations that
+   * use them), the open conversation's cell log and asks. */
+  async saved() {
+    await this.opening;
+    const [session, files] = await Promise.all([getConversation(this.store, this.sessionId, this.conversationId), this.store.listFiles(this.sessionId)]);
+    return {
+      status: "ok",
+      conversation: this.conversationId,
+      files: files.map((f) => ({ path: f.path, size: f.size, mtime: f.mtime, kind: f.kind, conversations: f.conversations || null })).sort((a, b) => a.path.localeCompare(b.path)),
+      cells: session.cells,
+      asks: session.transcript.asks.map((/** @type {Record<string, any>} */ a) => ({ question: a.question, status: a.status, answer: a.answer })),
+      updated: session.updated,
+    };
+  }
+
   /** A kept conversation's history, as the agent's importState() takes it; rejects with
    * what to do for an unknown or deleted id. @param {unknown} id */
   async stateOf(id) {
@@ -133,4 +148,16 @@ export class PersistedConversations extends PersistedFiles {
     const files = await this.store.listFiles(this.sessionId);
     return files.filter((f) => Array.isArray(f.conversations) && f.conversations.includes(id) && f.conversations.every((u) => gone.has(u)));
   }
+}
+
+/** The status line after an automatic rebuild.
+ * @param {string} reason @param {{replayed: number, failed: number}} outcome */
+export function recoveredMessage(reason, { replayed, failed }) {
+  /** @type {Record<string, string>} */
+  const whys = { timeout: "after a timeout", memory: "after it ran out of memory", crash: "after a crash" };
+  const why = whys[reason] || `(${reason})`;
+  const cells = (/** @type {number} */ n) => `${n} cell${n === 1 ? " was" : "s were"}`;
+  if (!replayed && !failed) return `The sandbox was restarted ${why}; your files are kept.`;
+  const rebuilt = `${cells(replayed)} replayed to rebuild your variables`;
+  return `The sandbox was restarted ${why}; ${rebuilt}${failed ? ` (${failed} failed)` : ""}.`;
 }

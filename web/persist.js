@@ -1,5 +1,5 @@
 // Persistence: ties the store (shared/store.js) to one sandbox and one agent, so the
-// conversation, the uploads and the files the analysis wrote survive reloads and
+// conversations, the uploads and the files the analysis wrote survive reloads and
 // browser restarts, and a sandbox that had to be replaced is rebuilt. Page wiring
 // (reckon.js makes it): it listens to the sandbox's events (sandbox/events.js:
 // `started`, `ran`, `replaced`) and the agent's, and the sandbox knows nothing of it.
@@ -7,9 +7,10 @@
 // - uploads and files written through the API are stored as they arrive;
 // - after each run, the files it wrote under /output (as the worker saw them, within
 //   keep.js's caps) are read back and stored, the outputs it deleted are deleted from
-//   the store, and a successful cell's code is appended to the session's cell log;
+//   the store, and a successful cell's code is appended to the open conversation's log;
 // - after each ask, the ask and the agent's message history are stored;
-// - on start, stored files go back into the sandbox and the agent gets its history;
+// - on start, deleted conversations are forgotten, stored files go back into the
+//   sandbox and the agent gets the open conversation's history;
 // - after a timeout kill, the memory ceiling or a crash, stored outputs are written
 //   back and the cell log is replayed (the killed cell never ran ok, so it is not in it).
 // Storage failures never fail the operation: the file or answer is still there for
@@ -17,10 +18,10 @@
 
 import { DEFAULT_SESSION, Store } from "./shared/store.js";
 import { storablePath } from "./shared/keep.js";
-import { PersistedConversations } from "./persist-conversations.js";
+import { PersistedConversations, recoveredMessage } from "./persist-conversations.js";
 import { appendCell, currentConversation, getConversation, setCurrent, purgeDeleted, updateConversation } from "./shared/conversations.js";
 
-export { storablePath };
+export { storablePath, recoveredMessage };
 
 /** Replacements after which the variables are rebuilt by replaying the cell log. */
 const REPLAY_AFTER = new Set(["timeout", "memory", "crash"]);
@@ -274,21 +275,6 @@ export class Persistence extends PersistedConversations {
     return paths;
   }
 
-  /** What is stored, for the pages and tests: file entries (with the conversations that
-   * use them), the open conversation's cell log and asks. */
-  async saved() {
-    await this.opening;
-    const [session, files] = await Promise.all([getConversation(this.store, this.sessionId, this.conversationId), this.store.listFiles(this.sessionId)]);
-    return {
-      status: "ok",
-      conversation: this.conversationId,
-      files: files.map((f) => ({ path: f.path, size: f.size, mtime: f.mtime, kind: f.kind, conversations: f.conversations || null })).sort((a, b) => a.path.localeCompare(b.path)),
-      cells: session.cells,
-      asks: session.transcript.asks.map((/** @type {Record<string, any>} */ a) => ({ question: a.question, status: a.status, answer: a.answer })),
-      updated: session.updated,
-    };
-  }
-
   /** Change the open conversation's stored data (or `conversation`'s).
    * @param {(record: ConversationData) => ConversationData} change @param {string} [what]
    * @param {{clearCells?: boolean, conversation?: string}} [options] */
@@ -302,16 +288,4 @@ export class Persistence extends PersistedConversations {
       return false;
     }
   }
-}
-
-/** The status line after an automatic rebuild.
- * @param {string} reason @param {{replayed: number, failed: number}} outcome */
-export function recoveredMessage(reason, { replayed, failed }) {
-  /** @type {Record<string, string>} */
-  const whys = { timeout: "after a timeout", memory: "after it ran out of memory", crash: "after a crash" };
-  const why = whys[reason] || `(${reason})`;
-  const cells = (/** @type {number} */ n) => `${n} cell${n === 1 ? " was" : "s were"}`;
-  if (!replayed && !failed) return `The sandbox was restarted ${why}; your files are kept.`;
-  const rebuilt = `${cells(replayed)} replayed to rebuild your variables`;
-  return `The sandbox was restarted ${why}; ${rebuilt}${failed ? ` (${failed} failed)` : ""}.`;
 }
