@@ -6,6 +6,7 @@
 
 import { StoreError } from "./shared/store.js";
 import { notKeptNote, planKeep, storablePath } from "./shared/keep.js";
+import { FIRST_CONVERSATION } from "./shared/conversations.js";
 
 /**
  * @typedef {import("./sandbox/client.js").Sandbox} Sandbox
@@ -19,6 +20,10 @@ export class PersistedFiles {
     this.store = store;
     this.emit = emit;
     this.sessionId = session;
+    /** The open conversation (persist-conversations.js): files stored now are used by it. */
+    this.conversationId = FIRST_CONVERSATION;
+    /** Resolves once the open conversation is known (persist.js). @type {Promise<void>} */
+    this.opening = Promise.resolve();
   }
 
   /**
@@ -82,8 +87,9 @@ export class PersistedFiles {
    * @param {string} path @param {Blob} blob @param {"upload" | "output"} kind */
   async saveFile(path, blob, kind) {
     if (!storablePath(path, kind)) return false;
+    await this.opening;
     try {
-      await this.store.putFile(this.sessionId, path, blob, kind);
+      await this.store.putFile(this.sessionId, path, blob, kind, this.conversationId);
       return true;
     } catch (err) {
       const name = path.split("/").pop();

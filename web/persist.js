@@ -1,5 +1,5 @@
 // Persistence: ties the store (shared/store.js) to one sandbox and one agent, so the
-// conversation, the uploads and the files the analysis wrote survive reloads and
+// conversations, the uploads and the files the analysis wrote survive reloads and
 // browser restarts, and a sandbox that had to be replaced is rebuilt. Page wiring
 // (reckon.js makes it): it listens to the sandbox's events (sandbox/events.js:
 // `started`, `ran`, `replaced`) and the agent's, and the sandbox knows nothing of it.
@@ -7,36 +7,39 @@
 // - uploads and files written through the API are stored as they arrive;
 // - after each run, the files it wrote under /output (as the worker saw them, within
 //   keep.js's caps) are read back and stored, the outputs it deleted are deleted from
-//   the store, and a successful cell's code is appended to the session's cell log;
+//   the store, and a successful cell's code is appended to the open conversation's log;
 // - after each ask, the ask and the agent's message history are stored;
-// - on start, stored files go back into the sandbox and the agent gets its history;
+// - on start, deleted conversations are forgotten, stored files go back into the
+//   sandbox and the agent gets the open conversation's history;
 // - after a timeout kill, the memory ceiling or a crash, stored outputs are written
 //   back and the cell log is replayed (the killed cell never ran ok, so it is not in it).
 // Storage failures never fail the operation: the file or answer is still there for
 // this session, and a `storage-error` event says what was not saved and why.
 
-import { DEFAULT_SESSION, Store, emptySession } from "./shared/store.js";
+import { DEFAULT_SESSION, Store } from "./shared/store.js";
 import { storablePath } from "./shared/keep.js";
-import { PersistedFiles } from "./persist-files.js";
+import { PersistedConversations, recoveredMessage } from "./persist-conversations.js";
+import { appendCell, currentConversation, getConversation, setCurrent, purgeDeleted, updateConversation } from "./shared/conversations.js";
 
-export { storablePath };
+export { storablePath, recoveredMessage };
 
 /** Replacements after which the variables are rebuilt by replaying the cell log. */
 const REPLAY_AFTER = new Set(["timeout", "memory", "crash"]);
 /**
  * @typedef {import("./sandbox/client.js").Sandbox} Sandbox
  * @typedef {import("./agent/client.js").Agent} Agent
- * @typedef {import("./shared/store.js").SessionRecord} SessionRecord
+ * @typedef {import("./shared/conversations.js").ConversationRecord} ConversationRecord
+ * @typedef {import("./shared/conversations.js").ConversationData} ConversationData
  * @typedef {import("./shared/protocol.js").RunResult} RunResult
  * @typedef {import("./sandbox/events.js").Waitable} Waitable
- * @typedef {{asks: object[], cells: number, files: Array<{path: string, size: number, kind: string}>, interrupted: {question: string, model: string | null, at: number | null} | null}} RestoredInfo
+ * @typedef {{asks: object[], cells: number, files: Array<{path: string, size: number, kind: string}>, interrupted: {question: string, model: string | null, at: number | null} | null, conversation: {id: string, title: string}}} RestoredInfo
  * @typedef {{status: string, replayed: number, failed: number, message?: string}} Replayed
  */
 
 /** An event's detail, as the sandbox sends it. @template T @param {Event} ev @returns {T} */
 const detail = (ev) => /** @type {CustomEvent} */ (ev).detail;
 
-export class Persistence extends PersistedFiles {
+export class Persistence extends PersistedConversations {
   /**
    * @param {{sandbox: Sandbox, agent: Agent, emit: (type: string, detail: object) => void,
    *          session?: string, withAgent?: boolean, store?: Store}} options
@@ -45,15 +48,16 @@ export class Persistence extends PersistedFiles {
     super({ sandbox, store, emit, session });
     this.agent = agent;
     this.withAgent = withAgent;
-    /** @type {SessionRecord} what was stored when the page opened */
-    this.restored = emptySession(session);
-    /** The stored history, until the agent is given it (see agentRestored). @type {{messages: object[], transcript: object} | null} */
-    this.pendingState = null;
+    /** @type {ConversationRecord | null} what was stored when the page opened */
+    this.restored = null;
     /** @type {Promise<void>} */
     this.restoring = Promise.resolve();
+    /** Which conversation is open, once the store has said (every call reading or
+     * writing the open conversation waits for it). */
+    this.opening = this.open();
     /** What restore() found: {asks, cells (count), files, interrupted ({question, model, at} or null)}.
      * @type {RestoredInfo} */
-    this.restoredInfo = { asks: [], cells: 0, files: [], interrupted: null };
+    this.restoredInfo = { asks: [], cells: 0, files: [], interrupted: null, conversation: { id: this.conversationId, title: "" } };
     // A replacement's messages say the variables come back (the cell log is replayed).
     sandbox.rebuildsState = true;
     // Each waits: ready() for the files, the waiting requests for the rebuild, a run's
@@ -109,28 +113,42 @@ export class Persistence extends PersistedFiles {
     await this.updateSession((s) => (s.pending ? { ...s, pending: null } : s), "the question under way was not noted");
   }
 
+  /** Forget the conversations deleted last time (and the files only they used), and
+   * find the one that was open. */
+  async open() {
+    try {
+      await purgeDeleted(this.store, this.sessionId);
+      this.conversationId = await currentConversation(this.store, this.sessionId);
+    } catch (err) {
+      this.report(err, "Your saved conversations could not be read");
+    }
+  }
+
   /** On start (before ready() resolves): put the stored files back into the sandbox. */
   async restore() {
     /** @type {import("./shared/store.js").FileRecord[]} */
     let files = [];
+    await this.opening;
     try {
-      [this.restored, files] = await Promise.all([this.store.getSession(this.sessionId), this.store.listFiles(this.sessionId)]);
+      [this.restored, files] = await Promise.all([getConversation(this.store, this.sessionId, this.conversationId), this.store.listFiles(this.sessionId)]);
     } catch (err) {
       this.report(err, "Your saved files and conversation could not be read");
       return;
     }
     await this.writeBack(files, { uploads: true });
-    if (this.withAgent && (this.restored.agentMessages.length || this.restored.transcript.asks.length)) {
+    const restored = this.restored;
+    if (this.withAgent && (restored.agentMessages.length || restored.transcript.asks.length)) {
       // Given to the agent when it is first needed (agentRestored): its interpreter
       // does not start for a page that only shows the conversation.
-      this.pendingState = { messages: this.restored.agentMessages, transcript: this.restored.transcript };
+      this.pendingState = { messages: restored.agentMessages, transcript: restored.transcript };
     }
-    const pending = this.withAgent ? this.restored.pending : null;
+    const pending = this.withAgent ? restored.pending : null;
     this.restoredInfo = {
-      asks: this.restored.transcript.asks,
-      cells: this.restored.cells.length,
+      asks: restored.transcript.asks,
+      cells: restored.cells.length,
       files: files.map((f) => ({ path: f.path, size: f.size, kind: f.kind })),
       interrupted: pending && typeof pending.question === "string" ? { question: pending.question, model: pending.model || null, at: pending.at || null } : null,
+      conversation: { id: this.conversationId, title: restored.title },
     };
     this.emit("restored", this.restoredInfo);
   }
@@ -142,6 +160,8 @@ export class Persistence extends PersistedFiles {
     let files = [];
     try {
       files = await this.store.listFiles(this.sessionId);
+      const gone = new Set(await this.deletedOnly(files));
+      files = files.filter((f) => !gone.has(f.path)); // out of the sandbox until an undo
     } catch (err) {
       this.report(err, "Your saved files could not be read");
     }
@@ -166,8 +186,9 @@ export class Persistence extends PersistedFiles {
   async replayCells({ direct }) {
     /** @type {string[]} */
     let cells = [];
+    await this.opening;
     try {
-      cells = (await this.store.getSession(this.sessionId)).cells;
+      cells = (await getConversation(this.store, this.sessionId, this.conversationId)).cells;
     } catch (err) {
       this.report(err, "The saved cells could not be read");
       return { status: "error", replayed: 0, failed: 0, message: String((err && /** @type {any} */ (err).message) || err) };
@@ -196,9 +217,11 @@ export class Persistence extends PersistedFiles {
     const gone = deleted.filter((path) => storablePath(path, "output"));
     if (files.length || gone.length) await this.keepOutputs(result, files, gone);
     if (result.status === "ok" && code.trim()) {
+      await this.opening;
       const what = "the cell was not logged, so it cannot be replayed after a restart";
       try {
-        await this.store.appendCell(this.sessionId, code, what);
+        const listed = await appendCell(this.store, this.sessionId, this.conversationId, code, what);
+        if (listed) this.emit("conversations", { id: this.conversationId });
       } catch (err) {
         this.report(err, what);
       }
@@ -207,8 +230,9 @@ export class Persistence extends PersistedFiles {
 
   /** After an ask: append it to the stored transcript, and keep the agent's history.
    * @param {string} question the ask just answered (an ask that failed before the
-   * agent recorded it leaves nothing new to store) */
-  async saveAsk(question) {
+   * agent recorded it leaves nothing new to store) @param {string} [conversation] the
+   * conversation that was open when it was asked */
+  async saveAsk(question, conversation = this.conversationId) {
     if (!this.withAgent) return;
     let state;
     try {
@@ -219,16 +243,21 @@ export class Persistence extends PersistedFiles {
     }
     const last = state.transcript.asks[state.transcript.asks.length - 1];
     if (!last || last.question !== question) return;
-    await this.updateSession(
+    const kept = await this.updateSession(
       (s) => ({ ...s, transcript: { ...s.transcript, asks: [...s.transcript.asks, last] }, agentMessages: state.messages }),
       "this answer was not saved for next time (it is still shown here)",
+      { conversation },
     );
+    if (kept) this.emit("conversations", { id: conversation });
   }
 
-  /** Forget the conversation and the cell log; files stay. */
+  /** A new, empty conversation (the open one stays in the list); files stay. */
   async newConversation() {
-    this.pendingState = null; // never given to the agent now
-    await this.updateSession((s) => ({ ...s, transcript: { version: 1, asks: [] }, agentMessages: [], pending: null }), undefined, { clearCells: true });
+    try {
+      await this.startNew();
+    } catch (err) {
+      this.report(err, "the new conversation was not noted (the last one opens after a reload)");
+    }
   }
 
   async forgetCells() {
@@ -240,43 +269,23 @@ export class Persistence extends PersistedFiles {
   async clearAll() {
     const paths = await this.store.clear(this.sessionId);
     this.pendingState = null;
-    this.restored = emptySession(this.sessionId);
+    this.restored = null;
+    await setCurrent(this.store, this.sessionId, this.conversationId).catch(() => {}); // a reload opens this one
     this.sandbox.files.clear();
     return paths;
   }
 
-  /** What is stored, for the pages and tests: file entries, the cell log, the asks. */
-  async saved() {
-    const [session, files] = await Promise.all([this.store.getSession(this.sessionId), this.store.listFiles(this.sessionId)]);
-    return {
-      status: "ok",
-      files: files.map((f) => ({ path: f.path, size: f.size, mtime: f.mtime, kind: f.kind })).sort((a, b) => a.path.localeCompare(b.path)),
-      cells: session.cells,
-      asks: session.transcript.asks.map((/** @type {Record<string, any>} */ a) => ({ question: a.question, status: a.status, answer: a.answer })),
-      updated: session.updated,
-    };
-  }
-
-  /** @param {(record: SessionRecord) => SessionRecord} change @param {string} [what] @param {{clearCells?: boolean}} [options] */
-  async updateSession(change, what = "the conversation was not saved", options = {}) {
+  /** Change the open conversation's stored data (or `conversation`'s).
+   * @param {(record: ConversationData) => ConversationData} change @param {string} [what]
+   * @param {{clearCells?: boolean, conversation?: string}} [options] */
+  async updateSession(change, what = "the conversation was not saved", { conversation, ...options } = {}) {
+    await this.opening;
     try {
-      await this.store.updateSession(this.sessionId, change, what, options);
+      await updateConversation(this.store, this.sessionId, conversation || this.conversationId, change, what, options);
       return true;
     } catch (err) {
       this.report(err, what);
       return false;
     }
   }
-}
-
-/** The status line after an automatic rebuild.
- * @param {string} reason @param {{replayed: number, failed: number}} outcome */
-export function recoveredMessage(reason, { replayed, failed }) {
-  /** @type {Record<string, string>} */
-  const whys = { timeout: "after a timeout", memory: "after it ran out of memory", crash: "after a crash" };
-  const why = whys[reason] || `(${reason})`;
-  const cells = (/** @type {number} */ n) => `${n} cell${n === 1 ? " was" : "s were"}`;
-  if (!replayed && !failed) return `The sandbox was restarted ${why}; your files are kept.`;
-  const rebuilt = `${cells(replayed)} replayed to rebuild your variables`;
-  return `The sandbox was restarted ${why}; ${rebuilt}${failed ? ` (${failed} failed)` : ""}.`;
 }

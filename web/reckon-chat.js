@@ -18,16 +18,17 @@ import { Store } from "./shared/store.js";
 
 const BASE = new URL("./", import.meta.url);
 // The same data as createReckon().on(type); re-dispatched on the element.
-const EVENTS = ["progress", "ready", "error", "ask", "step", "delta", "waiting", "answer", "ask-error", "restarted", "recovered", "restored", "storage-error", "storage-changed"];
+const EVENTS = ["progress", "ready", "error", "ask", "step", "delta", "waiting", "answer", "ask-error", "restarted", "recovered", "restored", "storage-error", "storage-changed", "conversation", "conversations"];
 // The JS API methods the element offers itself (element.ask(...) is element.reckon.ask(...)).
 const METHODS = [
   "ready", "run", "ask", "stop", "upload", "writeFile", "readFile", "listFiles", "inspect", "deleteFile",
   "interrupt", "restart", "reset", "newConversation", "models", "transcript", "replay", "saved", "restored",
   "clearAll", "exportNotebook", "exportScript", "importNotebook", "runSql", "on",
+  "conversations", "openConversation", "renameConversation", "deleteConversation", "restoreConversation",
 ];
 
 // Methods after which the widget's file lists are refreshed.
-const FILE_CHANGES = new Set(["upload", "writeFile", "deleteFile", "clearAll", "importNotebook", "run", "runSql"]);
+const FILE_CHANGES = new Set(["upload", "writeFile", "deleteFile", "clearAll", "importNotebook", "run", "runSql", "openConversation", "deleteConversation", "restoreConversation"]);
 
 /** @type {Promise<CSSStyleSheet> | null} */
 let sheet = null;

@@ -3,6 +3,7 @@
 import { Sandbox } from "./sandbox/client.js";
 import { Agent } from "./agent/client.js";
 import { Persistence } from "./persist.js";
+import { busyError, conversationCalls } from "./reckon-conversations.js";
 
 /**
  * Create the API object. The sandbox starts loading immediately, before anyone asks.
@@ -28,6 +29,37 @@ export function createReckon(options = {}) {
   for (const type of ["ask", "step", "delta", "answer", "usage", "proposal", "waiting"]) agent.addEventListener(type, (ev) => forward(type, ev));
   agent.addEventListener("error", (ev) => forward("ask-error", ev));
   const persist = options.persist === false ? null : new Persistence({ sandbox, agent, emit, session: options.session, withAgent: options.agent !== false, store: options.store });
+  // Asks and notebook imports under way (or waiting their turn): the conversation they
+  // write to must stay open until they end.
+  let working = 0;
+  /** The open conversation's export, or a kept one's (its history is lent to the agent
+   * for the export, then the open one's given back).
+   * @param {"ipynb" | "py"} format @param {string} [conversation] @returns {Promise<string>} */
+  const exportOf = async (format, conversation) => {
+    if (persist) await persist.agentRestored;
+    if (!persist || conversation === undefined || conversation === persist.conversationId) return agent.exportSession(format);
+    const other = await persist.stateOf(conversation);
+    if (working) throw new Error("An answer is being written: export another conversation once it is done (or stop it).");
+    // While the agent holds the other history, asks wait and switching is refused.
+    working++;
+    const lent = (async () => {
+      const open = await agent.exportState();
+      await agent.importState(other);
+      try {
+        return await agent.exportSession(format);
+      } finally {
+        await agent.importState(open);
+      }
+    })();
+    lending = lent.then(() => undefined, () => undefined);
+    try {
+      return await lent;
+    } finally {
+      working--;
+    }
+  };
+  /** Resolves when no other conversation's history is lent to the agent (exportOf). */
+  let lending = Promise.resolve();
   const api = {
     sandbox,
     persist,
@@ -63,10 +95,18 @@ export function createReckon(options = {}) {
      * @param {string} question @param {Parameters<Agent["ask"]>[1]} [opts] */
     async ask(question, opts = {}) {
       const stops = agent.stops; // ask() then stop() at once: this ask is stopped
-      if (persist) await persist.agentRestored;
-      const outcome = await agent.ask(question, opts, { stops });
-      if (persist) await persist.saveAsk(question);
-      return outcome;
+      working++;
+      try {
+        if (persist) await persist.opening;
+        await lending;
+        const conversation = persist ? persist.conversationId : null;
+        if (persist) await persist.agentRestored;
+        const outcome = await agent.ask(question, opts, { stops });
+        if (persist && conversation) await persist.saveAsk(question, conversation);
+        return outcome;
+      } finally {
+        working--;
+      }
     },
     /** Stop the agent: ends the model call and interrupts the running cell. */
     stop: () => agent.stop(),
@@ -83,22 +123,26 @@ export function createReckon(options = {}) {
       const transcript = await api.transcript();
       return (transcript.asks || []).map((/** @type {Record<string, any>} */ ask) => ({ question: ask.question, usage: ask.usage, sent: ask.sent || [] }));
     },
-    /** Forget the conversation and the cell log (files and variables stay). */
+    /** Start a new conversation; the last one stays in conversations() (files and variables stay).
+     * @returns {Promise<{status: string, message?: string}>} */
     async newConversation() {
+      if (working) return busyError();
       agent.reset();
       if (persist) await persist.newConversation();
+      emit("conversation", { id: persist ? persist.conversationId : null, title: "", asks: [], cells: 0, replayed: 0, failed: 0 });
       return { status: "ok" };
     },
+    ...conversationCalls({ sandbox, agent, persist, emit, busy: () => working > 0 }),
     models: () => agent.models(),
-    /** The session as Jupyter notebook JSON text (nbformat 4), saved asks included. */
-    async exportNotebook() {
-      if (persist) await persist.agentRestored;
-      return agent.exportSession("ipynb");
+    /** The session as Jupyter notebook JSON text (nbformat 4), saved asks included;
+     * `conversation`: a kept conversation's id instead of the open one.
+     * @param {{conversation?: string}} [options] */
+    async exportNotebook({ conversation } = {}) {
+      return exportOf("ipynb", conversation);
     },
-    /** The session as a plain .py script (percent-format cells). */
-    async exportScript() {
-      if (persist) await persist.agentRestored;
-      return agent.exportSession("py");
+    /** The session as a plain .py script (percent-format cells). @param {{conversation?: string}} [options] */
+    async exportScript({ conversation } = {}) {
+      return exportOf("py", conversation);
     },
     /** Run a notebook's or script's code cells as the session's starting cells:
      * resolves to {status, cells, ok, failed, message?}; bad input changes nothing.
@@ -116,11 +160,16 @@ export function createReckon(options = {}) {
         return importError("importNotebook(source): pass the text of a .ipynb or .py file, or a File.");
       }
       name = safeName(name || (text.trimStart().startsWith("{") ? "notebook.ipynb" : "script.py"));
-      if (persist) await persist.agentRestored;
-      await sandbox.ready();
-      const reply = await agent.importNotebook(text, name);
-      if (persist && reply.question) await persist.saveAsk(reply.question);
-      return reply;
+      working++;
+      try {
+        if (persist) await persist.agentRestored;
+        await sandbox.ready();
+        const reply = await agent.importNotebook(text, name);
+        if (persist && reply.question) await persist.saveAsk(reply.question);
+        return reply;
+      } finally {
+        working--;
+      }
     },
     /** A SQL query over the uploaded tables, run like the model's run_sql tool:
      * resolves to a run result (section 1 of PROTOCOL.md) whose value is the table.

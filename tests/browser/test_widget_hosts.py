@@ -181,6 +181,31 @@ def test_a_failed_ask_is_an_error_event_on_its_widget(a_two_widget_page: Any) ->
     assert not [e for e in events(page, "one") if e["type"] == "error"]
 
 
+def test_a_widget_with_a_session_lists_its_conversations(a_two_widget_page: Any) -> None:
+    page = a_two_widget_page
+    run = "return await withDeadline(chat.run(arg), deadlineMs, 'run');"
+    listed = "return await chat.conversations();"
+    assert widget_call(page, "one", run, "mark = 1")["status"] == "ok"
+    before = widget_call(page, "one", listed)
+    assert before["status"] == "ok" and before["conversations"], before
+    assert widget_call(page, "one", "return await chat.newConversation();")["status"] == "ok"
+    assert widget_call(page, "one", run, "mark = 2")["status"] == "ok"
+    after = widget_call(page, "one", listed)
+    assert len(after["conversations"]) == len(before["conversations"]) + 1
+    assert after["conversations"][0]["current"] is True
+    # Its list is in its own shadow root, the new one marked open.
+    page.wait_for_function(
+        """(n) => document.getElementById("one").shadowRoot
+              .querySelectorAll("#conversation-list .conversation-item").length === n""",
+        arg=len(after["conversations"]),
+    )
+    page.locator("#one #conversation-list [aria-current='true']").wait_for()
+    # Without a session nothing is kept: no list, and the calls say why.
+    assert page.locator("#two #conversations").is_hidden()
+    none = widget_call(page, "two", listed)
+    assert none["status"] == "error" and "persist: false" in none["message"]
+
+
 FRAMES_THE_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>Frames Reckon</title></head><body><iframe src="{site}/index.html"></iframe></body></html>"""
 

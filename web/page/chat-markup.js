@@ -17,8 +17,17 @@ const MARKUP = `
 <div id="notice" class="notice" role="alert" hidden><span id="notice-text"></span> <button id="notice-close" class="link" type="button" aria-label="Dismiss">×</button></div>
 <main>
   <aside class="files" id="drop">
+    <nav class="conversations" id="conversations" aria-label="Conversations">
+      <div class="conversations-head">
+        <h3 class="small">Conversations</h3>
+        <button id="conversations-new" type="button" title="Start a new conversation (this one stays in the list)">+ New</button>
+      </div>
+      <ul id="conversation-list"></ul>
+    </nav>
+    <p id="conversation-undo" class="undo small" role="status" hidden></p>
     <div class="files-head">
       <label class="button">Add files<input id="upload" type="file" multiple hidden></label>
+      <button id="conversations-toggle" class="conversations-toggle" type="button" aria-expanded="false" aria-controls="conversations">Conversations</button>
       <button id="tools-toggle" class="tools-toggle" type="button" aria-expanded="false" aria-controls="tools">Files &amp; settings</button>
     </div>
     <p class="muted small drop-hint">or drop them here. They are kept in this browser until you delete them.</p>
@@ -28,7 +37,7 @@ const MARKUP = `
       <ul id="output-list" aria-label="Files the analysis wrote"></ul>
       <button id="new-session" type="button">New conversation</button>
       <button id="rebuild" type="button" hidden>Rebuild variables</button>
-      <button id="delete-all" class="danger" type="button" title="Delete every saved file and the conversation from this browser">Delete everything</button>
+      <button id="delete-all" class="danger" type="button" title="Delete every saved file and every conversation from this browser">Delete everything</button>
       <h3 class="small">Notebook</h3>
       <div class="actions">
         <button id="export-notebook" type="button" title="Download this session as a Jupyter notebook (.ipynb)">Export notebook</button>

@@ -10,6 +10,7 @@ import { fileLists } from "./chat-files.js";
 import { personalDataFlag } from "./privacy-flag.js";
 import { chatMarkup } from "./chat-markup.js";
 import { wireTools, submitOnEnter } from "./chat-tools.js";
+import { conversationList } from "./chat-conversations.js";
 
 export { chatMarkup };
 
@@ -156,11 +157,7 @@ export function mountChat(root, reckon, options = {}) {
   // A reload: show the saved conversation, and offer to rebuild the variables (a
   // fresh interpreter has none; the saved cells can make them again).
   reckon.on("restored", /** @param {Restored} restored */ ({ asks, cells, interrupted }) => {
-    asks.forEach((saved, index) => {
-      const shown = startTurn(saved.question, saved.model, { restoring: true });
-      for (const step of saved.steps || []) shown.addStep(step);
-      showOutcome(saved, index);
-    });
+    showAsks(asks);
     if (cells > 0) {
       const button = $("rebuild");
       button.textContent = `Rebuild variables (${cells} cell${cells === 1 ? "" : "s"})`;
@@ -169,6 +166,32 @@ export function mountChat(root, reckon, options = {}) {
     if (interrupted && interrupted.question) showInterrupted(interrupted.question);
     const last = messages.lastElementChild;
     if (last instanceof HTMLElement) requestAnimationFrame(() => reveal(last.querySelector(".answer") || last));
+  });
+  /** A saved conversation's asks, as they were shown. @param {SavedAsk[]} asks */
+  function showAsks(asks) {
+    asks.forEach((saved, index) => {
+      const shown = startTurn(saved.question, saved.model, { restoring: true });
+      for (const step of saved.steps || []) shown.addStep(step);
+      showOutcome(saved, index);
+    });
+  }
+  // Another conversation opened (from the list or the JS API; its cells were replayed),
+  // or a new one started: show it instead.
+  reckon.on("conversation", /** @param {{asks: SavedAsk[]}} shown */ ({ asks }) => {
+    if (turn) turn.stopWaiting();
+    turn = null;
+    typed = null;
+    messages.replaceChildren();
+    $("rebuild").hidden = true;
+    $("suggestions").hidden = true;
+    showAsks(asks);
+    const last = messages.lastElementChild;
+    if (last instanceof HTMLElement) requestAnimationFrame(() => reveal(last.querySelector(".answer") || last));
+    else {
+      const newest = [...files.infos.values()].filter((i) => i.kind === "table").pop();
+      if (newest) suggest(newest);
+    }
+    files.refresh();
   });
   /** A question that a reload cut off: say so, and offer to ask it again.
    * @param {string} question */
@@ -372,17 +395,12 @@ export function mountChat(root, reckon, options = {}) {
     setStatus("stopping…");
   });
   $("new-session").addEventListener("click", async () => {
-    if (turn) turn.stopWaiting();
-    turn = null;
-    messages.replaceChildren();
-    $("rebuild").hidden = true;
-    await reckon.newConversation();
-    setStatus("new conversation: your files and variables are kept");
-    const newest = [...files.infos.values()].filter((i) => i.kind === "table").pop();
-    if (newest) suggest(newest);
+    const reply = await reckon.newConversation(); // its `conversation` event clears the view
+    setStatus(reply.status === "ok" ? "new conversation: your files and variables are kept; the last one is in the list" : reply.message || "");
   });
+  const conversations = conversationList(reckon, { $, setStatus, busy: () => busy });
   $("delete-all").addEventListener("click", async () => {
-    if (!confirm("Delete every file and the conversation from this browser, and restart Python?")) return;
+    if (!confirm("Delete every file and every conversation from this browser, and restart Python?")) return;
     setStatus("deleting…");
     await reckon.clearAll();
     files.forget();
@@ -391,6 +409,7 @@ export function mountChat(root, reckon, options = {}) {
     $("rebuild").hidden = true;
     setStatus("everything was deleted");
     files.refresh();
+    conversations.refresh();
   });
 
   // Export, import and SQL: the same JS API calls a script would make.

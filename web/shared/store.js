@@ -15,6 +15,8 @@
 // the database upgrades them into the default session. The cell log is a store of its
 // own (version 3): logging a cell adds one small record, instead of rewriting a session
 // record that grows with the conversation (6 ms per cell at 1 MB of history, on every run).
+// A session keeps many conversations (version 4; conversations.js reads and writes them);
+// its files are shared by them, each file listing the conversations that use it.
 
 import { DB_VERSION, DEFAULT_SESSION, upgradeSchema } from "./store-schema.js";
 
@@ -23,10 +25,8 @@ const CHANNEL = "reckon-store";
 export { DEFAULT_SESSION };
 
 /**
- * @typedef {{session: string, path: string, blob: Blob, size: number, mtime: number, kind: "upload" | "output"}} FileRecord
- * @typedef {{version: number, asks: object[]}} TranscriptData
- * @typedef {{id: string, transcript: TranscriptData, agentMessages: object[], cells: string[], updated: number, pending?: {question: string, model: string | null, at: number} | null}} SessionRecord
- * @typedef {{type: "file", session: string, action: "put" | "delete", path: string} | {type: "session", id: string} | {type: "cleared", session: string, paths: string[]}} ChangeMessage
+ * @typedef {{session: string, path: string, blob: Blob, size: number, mtime: number, kind: "upload" | "output", conversations?: string[]}} FileRecord
+ * @typedef {{type: "file", session: string, action: "put" | "delete", path: string} | {type: "session", id: string} | {type: "conversations", session: string, id: string} | {type: "cleared", session: string, paths: string[]}} ChangeMessage
  */
 
 /** A write that did not happen: `quota` says the browser's storage is full. */
@@ -38,11 +38,6 @@ export class StoreError extends Error {
     this.quota = quota;
     this.cause = cause;
   }
-}
-
-/** @param {string} id @returns {SessionRecord} */
-export function emptySession(id) {
-  return { id, transcript: { version: 1, asks: [] }, agentMessages: [], cells: [], updated: 0 };
 }
 
 export class Store {
@@ -129,12 +124,19 @@ export class Store {
   }
 
   /**
-   * Store a file of one session whole (or not at all).
+   * Store a file of one session whole (or not at all), used by `conversation` besides
+   * the conversations that used it before.
    * @param {string} session @param {string} path @param {Blob} blob @param {"upload" | "output"} kind
+   * @param {string | null} [conversation]
    */
-  async putFile(session, path, blob, kind) {
+  async putFile(session, path, blob, kind, conversation = null) {
     /** @type {FileRecord} */
     const record = { session, path, blob, size: blob.size, mtime: Date.now() / 1000, kind };
+    const old = await this.getFile(session, path);
+    const before = old && Array.isArray(old.conversations) ? old.conversations : [];
+    record.conversations = conversation && !before.includes(conversation) ? [...before, conversation] : before;
+    // Put as soon as the transaction starts: a put queued from a callback is not refused
+    // when the store is full (the browser checks the quota of what is queued at first).
     await this.transaction(["session-files"], "readwrite", (tx) => {
       tx.objectStore("session-files").put(record);
       return () => undefined;
@@ -152,62 +154,17 @@ export class Store {
     this.announce({ type: "file", session, action: "delete", path });
   }
 
-  /** The session's record with its cell log. @param {string} id @returns {Promise<SessionRecord>} */
-  async getSession(id) {
-    const [record, cells] = await this.transaction(["sessions", "session-cells"], "readonly", (tx) => {
-      const req = tx.objectStore("sessions").get(id);
-      const logged = tx.objectStore("session-cells").index("session").getAll(id);
-      return () => [req.result, logged.result];
-    }, "could not read the saved conversation");
-    return { ...normalize(id, record), cells: cells.map((/** @type {{code: string}} */ c) => c.code) };
-  }
-
-  /**
-   * Read-modify-write a session's record in one readwrite transaction: atomic across
-   * tabs. `change` must be synchronous (an IndexedDB transaction ends at the first
-   * await). The cell log is not in the record (appendCell); `clearCells` empties it in
-   * the same transaction. Resolves to the record as stored.
-   * @param {string} id @param {(record: SessionRecord) => SessionRecord} change
-   * @param {string} [what] @param {{clearCells?: boolean}} [options]
-   * @returns {Promise<SessionRecord>}
-   */
-  async updateSession(id, change, what = "could not save the conversation", { clearCells = false } = {}) {
-    const saved = await this.transaction(clearCells ? ["sessions", "session-cells"] : ["sessions"], "readwrite", (tx) => {
-      const sessions = tx.objectStore("sessions");
-      /** @type {any} */
-      let next;
-      const req = sessions.get(id);
-      req.onsuccess = () => {
-        const { cells: _cells, ...changed } = change(normalize(id, req.result));
-        next = { ...changed, id, updated: Date.now() / 1000 };
-        sessions.put(next);
-      };
-      if (clearCells) deleteCells(tx, id);
-      return () => ({ ...next, cells: [] });
-    }, what);
-    this.announce({ type: "session", id });
-    return saved;
-  }
-
-  /** Add one cell to the end of a session's log: one small record, whatever the
-   * conversation's size. @param {string} id @param {string} code */
-  async appendCell(id, code, what = "could not log the cell") {
-    await this.transaction(["session-cells"], "readwrite", (tx) => {
-      tx.objectStore("session-cells").add({ session: id, code });
-      return () => undefined;
-    }, what);
-    this.announce({ type: "session", id });
-  }
-
   /** Delete one session's files and record (other sessions keep theirs); returns the
    * paths that were stored. @param {string} session */
   async clear(session) {
-    const paths = await this.transaction(["session-files", "sessions", "session-cells"], "readwrite", (tx) => {
+    const paths = await this.transaction(["session-files", "sessions", "session-cells", "conversations", "conversation-data"], "readwrite", (tx) => {
       const range = sessionRange(session);
       const keys = tx.objectStore("session-files").getAllKeys(range);
       tx.objectStore("session-files").delete(range);
       tx.objectStore("sessions").delete(session);
-      deleteCells(tx, session);
+      tx.objectStore("conversations").delete(range);
+      tx.objectStore("conversation-data").delete(range);
+      deleteCells(tx, "session", session);
       return () => /** @type {[string, string][]} */ (/** @type {unknown} */ (keys.result)).map((key) => key[1]);
     }, "could not delete the stored data");
     this.announce({ type: "cleared", session, paths });
@@ -234,32 +191,21 @@ export class Store {
   }
 }
 
-/** Queue the deletion of a session's logged cells in `tx`. @param {IDBTransaction} tx @param {string} session */
-function deleteCells(tx, session) {
+/** Queue the deletion of logged cells in `tx`: a session's (index "session") or one
+ * conversation's (index "conversation", key [session, id]).
+ * @param {IDBTransaction} tx @param {"session" | "conversation"} index @param {IDBValidKey} key */
+export function deleteCells(tx, index, key) {
   const cells = tx.objectStore("session-cells");
-  const keys = cells.index("session").getAllKeys(session);
+  const keys = cells.index(index).getAllKeys(key);
   keys.onsuccess = () => {
     for (const key of keys.result) cells.delete(key);
   };
 }
 
-/** Every [session, path] key of one session (arrays sort after every string path).
- * @param {string} session */
-function sessionRange(session) {
+/** Every [session, path] (or [session, id]) key of one session (arrays sort after
+ * every string). @param {string} session */
+export function sessionRange(session) {
   return IDBKeyRange.bound([session], [session, []]);
-}
-
-/** @param {string} id @param {any} record @returns {SessionRecord} */
-function normalize(id, record) {
-  const empty = emptySession(id);
-  if (!record || typeof record !== "object") return empty;
-  return {
-    ...empty,
-    ...record,
-    transcript: record.transcript && Array.isArray(record.transcript.asks) ? record.transcript : empty.transcript,
-    agentMessages: Array.isArray(record.agentMessages) ? record.agentMessages : [],
-    cells: Array.isArray(record.cells) ? record.cells : [],
-  };
 }
 
 /** True for the browser's "storage is full" errors, whatever the engine calls them.
