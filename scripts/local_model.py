@@ -209,6 +209,10 @@ def serving(*, port: int = 0, log: Path | None = None) -> Iterator[str]:
         "--model_alias", MODEL_NAME, "--host", "127.0.0.1", "--port", str(port),
         "--n_ctx", str(CONTEXT_TOKENS), "--n_threads", str(THREADS),
         "--n_threads_batch", str(THREADS),
+        # A second request waits for the first: by default the server ends the stream
+        # under way with "[DONE]" (a reply cut short that reads as whole) to serve the
+        # newcomer. A client that goes away still stops its generation.
+        "--interrupt_requests", "False",
     ]  # fmt: skip
     log = log or CACHE / "logs" / "model-server.log"
     log.parent.mkdir(parents=True, exist_ok=True)

@@ -11,11 +11,14 @@ Each question takes 20-90 s here (one CPU thread).
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import httpx
 import pytest
 
 from support import ROOT, a_fake_upstream, reckon_serve
@@ -253,3 +256,56 @@ def test_a_chart_over_time_has_dates_on_its_axis(a_chat_page: Any) -> None:
     drawn = figures(outcome)
     assert drawn, told
     assert any(re.search(r"x 2000-\d\d-\d\d\.\.2001-\d\d-\d\d", d) for d in drawn), told
+
+
+def test_a_word_problem_without_files_is_worked_out_by_code(
+    a_browser: Any, a_served_site: str
+) -> None:
+    """Issue 31: with no file, a number is still computed, never worked out in the head
+    (an answer in prose is set aside and a program asked for in its place): 9 trays of
+    16 rolls, three quarters sold and 25 more leave 11."""
+    context = a_browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{a_served_site}/index.html")
+        page.evaluate("() => window.reckon.ready()")
+        outcome = ask(
+            page,
+            "A baker bakes 9 trays of rolls with 16 rolls on each tray. She sells three "
+            "quarters of the rolls in the morning and 25 more in the afternoon. How many "
+            "rolls are left at the end of the day?",
+        )
+    finally:
+        context.close()
+    told = story(outcome)
+    assert outcome["status"] == "ok", told
+    ran = [s for s in outcome["steps"] if s["kind"] == "code" and s["result"]["status"] == "ok"]
+    assert ran, told
+    assert re.search(r"\b11(\.0)?\b", outputs(outcome)), told
+    assert re.search(r"\b11(\.0)?\b", outcome["answer"]), told
+    assert outcome["grounding"]["ungrounded"] == [], told
+
+
+def test_two_model_calls_at_once_both_finish(a_model_server: str) -> None:
+    """Two tabs asking at once: the local server made the second wait, not cut the first
+    short with an early "[DONE]" (a reply that reads as whole)."""
+
+    def stream(prompt: str) -> list[dict[str, Any]]:
+        body = {"model": local_model.MODEL_NAME, "stream": True, "max_tokens": 24,
+                "temperature": 0, "messages": [{"role": "user", "content": prompt}]}  # fmt: skip
+        chunks = []
+        with httpx.stream(
+            "POST", f"{a_model_server}/chat/completions", json=body, timeout=600
+        ) as r:
+            for line in r.iter_lines():
+                if line.startswith("data: ") and line != "data: [DONE]":
+                    chunks.append(json.loads(line[6:]))
+        return chunks
+
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(stream, "Count from 1 to 40, separated by commas.")
+        second = pool.submit(stream, "Name ten colours, separated by commas.")
+        replies = [first.result(), second.result()]
+    for chunks in replies:
+        reasons = [c["choices"][0].get("finish_reason") for c in chunks if c.get("choices")]
+        assert reasons and reasons[-1] in ("stop", "length"), reasons[-3:]
