@@ -159,7 +159,9 @@ def test_a_stream_that_dies_midway_ends_with_the_relays_error_event(a_claude_rel
     stream = an_sdk_client(a_claude_relay).chat.completions.create(
         model=MODEL, messages=HELLO, stream=True
     )
-    with pytest.raises(openai.APIError, match="connection to the model server 'claude'"):
+    with pytest.raises(
+        openai.APIError, match=r"server 'claude' .* closed the answer before its end"
+    ):
         for _ in stream:
             pass
 

@@ -192,3 +192,23 @@ def test_an_anthropic_stream_that_never_ends_is_cut_too(
 def test_the_caps_are_checked_when_configured(setting: dict[str, Any], complaint: str) -> None:
     with pytest.raises(ConfigError, match=complaint):
         RelayConfig(**setting)
+
+
+def test_an_answer_the_server_closes_midway_says_so_and_what_to_do(
+    a_relay_with: Callable[..., Relay], an_upstream: FakeUpstream
+) -> None:
+    """A local model server serving one request at a time dropped an answer for another:
+    the connection closed mid-body. The person is told that, not a class name."""
+
+    async def body() -> AsyncIterator[bytes]:
+        yield TOKEN
+        raise RuntimeError("the server went on to another request")
+
+    an_upstream.handlers.append(
+        lambda payload: StreamingResponse(body(), media_type="text/event-stream")
+    )
+    events, _ = stream_events(a_relay_with())
+    assert events[0]["choices"][0]["delta"]["content"] == "la "
+    error = events[-1]["error"]
+    assert "closed the answer before its end" in error["message"]
+    assert "ask again" in error["message"]

@@ -196,7 +196,9 @@ def test_a_stream_that_dies_midway_ends_with_an_error_event_the_sdk_raises(
         stream=True,
     )
     texts = []
-    with pytest.raises(openai.APIError, match="connection to the model server 'local'"):
+    with pytest.raises(
+        openai.APIError, match=r"server 'local' .* closed the answer before its end"
+    ):
         for chunk in stream:
             texts.append(chunk.choices[0].delta.content)
 
@@ -264,7 +266,7 @@ def test_a_whole_answer_that_dies_midway_is_a_clean_502(a_relay: Relay) -> None:
         response = client.post("/v1/chat/completions", json={"model": MODEL, "messages": HELLO})
 
     assert response.status_code == 502
-    assert "connection to the model server 'local'" in response.json()["error"]["message"]
+    assert "closed the answer before its end" in response.json()["error"]["message"]
 
 
 def test_a_slow_whole_answer_is_a_504(a_relay_with: Callable[..., Relay]) -> None:

@@ -75,6 +75,15 @@ def describe_failure(exc: httpx.HTTPError, profile: Profile, config: RelayConfig
             f"{where.capitalize()} sent nothing for {config.first_byte_timeout:g} s. It may be "
             "overloaded or still loading the model; try again, or raise first_byte_timeout.",
         )
+    if isinstance(exc, httpx.RemoteProtocolError):
+        # Seen with llama-cpp-python, which ends the answer under way to serve a new one
+        # unless started with --interrupt_requests False (scripts/local_model.py does).
+        return RelayError(
+            502,
+            f"{where.capitalize()} closed the answer before its end. A server that answers "
+            "one request at a time may have dropped it for another one (two tabs asking at "
+            "once); ask again.",
+        )
     return RelayError(502, f"The connection to {where} failed ({type(exc).__name__}). Try again.")
 
 
