@@ -40,6 +40,8 @@ from .helpers import (
     a_site_with_its_headers,
     page_call,
 )
+from .playlist_kit import Playlist, a_playlist_server, a_relay_of
+from .playlist_kit import a_console_page as playlist_console
 from .snapshot_kit import results, serve_site, visit
 
 pytestmark = pytest.mark.browser
@@ -240,3 +242,24 @@ def a_context(a_browser: Any) -> Iterator[Any]:
     context = a_browser.new_context()
     yield context
     context.close()
+
+
+# A scripted model behind `reckon serve`, for the modules that play the model's part
+# (playlist_kit): one of each per module, so one module's queue never leaks into another.
+@pytest.fixture(scope="module")
+def a_playlist() -> Iterator[tuple[Playlist, str]]:
+    with a_playlist_server() as pair:
+        yield pair
+
+
+@pytest.fixture(scope="module")
+def a_playlist_site(a_playlist: tuple[Playlist, str]) -> Iterator[str]:
+    with a_relay_of(a_playlist[1]) as site:
+        yield site
+
+
+@pytest.fixture(scope="module")
+def a_page(a_browser: Any, a_playlist_site: str) -> Iterator[Any]:
+    """The console page on that site."""
+    with playlist_console(a_browser, a_playlist_site) as page:
+        yield page

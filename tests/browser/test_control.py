@@ -8,12 +8,11 @@ body it receives, so the tests check what really left the browser.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from .playlist_kit import Playlist, a_console_page, a_playlist_server, a_relay_of
+from .playlist_kit import Playlist
 
 PEOPLE = """\
 name,email,salary,city
@@ -23,24 +22,6 @@ Carla Mendez,carla@example.org,88123.75,Paris
 """
 PROTECTED = ["Alice Zimmermann", "Bob Quist", "Carla Mendez", "alice.z@example.org",
              "bq@example.org", "73412.5", "51877.25", "88123.75"]  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def a_playlist() -> Iterator[tuple[Playlist, str]]:
-    with a_playlist_server() as pair:
-        yield pair
-
-
-@pytest.fixture(scope="module")
-def a_served_site(a_playlist: tuple[Playlist, str]) -> Iterator[str]:
-    with a_relay_of(a_playlist[1]) as site:
-        yield site
-
-
-@pytest.fixture(scope="module")
-def a_page(a_browser: Any, a_served_site: str) -> Iterator[Any]:
-    with a_console_page(a_browser, a_served_site) as page:
-        yield page
 
 
 CONTROL = {"approval": "auto", "privacy": "full", "allowColumns": [], "tokenBudget": None,
@@ -311,7 +292,7 @@ def test_verify_through_the_js_api_with_the_demo_model(a_page: Any) -> None:
 
 @pytest.mark.slow
 def test_the_chat_page_asks_first_then_shows_cost_and_what_was_sent(
-    a_browser: Any, a_served_site: str
+    a_browser: Any, a_playlist_site: str
 ) -> None:
     """The controls as a person meets them on index.html: the settings panel switches
     to "ask first", the proposal card sits among the steps, and the answer carries the
@@ -319,7 +300,7 @@ def test_the_chat_page_asks_first_then_shows_cost_and_what_was_sent(
     context = a_browser.new_context()
     page = context.new_page()
     try:
-        page.goto(f"{a_served_site}/index.html")
+        page.goto(f"{a_playlist_site}/index.html")
         page.evaluate("() => window.reckon.ready()")
         page.locator(".settings summary").click()
         page.locator(".settings select[name=approval]").select_option("ask")

@@ -4,15 +4,12 @@ traced to it. A scripted model behind `reckon serve` plays the small model's sli
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from .helpers import a_chat_page_with, last_answer
-from .playlist_kit import Playlist, a_playlist_server, a_relay_of
+from .playlist_kit import Playlist
 
 
 def weather() -> str:
@@ -22,27 +19,15 @@ def weather() -> str:
     return "date,precipitation\n" + rows
 
 
-@pytest.fixture(scope="module")
-def a_playlist() -> Iterator[tuple[Playlist, str]]:
-    with a_playlist_server() as pair:
-        yield pair
-
-
-@pytest.fixture(scope="module")
-def a_served_site(a_playlist: tuple[Playlist, str]) -> Iterator[str]:
-    with a_relay_of(a_playlist[1]) as site:
-        yield site
-
-
 def test_the_corrected_cell_is_a_step_of_its_own_and_the_answer_is_traced_to_it(
-    a_browser: Any, a_served_site: str, a_playlist: tuple[Playlist, str], tmp_path: Path
+    a_browser: Any, a_playlist_site: str, a_playlist: tuple[Playlist, str], tmp_path: Path
 ) -> None:
     model, _ = a_playlist
     wrong = "print(df[df['date'].dt.month == 10]['precipitation'].sum())"
     model.queue = [("code", wrong), ("text", "It rained 0.0 mm in November.")]
     model.queue += [("text", "It rained 90.0 mm in November.")]
     viewport = {"width": 1280, "height": 900}
-    with a_chat_page_with(a_browser, a_served_site, weather(), viewport=viewport) as page:
+    with a_chat_page_with(a_browser, a_playlist_site, weather(), viewport=viewport) as page:
         page.locator("#question").fill("How much precipitation fell in November?")
         page.locator("#question").press("Enter")
         answer = last_answer(page)
@@ -70,7 +55,7 @@ def test_the_corrected_cell_is_a_step_of_its_own_and_the_answer_is_traced_to_it(
 
 
 def test_a_word_problem_worked_out_in_the_head_is_asked_again_as_a_program(
-    a_browser: Any, a_served_site: str, a_playlist: tuple[Playlist, str], tmp_path: Path
+    a_browser: Any, a_playlist_site: str, a_playlist: tuple[Playlist, str], tmp_path: Path
 ) -> None:
     """No files: the model's first answer (numbers it did not compute) is set aside, the
     next call asks for a program in its place, and the answer is traced to its output."""
@@ -81,7 +66,7 @@ def test_a_word_problem_worked_out_in_the_head_is_asked_again_as_a_program(
     context = a_browser.new_context(viewport={"width": 1280, "height": 900})
     try:
         page = context.new_page()
-        page.goto(f"{a_served_site}/index.html")
+        page.goto(f"{a_playlist_site}/index.html")
         page.evaluate("() => window.reckon.ready()")
         page.locator("#question").fill(question)
         page.locator("#question").press("Enter")

@@ -9,28 +9,15 @@ the person is told which file."""
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from support import BOMBS
 
-from .playlist_kit import Playlist, a_console_page, a_playlist_server, a_relay_of
+from .playlist_kit import Playlist
 
 SALES = b"region,amount\nnorth,12\nsouth,7\nnorth,30\n"
-
-
-@pytest.fixture(scope="module")
-def a_playlist() -> Iterator[tuple[Playlist, str]]:
-    with a_playlist_server() as pair:
-        yield pair
-
-
-@pytest.fixture(scope="module")
-def a_page(a_browser: Any, a_playlist: tuple[Playlist, str]) -> Iterator[Any]:
-    with a_relay_of(a_playlist[1]) as site, a_console_page(a_browser, site) as page:
-        yield page
 
 
 def fresh(page: Any, files: dict[str, bytes], settings: dict[str, Any]) -> dict[str, Any]:

@@ -9,14 +9,13 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from collections.abc import Iterator
 from typing import Any
 
 import pandas as pd
 import pytest
 
 from .helpers import Canary
-from .playlist_kit import Playlist, a_console_page, a_playlist_server, a_relay_of
+from .playlist_kit import Playlist
 
 PEOPLE = pd.DataFrame({"name": ["Alice Zimmermann", "Bob Quist"], "salary": [73412.5, 51877.25]})
 SECRET = pd.DataFrame(
@@ -29,18 +28,6 @@ MEMBER = pd.DataFrame({"who": ["Henrietta Pargeter", "Ignatius Brackenbury"],
 SECRETS = ["Alice Zimmermann", "Bob Quist", "73412.5", "Cornelius Ashdown", "Dmitri Volkov",
            "555-01-2345", "555-02-1111", "Vladivostok", "Omsk", "Henrietta Pargeter",
            "Ignatius Brackenbury", "Petropavlovsk", "Magadan"]  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def a_playlist() -> Iterator[tuple[Playlist, str]]:
-    with a_playlist_server() as pair:
-        yield pair
-
-
-@pytest.fixture(scope="module")
-def a_page(a_browser: Any, a_playlist: tuple[Playlist, str]) -> Iterator[Any]:
-    with a_relay_of(a_playlist[1]) as site, a_console_page(a_browser, site) as page:
-        yield page
 
 
 def workbook() -> bytes:

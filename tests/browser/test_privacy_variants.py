@@ -8,14 +8,13 @@ nothing."""
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from typing import Any
 
 import pandas as pd
 import pytest
 
 from .helpers import Canary
-from .playlist_kit import Playlist, a_console_page, a_playlist_server, a_relay_of
+from .playlist_kit import Playlist
 from .test_privacy import SECRET, fresh_reckon, leaked, printed, sent, to_canary
 
 # The hidden sheets' own people, found in no other file of the test.
@@ -33,18 +32,6 @@ ROWS = [
 SECRETS = ["Cornelius Ashdown", "Dmitri Volkov", "Bob Quist", "555-01-2345", "555-02-1111",
            "88888", "Vladivostok", "Omsk", "Henrietta Pargeter", "Ignatius Brackenbury",
            "555-77-8888", "Petropavlovsk", "Magadan"]  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def a_playlist() -> Iterator[tuple[Playlist, str]]:
-    with a_playlist_server() as pair:
-        yield pair
-
-
-@pytest.fixture(scope="module")
-def a_page(a_browser: Any, a_playlist: tuple[Playlist, str]) -> Iterator[Any]:
-    with a_relay_of(a_playlist[1]) as site, a_console_page(a_browser, site) as page:
-        yield page
 
 
 def book(engine: str, hidden: str = "") -> bytes:
