@@ -30,6 +30,16 @@ from .test_persistence_scope import plant_store
 pytestmark = pytest.mark.browser
 
 
+def two_conversations(page: Any, first_cell: str, second_cell: str) -> tuple[str, str]:
+    """Run ``first_cell`` in the open conversation and ``second_cell`` in a new one; the
+    ids of both (the second is open)."""
+    ok(run(page, first_cell))
+    first = call(page, "saved")["conversation"]
+    call(page, "newConversation")
+    ok(run(page, second_cell))
+    return first, call(page, "saved")["conversation"]
+
+
 def listed(page: Any) -> list[dict[str, Any]]:
     reply = call(page, "conversations")
     assert reply["status"] == "ok", reply
@@ -134,11 +144,7 @@ def test_a_deletion_can_be_undone_whole_and_without_undo_it_is_gone(
 ) -> None:
     page = open_page(a_context, f"{a_static_server}/console.html")
     upload_bytes(page, "shared.csv", SALES_BYTES)
-    ok(run(page, "x = 1"))
-    first = call(page, "saved")["conversation"]
-    call(page, "newConversation")
-    ok(run(page, "y = 2"))
-    second = call(page, "saved")["conversation"]
+    first, second = two_conversations(page, "x = 1", "y = 2")
     assert call(page, "openConversation", first, deadline_s=90)["status"] == "ok"
     ok(run(page, "open('/output/first_only.txt', 'w').write('mine')"))
     cells = call(page, "saved")["cells"]
@@ -304,11 +310,7 @@ def test_switching_mid_answer_is_refused_and_loses_nothing(
 ) -> None:
     page = open_page(a_context, f"{a_static_server}/index.html")
     upload_bytes(page, "sales.csv", SALES_BYTES)
-    ok(run(page, "before = 1"))
-    first = call(page, "saved")["conversation"]
-    call(page, "newConversation")
-    ok(run(page, "other = 2"))
-    second = call(page, "saved")["conversation"]
+    first, second = two_conversations(page, "before = 1", "other = 2")
     assert call(page, "configure", {"approval": "ask"})["status"] == "ok"
     # An ask that waits for a decision on its first cell: it is under way meanwhile.
     outcome = page_call(
