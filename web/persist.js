@@ -231,8 +231,9 @@ export class Persistence extends PersistedConversations {
   /** After an ask: append it to the stored transcript, and keep the agent's history.
    * @param {string} question the ask just answered (an ask that failed before the
    * agent recorded it leaves nothing new to store) @param {string} [conversation] the
-   * conversation that was open when it was asked */
-  async saveAsk(question, conversation = this.conversationId) {
+   * conversation that was open when it was asked @param {number} [count] how many asks
+   * it ends (an imported conversation adds all of its asks at once) */
+  async saveAsk(question, conversation = this.conversationId, count = 1) {
     if (!this.withAgent) return;
     let state;
     try {
@@ -241,10 +242,11 @@ export class Persistence extends PersistedConversations {
       this.emit("storage-error", { message: `The conversation could not be read from the agent: ${(err && /** @type {any} */ (err).message) || err}`, quota: false });
       return;
     }
-    const last = state.transcript.asks[state.transcript.asks.length - 1];
+    const added = state.transcript.asks.slice(-Math.max(1, count));
+    const last = added[added.length - 1];
     if (!last || last.question !== question) return;
     const kept = await this.updateSession(
-      (s) => ({ ...s, transcript: { ...s.transcript, asks: [...s.transcript.asks, last] }, agentMessages: state.messages }),
+      (s) => ({ ...s, transcript: { ...s.transcript, asks: [...s.transcript.asks, ...added] }, agentMessages: state.messages }),
       "this answer was not saved for next time (it is still shown here)",
       { conversation },
     );

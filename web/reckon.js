@@ -145,7 +145,9 @@ export function createReckon(options = {}) {
       return exportOf("py", conversation);
     },
     /** Run a notebook's or script's code cells as the session's starting cells:
-     * resolves to {status, cells, ok, failed, message?}; bad input changes nothing.
+     * resolves to {status, question, cells, ok, failed, asks, conversation, message?}
+     * (a notebook Reckon exported comes back as its asks: `conversation` true); bad
+     * input changes nothing.
      * @param {string | Blob} source @param {{name?: string}} [options] */
     async importNotebook(source, { name } = {}) {
       let text;
@@ -165,7 +167,7 @@ export function createReckon(options = {}) {
         if (persist) await persist.agentRestored;
         await sandbox.ready();
         const reply = await agent.importNotebook(text, name);
-        if (persist && reply.question) await persist.saveAsk(reply.question);
+        if (persist && reply.question) await persist.saveAsk(reply.question, undefined, reply.asks || 1);
         return reply;
       } finally {
         working--;

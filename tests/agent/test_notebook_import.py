@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -78,18 +79,51 @@ def test_importing_a_notebook_runs_its_cells_and_tells_the_model(
     agent = Agent(model, fresh)
     reply = run(import_into(agent, text, name="session.ipynb"))
     cells = len(replay_cells(transcript))
-    assert reply == {"status": "ok", "question": "Imported session.ipynb", "cells": cells,
-                     "ok": cells, "failed": 0}  # fmt: skip
+    last = transcript.asks[-1]["question"]
+    assert reply == {"status": "ok", "question": last, "cells": cells, "ok": cells,
+                     "failed": 0, "asks": len(transcript.asks), "conversation": True}  # fmt: skip
     assert "df" in fresh.session.namespace and "result" in fresh.session.namespace
     assert fresh.codes == import_cells(text)
     assert replay_cells(agent.transcript) == import_cells(text)
+
+    # The conversation came back whole: its questions and answers, each with its cells.
+    def words(t: Transcript) -> list[tuple[str, str, str]]:
+        return [(a["question"], a["status"], a["answer"]) for a in t.asks]
+
+    assert words(agent.transcript) == words(transcript)
+
+    def ran(a: dict[str, Any]) -> int:
+        return sum(1 for s in a["steps"] if s["kind"] == "code" and s["result"]["status"] == "ok")
+
+    assert [ran(a) for a in transcript.asks] == [len(a["steps"]) for a in agent.transcript.asks]
     run(agent.ask("what is loaded?", environment=fresh.environment()))
     told = "\n".join(str(m.get("content")) for m in model.requests[0].messages)
-    assert "I imported session.ipynb" in told and "average price by region" not in told
+    assert "I imported session.ipynb" in told
     assert "groupby('region')" in told  # the code that ran is in the context
-    assert json.loads(export_notebook(agent.transcript))["cells"][2]["source"] == [
-        "## Imported session.ipynb"
-    ]
+    assert all(a["question"] in told and a["answer"] in told for a in transcript.asks)
+    again = json.loads(export_notebook(agent.transcript))
+    assert again["cells"][2]["source"] == [f"## {transcript.asks[0]['question']}"]
+
+
+def test_a_notebook_with_a_cell_of_no_ask_is_imported_as_cells(
+    a_finished_session: tuple[KernelExecutor, Transcript], tmp_path: Path
+) -> None:
+    """Edited in Jupyter (a code cell added there), it is no longer the conversation
+    Reckon exported: its cells are imported as one ask named after the file."""
+    _, transcript = a_finished_session
+    notebook = json.loads(export_notebook(transcript))
+    notebook["cells"].append({"cell_type": "code", "metadata": {}, "execution_count": None,
+                              "outputs": [], "source": ["added = 1"]})  # fmt: skip
+    fresh = KernelExecutor(tmp_path / "fresh")
+    fresh.data_dir.mkdir(parents=True, exist_ok=True)
+    for path in a_finished_session[0].data_dir.iterdir():
+        (fresh.data_dir / path.name).write_bytes(path.read_bytes())
+    agent = Agent(DemoModel(), fresh)
+    reply = run(import_into(agent, json.dumps(notebook), name="edited.ipynb"))
+    assert reply["asks"] == 1 and reply["question"] == "Imported edited.ipynb"
+    assert reply["conversation"] is False
+    assert [a["question"] for a in agent.transcript.asks] == ["Imported edited.ipynb"]
+    assert "added" in fresh.session.namespace
 
 
 def test_an_imported_cell_that_fails_is_counted(executor: KernelExecutor) -> None:

@@ -12,6 +12,7 @@ import base64
 import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import nbformat
@@ -136,7 +137,7 @@ def test_a_notebook_and_a_script_import_as_starting_cells(page: Any) -> None:
     ]
     reply = import_text(page, nbformat.writes(notebook), "sales.ipynb")
     assert reply == {"status": "ok", "question": "Imported sales.ipynb", "cells": 2, "ok": 2,
-                     "failed": 0}  # fmt: skip
+                     "failed": 0, "asks": 1, "conversation": False}  # fmt: skip
     script = b"# %%\ndoubled = total * 2\n# %%\nprint('doubled:', doubled)\n"
     reply = import_file(page, "more.py", script)
     assert (reply["status"], reply["cells"], reply["ok"]) == ("ok", 2, 2)
@@ -287,3 +288,38 @@ def test_the_demo_model_answers_sql_requests_with_run_sql(page: Any) -> None:
     assert step["code"].startswith("run_sql(") and "GROUP BY" in step["code"]
     assert step["result"]["status"] == "ok"
     assert "East 25.5" in outcome["answer"] and "South 21.6" in outcome["answer"]
+
+
+def test_a_conversation_exported_whole_comes_back_whole_in_a_new_one(
+    page: Any, tmp_path: Path
+) -> None:
+    """#34: exported, then imported into a new conversation: its questions, answers and
+    variables are back, shown on the page as they were, and kept over a reload."""
+    for question in ("average price by region", "what is 17*23+4"):
+        ask(page, question)
+    text = export(page)
+    before = [(a["question"], a["status"], a["answer"]) for a in call(page, "transcript")["asks"]]
+    call(page, "newConversation")
+    call(page, "reset")
+    # As a person does it: the side panel's import button.
+    page.locator("#import").set_input_files(
+        files=[{"name": "whole.ipynb", "mimeType": "application/json", "buffer": text.encode()}]
+    )
+    note = page.locator("#messages .note.import")
+    note.wait_for(timeout=180_000)
+    assert "its 2 questions and answers below" in note.inner_text()
+
+    def words() -> list[tuple[str, str, str]]:
+        asks = call(page, "transcript")["asks"]
+        return [(a["question"], a["status"], a["answer"]) for a in asks]
+
+    assert words() == before
+    turns = page.locator("#messages .turn .question")
+    turns.nth(1).wait_for()
+    assert [turns.nth(i).inner_text() for i in range(turns.count())] == [q for q, _, _ in before]
+    page.screenshot(path=str(tmp_path / "imported.png"), full_page=True)
+    print(tmp_path / "imported.png")
+    page.reload()
+    ready = "return await withDeadline(window.reckon.ready(), deadlineMs, 'ready')"
+    page_call(page, ready, deadline_s=180)
+    assert words() == before  # kept: every ask, not only the last

@@ -97,4 +97,13 @@ export function showSaved(reckon, { $, messages, turns, setStatus, reveal, ask, 
     button.disabled = false;
     files.refresh();
   });
+  return {
+    /** Show the last `count` asks of the open conversation (a conversation imported
+     * whole: its asks, as they were shown when it was exported). @param {number} count */
+    async showLatest(count) {
+      const { asks } = /** @type {{asks: SavedAsk[]}} */ (await reckon.transcript());
+      showAsks(asks.slice(-count));
+      revealLast();
+    },
+  };
 }

@@ -9,9 +9,11 @@ import { el, renderResult, download, errorText } from "./render.js";
  * @param {ReturnType<import("../reckon.js").createReckon>} reckon
  * @param {{$: import("./render.js").Find, messages: HTMLElement, save: (path: string) => void,
  *          setStatus: (text: string) => void, showNotice: (text: string) => void,
- *          reveal: (node: HTMLElement) => void, refresh: () => void, stem: string}} ui
+ *          reveal: (node: HTMLElement) => void, refresh: () => void, stem: string,
+ *          showAsks: (count: number) => Promise<void>}} ui
+ * `showAsks` shows the last asks of the conversation (one imported whole).
  */
-export function wireTools(reckon, { $, messages, save, setStatus, showNotice, reveal, refresh, stem }) {
+export function wireTools(reckon, { $, messages, save, setStatus, showNotice, reveal, refresh, stem, showAsks }) {
   /** @param {"exportNotebook" | "exportScript"} method @param {string} extension @param {string} type */
   async function exportAs(method, extension, type) {
     setStatus("exporting…");
@@ -41,14 +43,16 @@ export function wireTools(reckon, { $, messages, save, setStatus, showNotice, re
       reply = { status: "error", cells: 0, ok: 0, failed: 0, message: errorText(err) };
     }
     showImport(file.name, reply);
+    if (reply.conversation && reply.asks) await showAsks(reply.asks);
     refresh();
   });
   /** @param {string} name the file's @param {ImportReply} reply */
   function showImport(name, reply) {
     const cells = `${reply.cells} cell${reply.cells === 1 ? "" : "s"}`;
+    const asks = reply.conversation ? `, its ${reply.asks} question${reply.asks === 1 ? "" : "s"} and answers below` : "";
     const text =
       reply.status === "ok"
-        ? `Imported ${name}: ${cells} run as the starting cells, ${reply.ok} ok${reply.failed ? `, ${reply.failed} failed` : ""}.`
+        ? `Imported ${name}: ${cells} run as the starting cells, ${reply.ok} ok${reply.failed ? `, ${reply.failed} failed` : ""}${asks}.`
         : `${name} was not imported: ${reply.message || reply.status}`;
     const note = el("div", `note import status-${reply.status}`);
     note.appendChild(el("p", reply.status === "ok" ? "" : "error", text));

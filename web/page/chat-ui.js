@@ -188,7 +188,7 @@ export function mountChat(root, reckon, options = {}) {
   });
 
   const asking = askForm(reckon, { root, box, $, turns, setStatus, showNotice, toEnd, refresh: refreshFiles });
-  showSaved(reckon, { $, messages, turns, setStatus, reveal, ask: asking.ask, suggest, files });
+  const saved = showSaved(reckon, { $, messages, turns, setStatus, reveal, ask: asking.ask, suggest, files });
   $("new-session").addEventListener("click", async () => {
     const reply = await reckon.newConversation(); // its `conversation` event clears the view
     setStatus(reply.status === "ok" ? "new conversation: your files and variables are kept; the last one is in the list" : reply.message || "");
@@ -209,7 +209,7 @@ export function mountChat(root, reckon, options = {}) {
 
   // Export, import and SQL: the same JS API calls a script would make.
   const stem = options.fileName || "reckon-session";
-  wireTools(reckon, { $, messages, save, setStatus, showNotice, reveal, refresh: refreshFiles, stem });
+  wireTools(reckon, { $, messages, save, setStatus, showNotice, reveal, refresh: refreshFiles, stem, showAsks: saved.showLatest });
 
   return { root, refreshFiles, showNotice };
 }

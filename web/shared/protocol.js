@@ -94,7 +94,7 @@ export const FRAME_MESSAGES = Object.freeze(["frame-connect", "frame-ready", "fr
  *   exportState: (args: {}) => {status: string, state: any, message?: string},
  *   importState: (args: {state: unknown}) => {status: string, asks?: number, message?: string},
  *   exportSession: (args: {format: string}) => {status: string, format: string, text: string, message?: string},
- *   importNotebook: (args: {text: string, name: string}) => {status: string, question?: string, cells: number, ok: number, failed: number, message?: string},
+ *   importNotebook: (args: {text: string, name: string}) => {status: string, question?: string, cells: number, ok: number, failed: number, asks?: number, conversation?: boolean, message?: string},
  * }} AgentApi
  */
 /** The reply to `ask` (PROTOCOL.md §4, the `done` shape).

@@ -203,7 +203,8 @@ def export_notebook(transcript: Transcript | JSONDict, *, title: str = "Reckon s
         },
     ]
     count = 0
-    for ask in _asks(transcript):
+    asks = _asks(transcript)
+    for number, ask in enumerate(asks):
         question = str(ask.get("question", ""))
         cells.append(
             {
@@ -222,7 +223,9 @@ def export_notebook(transcript: Transcript | JSONDict, *, title: str = "Reckon s
             cells.append(
                 {
                     "cell_type": "code",
-                    "metadata": {"reckon": {"step": step.get("index"), "ms": step.get("ms")}},
+                    "metadata": {
+                        "reckon": {"step": step.get("index"), "ms": step.get("ms"), "ask": number}
+                    },
                     "execution_count": count,
                     "outputs": _outputs(result, count),
                     "source": _lines(portable_paths(str(step.get("code", "")))),
@@ -240,10 +243,19 @@ def export_notebook(transcript: Transcript | JSONDict, *, title: str = "Reckon s
         "metadata": {
             "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
             "language_info": {"name": "python"},
+            # The conversation's words, for an import that brings it back whole (the
+            # cells say which ask they belong to); Jupyter renders none of it.
+            "reckon": {"asks": [_words(ask) for ask in asks]},
         },
         "cells": cells,
     }
     return json.dumps(notebook, indent=1, ensure_ascii=False)
+
+
+def _words(ask: JSONDict) -> JSONDict:
+    """What an ask said: its question, status, answer (or message) and model."""
+    return {key: str(ask[key]) for key in ("question", "status", "answer", "message", "model")
+            if isinstance(ask.get(key), str)}  # fmt: skip
 
 
 # A cell's `%pip install` / `!pip install` line (the kernel installs a dropped-in wheel

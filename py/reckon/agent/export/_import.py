@@ -2,7 +2,8 @@
 
 The cells run in the sandbox in order (so their variables exist), enter the
 transcript as one ask named after the file (so persistence and later exports
-keep them), and the model's history gets a short account of what ran, so the
+keep them), or, for a notebook Reckon exported, as the asks it was exported from
+(``_import_asks``); the model's history gets a short account of what ran, so the
 next question can build on them.
 """
 
@@ -17,6 +18,7 @@ from reckon.agent._loop import Agent
 from reckon.agent._observe import format_observation
 from reckon.agent._types import JSONDict
 from reckon.agent.export._export import import_cells
+from reckon.agent.export._import_asks import ImportedAsk, asks_of
 
 __all__ = ["check_source", "import_into", "refused_while_busy"]
 
@@ -71,7 +73,10 @@ def _check_notebook(text: str, name: str) -> None:
 
 async def import_into(agent: Agent, text: str, *, name: str) -> JSONDict:
     """Run the cells of ``text`` and record them; returns
-    ``{status, question, cells, ok, failed, message?}`` (an error changes nothing)."""
+    ``{status, question, cells, ok, failed, asks, conversation, message?}`` (an error
+    changes nothing; ``conversation``: it came back as the asks it was exported from).
+    A notebook Reckon exported comes back as its asks (``_import_asks``); any other
+    file as one ask named after it."""
     # No ask may interleave with the imported cells (see _turns).
     async with agent.turns.join() as ours:
         if not ours:
@@ -80,23 +85,26 @@ async def import_into(agent: Agent, text: str, *, name: str) -> JSONDict:
             cells = check_source(text, name=name)
         except ValueError as exc:
             return _error(str(exc))
+        asks = asks_of(text) if text.lstrip().startswith("{") else None
+        whole = asks is not None
+        if asks is None:
+            asks = [ImportedAsk({"question": f"Imported {name}"}, cells)]
         steps: list[JSONDict] = []
-        for code in cells:
-            started = time.monotonic()
-            result = await agent.executor.run(code)
-            ms = round((time.monotonic() - started) * 1000, 1)
-            steps.append({"index": len(steps), "kind": "code", "text": "", "code": code,
-                          "result": result, "model": "import", "ms": ms})  # fmt: skip
+        for ask in asks:
+            made = [await _run(agent, code, len(steps) + n) for n, code in enumerate(ask.cells)]
+            steps += made
+            ask.words.setdefault("answer", _summary(name, made))
+            agent.transcript.add(ask.words["question"], ask.outcome(made))
     failed = [s for s in steps if s["result"].get("status") != "ok"]
     ok = len(steps) - len(failed)
-    question = f"Imported {name}"
-    summary = f"Imported {len(steps)} cell{'s' if len(steps) != 1 else ''} from {name}: {ok} ran"
-    summary += f", {len(failed)} failed." if failed else "."
-    outcome: JSONDict = {"status": "ok", "answer": summary, "steps": steps}
-    agent.transcript.add(question, outcome)
-    agent.messages += _context(name, steps, summary, outputs=not agent.privacy.hides)
-    reply: JSONDict = {"status": "ok", "question": question, "cells": len(steps),
-                       "ok": ok, "failed": len(failed)}  # fmt: skip
+    agent.messages += _context(name, steps, _summary(name, steps), outputs=not agent.privacy.hides)
+    if whole:
+        for ask in asks:  # the conversation's own words, after what its cells did
+            agent.messages += [{"role": "user", "content": ask.words["question"]},
+                               {"role": "assistant", "content": ask.words["answer"]}]  # fmt: skip
+    reply: JSONDict = {"status": "ok", "question": asks[-1].words["question"], "cells": len(steps),
+                       "ok": ok, "failed": len(failed), "asks": len(asks),
+                       "conversation": whole}  # fmt: skip
     if failed:
         first = failed[0]
         error = first["result"].get("error") or {}
@@ -107,6 +115,20 @@ async def import_into(agent: Agent, text: str, *, name: str) -> JSONDict:
             f"{error.get('message', '')}); the others ran and are part of the session."
         )
     return reply
+
+
+async def _run(agent: Agent, code: str, index: int) -> JSONDict:
+    started = time.monotonic()
+    result = await agent.executor.run(code)
+    ms = round((time.monotonic() - started) * 1000, 1)
+    return {"index": index, "kind": "code", "text": "", "code": code, "result": result,
+            "model": "import", "ms": ms}  # fmt: skip
+
+
+def _summary(name: str, steps: list[JSONDict]) -> str:
+    failed = sum(1 for s in steps if s["result"].get("status") != "ok")
+    summary = f"Imported {len(steps)} cell{'s' if len(steps) != 1 else ''} from {name}: "
+    return summary + f"{len(steps) - failed} ran" + (f", {failed} failed." if failed else ".")
 
 
 def _context(name: str, steps: list[JSONDict], summary: str, *, outputs: bool) -> list[JSONDict]:
