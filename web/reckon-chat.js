@@ -23,7 +23,7 @@ const EVENTS = ["progress", "ready", "error", "ask", "step", "delta", "waiting",
 const METHODS = [
   "ready", "run", "ask", "stop", "upload", "writeFile", "readFile", "listFiles", "inspect", "deleteFile",
   "interrupt", "restart", "reset", "newConversation", "models", "transcript", "replay", "saved", "restored",
-  "clearAll", "exportNotebook", "exportScript", "importNotebook", "runSql", "on",
+  "clearAll", "exportNotebook", "exportScript", "exportReport", "importNotebook", "runSql", "on",
   "conversations", "openConversation", "renameConversation", "deleteConversation", "restoreConversation",
 ];
 

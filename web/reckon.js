@@ -34,7 +34,7 @@ export function createReckon(options = {}) {
   let working = 0;
   /** The open conversation's export, or a kept one's (its history is lent to the agent
    * for the export, then the open one's given back).
-   * @param {"ipynb" | "py"} format @param {string} [conversation] @returns {Promise<string>} */
+   * @param {"ipynb" | "py" | "html"} format @param {string} [conversation] @returns {Promise<string>} */
   const exportOf = async (format, conversation) => {
     if (persist) await persist.agentRestored;
     if (!persist || conversation === undefined || conversation === persist.conversationId) return agent.exportSession(format);
@@ -143,6 +143,11 @@ export function createReckon(options = {}) {
     /** The session as a plain .py script (percent-format cells). @param {{conversation?: string}} [options] */
     async exportScript({ conversation } = {}) {
       return exportOf("py", conversation);
+    },
+    /** The session as one self-contained HTML page (questions, code, outputs, charts,
+     * answers; nothing in it runs or loads). @param {{conversation?: string}} [options] */
+    async exportReport({ conversation } = {}) {
+      return exportOf("html", conversation);
     },
     /** Run a notebook's or script's code cells as the session's starting cells:
      * resolves to {status, question, cells, ok, failed, asks, conversation, message?}

@@ -323,3 +323,34 @@ def test_a_conversation_exported_whole_comes_back_whole_in_a_new_one(
     ready = "return await withDeadline(window.reckon.ready(), deadlineMs, 'ready')"
     page_call(page, ready, deadline_s=180)
     assert words() == before  # kept: every ask, not only the last
+
+
+def test_the_report_opens_from_a_file_with_its_chart_and_runs_nothing(
+    page: Any, a_browser: Any, tmp_path: Path
+) -> None:
+    """#34: exportReport() is one HTML page a person can keep or send: opened from a file,
+    offline, it shows each question, the code, the outputs and the chart."""
+    for question in ("average price by region", "bar chart of quantity by region"):
+        ask(page, question)
+    report = call(page, "exportReport", deadline_s=60)
+    path = tmp_path / "report.html"
+    path.write_text(report, encoding="utf-8")
+    context = a_browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        viewer = context.new_page()
+        problems: list[str] = []
+        viewer.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        viewer.on(
+            "request",
+            lambda r: None if r.url.startswith(("file:", "data:")) else problems.append(r.url),
+        )
+        viewer.goto(path.as_uri())
+        heads = viewer.locator("h2").all_inner_texts()
+        assert heads == ["average price by region", "bar chart of quantity by region"]
+        chart = viewer.locator("img").first
+        assert chart.evaluate("(img) => img.complete && img.naturalWidth > 0")
+        assert viewer.locator("script").count() == 0 and problems == []
+        viewer.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+        print(tmp_path / "report.png")
+    finally:
+        context.close()

@@ -234,7 +234,8 @@ export class Agent extends EventTarget {
     return reply.state;
   }
 
-  /** The conversation as .ipynb JSON text (format "ipynb") or a .py script (format "py"). @param {"ipynb" | "py"} format */
+  /** The conversation as .ipynb JSON text (format "ipynb"), a .py script (format "py") or
+   * a self-contained HTML report (format "html"). @param {"ipynb" | "py" | "html"} format */
   async exportSession(format) {
     const reply = await this.call("exportSession", { format });
     if (reply.status !== "ok") throw new Error(reply.message || "the agent could not export the session");

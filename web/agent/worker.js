@@ -55,7 +55,7 @@ const methods = {
   exportState: () => ({ status: "ok", state: JSON.parse(host.export_state()) }),
   importState: ({ state }) => fromPython(() => host.import_state(JSON.stringify(state))),
   exportSession({ format }) {
-    const kind = format === "py" ? "py" : "ipynb";
+    const kind = format === "py" || format === "html" ? format : "ipynb";
     return { status: "ok", format: kind, text: host.export_session(kind) };
   },
   importNotebook: ({ text, name }) => fromPython(() => host.import_notebook(String(text), String(name || "notebook")), { cells: 0, ok: 0, failed: 0 }),

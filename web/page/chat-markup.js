@@ -42,6 +42,7 @@ const MARKUP = `
       <div class="actions">
         <button id="export-notebook" type="button" title="Download this session as a Jupyter notebook (.ipynb)">Export notebook</button>
         <button id="export-script" type="button" title="Download this session as a Python script (.py)">Export script</button>
+        <button id="export-report" type="button" title="Download this conversation as one HTML page with its code, outputs and charts">Export report</button>
       </div>
       <label class="button">Import notebook or .py<input id="import" type="file" accept=".ipynb,.py,application/x-ipynb+json,text/x-python" hidden></label>
       <details class="sql-box">

@@ -14,7 +14,7 @@ import { el, renderResult, download, errorText } from "./render.js";
  * `showAsks` shows the last asks of the conversation (one imported whole).
  */
 export function wireTools(reckon, { $, messages, save, setStatus, showNotice, reveal, refresh, stem, showAsks }) {
-  /** @param {"exportNotebook" | "exportScript"} method @param {string} extension @param {string} type */
+  /** @param {"exportNotebook" | "exportScript" | "exportReport"} method @param {string} extension @param {string} type */
   async function exportAs(method, extension, type) {
     setStatus("exporting…");
     try {
@@ -28,6 +28,7 @@ export function wireTools(reckon, { $, messages, save, setStatus, showNotice, re
   }
   $("export-notebook").addEventListener("click", () => exportAs("exportNotebook", "ipynb", "application/x-ipynb+json"));
   $("export-script").addEventListener("click", () => exportAs("exportScript", "py", "text/x-python"));
+  $("export-report").addEventListener("click", () => exportAs("exportReport", "html", "text/html"));
 
   const input = $("import", HTMLInputElement);
   input.addEventListener("change", async () => {

@@ -22,6 +22,7 @@ from reckon.agent.demo import DEMO_MODEL, DemoModel
 from reckon.agent.export._export import export_notebook as _notebook
 from reckon.agent.export._export import export_script as _script
 from reckon.agent.export._import import import_into, refused_while_busy
+from reckon.agent.export._report import export_report
 from reckon.agent.export._transcript import dump_state, load_state
 from reckon.agent.models._openai import TOOL_MODES, OpenAIModel
 from reckon.agent.privacy._privacy import Privacy
@@ -327,8 +328,11 @@ def import_state(state_json: str) -> str:
 
 
 def export_session(kind: str) -> str:
-    """The conversation as ``.ipynb`` JSON text (``kind="ipynb"``) or a ``.py`` script."""
+    """The conversation as ``.ipynb`` JSON text (``kind="ipynb"``), a ``.py`` script or a
+    self-contained HTML report (``"html"``)."""
     transcript = _require().agent.transcript
+    if kind == "html":
+        return export_report(transcript)
     return _script(transcript) if kind == "py" else _notebook(transcript)
 
 
