@@ -266,6 +266,9 @@ def test_the_page_lists_switches_renames_and_undoes_a_delete(
         "() => document.querySelectorAll('#conversation-list .conv-title').length === 2"
     )
     assert items.all_inner_texts() == ["total qty", "average price by region"]
+    # The upload is shared: its row names the other conversation that uses it.
+    uses = page.locator("#file-list .file-uses")
+    uses.filter(has_text="also in “average price by region”").wait_for(timeout=30_000)
 
     # Click one: it opens, its question is shown, its variables are back.
     page.get_by_role("button", name="average price by region", exact=True).click()

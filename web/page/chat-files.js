@@ -61,15 +61,32 @@ export function fileLists(reckon, { lists, save, setStatus, onUpload, onFound })
 
   // Rebuilding every row on each refresh lost keyboard focus and the scroll position
   // of a row someone was looking at; only a row whose file or shape changed is redrawn.
-  /** @param {FileEntry} f */
-  function keep(f) {
+  /** @param {FileEntry} f @param {string[]} also the other conversations that use it */
+  function keep(f, also) {
     const info = infos.get(f.path);
-    const key = JSON.stringify([f.name, f.size, f.mtime, info ? describe(info) : null]);
+    const key = JSON.stringify([f.name, f.size, f.mtime, info ? describe(info) : null, also]);
     const old = shown.get(f.path);
     if (old && old.key === key) return old.li;
     const li = row(f);
+    if (also.length) li.append(el("div", "file-uses muted small", `also in ${also.map((t) => `“${t}”`).join(", ")}`));
     shown.set(f.path, { key, li });
     return li;
+  }
+
+  // Files are shared by the conversations kept in this browser: a row names the other
+  // ones that use its file (deleting it takes it from them too).
+  /** @returns {Promise<Map<string, string[]>>} path -> titles */
+  async function otherUses() {
+    try {
+      const [saved, list] = await Promise.all([reckon.saved(), reckon.conversations()]);
+      if (list.status !== "ok" || !Array.isArray(saved.files)) return new Map();
+      const heads = /** @type {Array<{id: string, title?: string}>} */ (list.conversations);
+      const titles = new Map(heads.map((c) => [c.id, c.title || "a new conversation"]));
+      const open = "conversation" in saved ? saved.conversation : null;
+      return new Map(saved.files.map((/** @type {{path: string, conversations?: string[] | null}} */ f) => [f.path, (f.conversations || []).filter((id) => id !== open && titles.has(id)).map((id) => String(titles.get(id)))]));
+    } catch {
+      return new Map(); // a page without a kept session: nothing shared
+    }
   }
 
   /** @param {FileEntry} f */
@@ -95,13 +112,15 @@ export function fileLists(reckon, { lists, save, setStatus, onUpload, onFound })
     /** @type {FileEntry[]} */
     const found = [];
     const listed = new Set();
+    const uses = await otherUses();
+    if (mine !== generation) return;
     for (const [dir, list] of lists) {
       /** @type {FileEntry[]} */
       const entries = await reckon.listFiles(dir).catch(() => []);
       const files = entries.filter((f) => !f.is_dir);
       if (mine !== generation) return; // a later refresh is under way
       for (const f of files) listed.add(f.path);
-      const rows = files.map(keep);
+      const rows = files.map((f) => keep(f, uses.get(f.path) || []));
       if (rows.length !== list.children.length || rows.some((li, i) => list.children[i] !== li)) {
         list.replaceChildren(...rows);
       }
