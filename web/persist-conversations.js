@@ -65,6 +65,14 @@ export class PersistedConversations extends PersistedFiles {
     };
   }
 
+  /** Which conversations use each stored file, read without any conversation's history
+   * (the file list asks after every run). @returns {Promise<{conversation: string, files: Array<{path: string, conversations: string[]}>}>} */
+  async fileUses() {
+    await this.opening;
+    const files = await this.store.listFiles(this.sessionId);
+    return { conversation: this.conversationId, files: files.map((f) => ({ path: f.path, conversations: f.conversations || [] })) };
+  }
+
   /** A kept conversation's history, as the agent's importState() takes it; rejects with
    * what to do for an unknown or deleted id. @param {unknown} id */
   async stateOf(id) {

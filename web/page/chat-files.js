@@ -77,13 +77,14 @@ export function fileLists(reckon, { lists, save, setStatus, onUpload, onFound })
   // ones that use its file (deleting it takes it from them too).
   /** @returns {Promise<Map<string, string[]>>} path -> titles */
   async function otherUses() {
+    if (!reckon.persist) return new Map();
     try {
-      const [saved, list] = await Promise.all([reckon.saved(), reckon.conversations()]);
-      if (list.status !== "ok" || !Array.isArray(saved.files)) return new Map();
+      const [uses, list] = await Promise.all([reckon.persist.fileUses(), reckon.conversations()]);
+      if (list.status !== "ok") return new Map();
       const heads = /** @type {Array<{id: string, title?: string}>} */ (list.conversations);
       const titles = new Map(heads.map((c) => [c.id, c.title || "a new conversation"]));
-      const open = "conversation" in saved ? saved.conversation : null;
-      return new Map(saved.files.map((/** @type {{path: string, conversations?: string[] | null}} */ f) => [f.path, (f.conversations || []).filter((id) => id !== open && titles.has(id)).map((id) => String(titles.get(id)))]));
+      const others = (/** @type {string[]} */ ids) => ids.filter((id) => id !== uses.conversation && titles.has(id)).map((id) => String(titles.get(id)));
+      return new Map(uses.files.map((f) => [f.path, others(f.conversations)]));
     } catch {
       return new Map(); // a page without a kept session: nothing shared
     }
