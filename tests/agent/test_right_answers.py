@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from reckon.agent import Agent
+from reckon.agent.checks._empty import empty_result
 from reckon.agent.checks._form import repair_form
 from support import ScriptedModel
 
@@ -187,3 +188,53 @@ def test_an_hour_from_a_printed_timestamp_is_traced(executor: KernelExecutor) ->
     outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
     assert outcome["answer"] == "The peak is @hour[20]."
     assert outcome["grounding"]["ungrounded"] == [] and len(model.requests) == 2
+
+
+def test_a_total_of_zero_over_an_empty_selection_goes_back_once(
+    executor: KernelExecutor,
+) -> None:
+    """Seen in the fifth real-model run: @total[0.0] for a year asked of rows when the
+    years were columns, computed and traced, and wrong."""
+    put_file(executor, "doctors.csv", "specialty,2009,2010\nA,5,7\nB,3,4\n")
+    question = "Total number of doctors in 2010? Answer as @total[value]."
+    wrong = "total = df[df['specialty'] == '2010'].sum(numeric_only=True).sum()\nprint(total)"
+    right = "print(df['2010'].sum())"
+    model = ScriptedModel([code_reply(wrong), answer("@total[0]"),
+                           code_reply(right), answer("@total[11]")])  # fmt: skip
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["status"] == "ok" and outcome["answer"] == "@total[11]"
+    told = model.requests[2].messages[-1]["content"]
+    assert told.startswith("Your answer gives 0.") and "selected no rows" in told
+    assert [s["kind"] for s in outcome["steps"] if s.get("origin") != "reckon"] == [
+        "code", "recheck", "code", "answer"]  # fmt: skip
+
+
+def test_a_zero_the_model_stands_by_is_the_answer(executor: KernelExecutor) -> None:
+    put_file(executor, "sales.csv", "region,sales\nEast,50\nWest,30\n")
+    question = "How many sales are negative? Answer as @count[value]."
+    counted, checked = "print((df['sales'] < 0).sum())", "print(len(df), df.dtypes)"
+    model = ScriptedModel([code_reply(counted), answer("@count[0]"),
+                           code_reply(checked), answer("@count[0]")])  # fmt: skip
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["status"] == "ok" and outcome["answer"] == "@count[0]"
+    assert len(model.requests) == 4  # sent back once, never twice
+
+
+@pytest.mark.parametrize(
+    ("answer_text", "output", "value"),
+    [
+        ("@mean_value[NaN]", "nan\n", "NaN"),
+        ("@total[0.0]", "0.0\n", "0.0"),
+        ("@province[None]", "None\n", "None"),
+        ("The mean is NaN.", "nan\n", "NaN"),
+        ("@total[42]", "Empty DataFrame\nColumns: [a]\nIndex: []\n", "an empty selection"),
+        ("@total[10.5]", "10.5\n", None),
+        ("@total[100]", "100\n", None),
+        ("No NaN values were left; the mean is 5.2, over 40 rows in the given range.", "", None),
+        ("@year[2000]", "2000\n", None),
+    ],
+)
+def test_what_counts_as_an_answer_of_nothing(
+    answer_text: str, output: str, value: str | None
+) -> None:
+    assert empty_result(answer_text, output) == value

@@ -18,6 +18,7 @@ import re
 from reckon.agent._observe import trim_text, user_text
 from reckon.agent._types import JSONDict
 from reckon.agent.checks._date_parts import PART_MESSAGE
+from reckon.agent.checks._empty import EMPTY_RESULT, empty_result
 from reckon.agent.checks._form import GIVEN_FORM, filled
 from reckon.agent.checks._grounding import find_numbers
 from reckon.agent.checks._periods import PERIOD_MESSAGE
@@ -95,7 +96,7 @@ def recheck_message(
 ) -> tuple[str, str] | None:
     """``(kind, message)`` to send the answer back with, or ``None`` to let it stand.
 
-    Each kind (``no-code``, ``draft``, ``unrun``, ``failed``, ``ungrounded``,
+    Each kind (``no-code``, ``draft``, ``unrun``, ``failed``, ``nothing``, ``ungrounded``,
     ``period``, ``format``) is asked at most once an ask: ``asked`` holds those already
     sent.
     ``last_output`` (the last cell's printed text) is quoted with the ungrounded
@@ -118,6 +119,9 @@ def recheck_message(
         return "unrun", _UNRUN.format(what=unrun)
     if has_files and last_error and "failed" not in asked:
         return "failed", _FAILED.format(error=trim_text(last_error.strip(), 300))
+    nothing = empty_result(answer, last_output) if has_files and ran_now else None
+    if nothing is not None and "nothing" not in asked:
+        return "nothing", EMPTY_RESULT.format(value=nothing)
     missing = [str(n) for n in grounding.get("ungrounded") or []]
     if missing and "ungrounded" not in asked:
         unique = list(dict.fromkeys(missing))
@@ -192,6 +196,7 @@ def is_question(message: JSONDict) -> bool:
         and not content.startswith(FRESH_START.split("{", 1)[0])
         and not content.startswith(_UNGROUNDED.split("{", 1)[0])
         and not content.startswith(_FAILED.split("{", 1)[0])
+        and not content.startswith(EMPTY_RESULT.split("{", 1)[0])
         and not content.startswith(_FORMAT.split("{", 1)[0])
         and not content.startswith(PERIOD_MESSAGE.split("{", 1)[0])
         and not content.startswith(PART_MESSAGE.split("{", 1)[0])
