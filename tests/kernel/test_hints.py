@@ -45,6 +45,24 @@ SETUP = (
         ),
         pytest.param("dff.head()", "NameError", "did you mean 'df'", id="misspelt-table"),
         pytest.param(
+            "rome = df[df['city'] == 'rome']\nrome['precipitation'].idxmax()",
+            "ValueError",
+            "(rome has 0 rows)",
+            id="idxmax-of-an-empty-selection",
+        ),
+        pytest.param(
+            "rows = df[df['date'].dt.year == 1999]\nrows.iloc[0]",
+            "IndexError",
+            "selected no rows",
+            id="first-row-of-an-empty-selection",
+        ),
+        pytest.param(
+            "max(x for x in df['precipitation'] if x > 9)",
+            "ValueError",
+            "selected no rows",
+            id="max-of-nothing",
+        ),
+        pytest.param(
             "m = df['precipitation'].mean()\n@mean[m]",
             "SyntaxError",
             "final answer, not for code",

@@ -28,6 +28,11 @@ _ANSWER_FORM = re.compile(r"@[A-Za-z_]\w*\[")
 _SCALAR = re.compile(r"'(numpy\.\w+|float|int|str|bool)' object has no attribute '(\w+)'")
 _DATE_METHODS = {"strftime", "month_name", "day_name", "year", "month", "day", "hour",
                  "date", "isoformat", "weekday", "dt", "to_pydatetime"}  # fmt: skip
+# What numpy, pandas and Python say when a reduction or a lookup meets no rows.
+_EMPTY = re.compile(
+    r"empty sequence|iterable argument is empty|zero-size array|out-of-bounds|"
+    r"out of bounds for axis \d+ with size 0"
+)
 _FRAME_ATTRIBUTE = re.compile(r"'(DataFrame|Series)' object has no attribute '([^']+)'")
 
 
@@ -50,6 +55,8 @@ def error_hint(exc: BaseException) -> str:
             return _attribute(str(exc), _frames(exc.__traceback__))
         if isinstance(exc, NameError) and getattr(exc, "name", None):
             return _undefined(str(exc.name), _cell_globals(exc.__traceback__))
+        if isinstance(exc, ValueError | IndexError) and _EMPTY.search(str(exc)):
+            return _empty(_cell_globals(exc.__traceback__))
     except Exception:  # a hint is a courtesy; it never hides the error itself
         return ""
     return ""
@@ -183,3 +190,23 @@ def _undefined(name: str, namespace: dict[str, Any]) -> str:
     close = difflib.get_close_matches(name, tables, n=1, cutoff=0.5)
     meant = f"did you mean {close[0]!r}? " if close else ""
     return f"{meant}the tables loaded are: {', '.join(tables[:_LISTED])}"
+
+
+def _empty(namespace: dict[str, Any]) -> str:
+    """Seen: a year filtered as a row value when the years were columns, then
+    ``idxmax`` of what was left; the model patched the line that raised, three times."""
+    import pandas as pd
+
+    empty = [
+        name
+        for name, value in namespace.items()
+        if not name.startswith("_") and isinstance(value, pd.DataFrame | pd.Series)
+        and len(value) == 0
+    ]  # fmt: skip
+    named = f" ({', '.join(empty[:5])} {'has' if len(empty) == 1 else 'have'} 0 rows)"
+    return (
+        f"the data it ran on is empty{named if empty else ''}: a filter or group before it "
+        "selected no rows. Print len() after each filter and the values it compares with "
+        "(e.g. df[column].unique()[:10]); the value may be spelt or typed otherwise, or be "
+        "a column name rather than a value"
+    )
