@@ -115,7 +115,34 @@ MATH = [
     ("is 91 prime?", ["not prime", "7 * 13"]),
     ("compute 1/3 + 1/6", ["1/2"]),
     ("solve 2x + 3 = 7", ["x = 2"]),  # fails with sympify, works on the lenient retry
+    ("What is 15% of 80?", ["15% of 80 = 12"]),
 ]
+# Numbers the question lists: worked out in the sandbox, exactly.
+STATISTICS = [
+    ("What is the mean of 3, 5 and 10?", ["The mean of 3, 5 and 10 is 6."]),
+    ("average of 1, 2 and 2", ["The mean of 1, 2 and 2 is 5/3 ≈ 1.666667."]),
+    ("median of 7, 1, 3 and 10", ["The median of 7, 1, 3 and 10 is 5."]),
+    ("What's the sum of 1,250 and 2.5?", ["The sum of 1250 and 2.5 is 2505/2 ≈ 1252.5."]),
+    ("standard deviation of 2, 4, 4, 4, 5, 5, 7 and 9",
+     ["sample standard deviation of 2, 4, 4, 4, 5, 5, 7 and 9 is 2.13", "population", ": 2.0."]),
+    ("the largest of -3, -1.5 and -2", ["The largest of -3, -1.5 and -2 is -3/2 ≈ -1.5."]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("question", "needles"), STATISTICS, ids=[m[0] for m in STATISTICS])
+def test_a_statistic_of_listed_numbers(
+    executor: KernelExecutor, question: str, needles: list[str]
+) -> None:
+    outcome = run(Agent(DemoModel(), executor).ask(question, environment={}))
+    assert outcome["status"] == "ok" and "statistics" in outcome["steps"][0]["code"]
+    for needle in needles:
+        assert needle in outcome["answer"], outcome["answer"]
+    assert outcome["grounding"]["ungrounded"] == []
+
+
+def test_a_statistic_of_a_column_is_not_taken_for_listed_numbers() -> None:
+    assert DemoModel().plan("mean of sales in 2020 and 2021", []).kind != "math"
+    assert DemoModel().plan("sum of 2020 and 2021 sales", []).kind != "math"
 
 
 @pytest.mark.parametrize(("question", "needles"), MATH, ids=[m[0] for m in MATH])

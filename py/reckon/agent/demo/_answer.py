@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from reckon.agent.demo._intent import Intent
 from reckon.agent.demo._lines import line_answer
+from reckon.agent.demo._math_answer import math_answer
 from reckon.agent.demo._measures import period_answer
 
 __all__ = ["HELP", "answer_from", "explain_failure", "lead_in", "no_column", "no_file"]
@@ -24,7 +25,8 @@ I can't handle that request on my own. Here is what I understand:
 - correlation: "correlation between price and quantity", "correlation matrix"
 - counting and filtering: "how many rows where price > 100", "how many orders from Spain"
 - math: "what is 17*23+4", "2**100", "integrate x**2 from 0 to 3", "solve x**2 - 4 = 0", \
-"derivative of sin(x)*x", "factor x**2 - 1", "is 97 prime"
+"derivative of sin(x)*x", "factor x**2 - 1", "is 97 prime", "mean of 3, 5 and 10", \
+"15% of 80"
 For open-ended questions, configure a real model in the settings."""
 
 _AGG_WORDS = {"mean": "average", "sum": "total", "count": "number of rows", "max": "maximum",
@@ -102,7 +104,7 @@ def answer_from(intent: Intent, sections: dict[str, str]) -> str:
     kind = intent.kind
     text = ""
     if kind == "math":
-        text = _math_answer(intent, fields, items)
+        text = math_answer(intent, fields, items)
     elif kind == "overview" and "rows" in fields:
         text = f"{name} has {fields['rows']} rows. Columns: {fields.get('columns', '?')}."
         missing = fields.get("missing values")
@@ -250,40 +252,6 @@ def _count_answer(intent: Intent, fields: dict[str, str], items: list[tuple[str,
         return text
     column = intent.numeric[0].name
     return f"{fields['matching rows']} of {total} rows have {column} {intent.op} {intent.value}."
-
-
-def _math_answer(intent: Intent, fields: dict[str, str], items: list[tuple[str, str]]) -> str:
-    kind = intent.math
-    expression = intent.expression
-    if kind == "prime" and "prime" in fields:
-        if fields["prime"] == "True":
-            return f"Yes, {expression} is prime."
-        factors = f" ({expression} = {fields['factors']})" if "factors" in fields else ""
-        return f"No, {expression} is not prime{factors}."
-    if kind == "integrate" and "integral" in fields:
-        bounds = f"from {intent.lower} to {intent.upper}"
-        text = f"The integral of {expression} {bounds} is {fields['integral']}"
-        decimal = fields.get("decimal")
-        return text + (f" ≈ {decimal}." if decimal and decimal != fields["integral"] else ".")
-    if kind == "integrate" and "antiderivative" in fields:
-        return f"An antiderivative of {expression} is {fields['antiderivative']} + C."
-    if kind == "diff" and "derivative" in fields:
-        var = intent.variable
-        return f"The derivative of {expression} with respect to {var} is {fields['derivative']}."
-    if kind == "solve" and "solutions" in fields:
-        if not items:
-            return f"{expression} = {intent.rhs} has no solutions for {intent.variable}."
-        listed = " or ".join(f"{k} = {v}" for k, v in items)  # items are "  x: -2" lines
-        return f"The solutions of {expression} = {intent.rhs} are {listed}."
-    if kind == "factor" and "factors" in fields:
-        return f"{expression} = {fields['factors']}."
-    if kind in {"simplify", "expand"} and kind in fields:
-        word = "Simplified" if kind == "simplify" else "Expanded"
-        return f"{word}, {expression} is {fields[kind]}."
-    if "result" in fields:
-        decimal = fields.get("decimal")
-        return f"{expression} = {fields['result']}" + (f" ≈ {decimal}." if decimal else ".")
-    return ""
 
 
 def explain_failure(intent: Intent, sections: dict[str, str]) -> str:

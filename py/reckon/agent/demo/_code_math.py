@@ -28,6 +28,8 @@ def math_code(intent: Intent, *, attempt: int = 0) -> str:
             "    return parse_expr(text, transformations=rules)\n\n"
         )
         parse = "parse"
+    if intent.math == "statistic":
+        return _statistic_code(intent)
     expr = f"{parse}({intent.expression!r})"
     var = f"var = sp.Symbol({intent.variable!r})\n"
     kind = intent.math
@@ -92,3 +94,35 @@ if not value.is_Integer:
     print("decimal:", sp.N(value, 15))
 """
     )
+
+
+# Fractions keep a mean of whole numbers exact (6.333… shown as 19/3 too).
+_STATISTIC_CODE = {
+    "mean": "statistics.mean(values)",
+    "median": "statistics.median(values)",
+    "sum": "sum(values)",
+    "product": "math.prod(values)",
+    "max": "max(values)",
+    "min": "min(values)",
+    "range": "max(values) - min(values)",
+    "stdev": "statistics.stdev(values)",
+    "variance": "statistics.variance(values)",
+}
+
+
+def _statistic_code(intent: Intent) -> str:
+    """A cell that works out a statistic of the numbers the question listed."""
+    values = ", ".join(f"Fraction({v!r})" for v in intent.expression.split(", "))
+    lines = [
+        "import math\nimport statistics\nfrom fractions import Fraction\n",
+        f"values = [{values}]",
+        f"result = {_STATISTIC_CODE[intent.agg]}",
+        'print("result:", result)',
+        'print("decimal:", float(result))' if intent.agg not in {"stdev"} else "",
+    ]
+    if intent.agg == "stdev":
+        # stdev of Fractions is a float already: say which one it is, and the other.
+        lines[-1] = 'print("population:", statistics.pstdev(values))'
+    elif intent.agg == "variance":
+        lines.append('print("population:", statistics.pvariance(values))')
+    return "\n".join(line for line in lines if line) + "\n"

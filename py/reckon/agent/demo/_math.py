@@ -37,10 +37,37 @@ _LEAD = re.compile(
 )
 
 
+# "the mean of 3, 5 and 10": a statistic of numbers the question lists, the list last.
+_STATISTICS = {
+    "mean": "mean", "average": "mean", "median": "median", "sum": "sum", "total": "sum",
+    "product": "product", "maximum": "max", "max": "max", "largest": "max", "minimum": "min",
+    "min": "min", "smallest": "min", "standard deviation": "stdev", "variance": "variance",
+    "range": "range",
+}  # fmt: skip
+_LISTED = r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?|-?\.\d+"
+_STATISTIC = re.compile(
+    rf"\b(?P<stat>{'|'.join(sorted(_STATISTICS, key=len, reverse=True))})\s+"
+    rf"(?:value\s+)?of\s+(?:the\s+)?(?:numbers\s+|values\s+)?"
+    rf"(?P<values>(?:{_LISTED})(?:\s*(?:,|and|&|,\s*and)\s*(?:{_LISTED}))+)$",
+    re.IGNORECASE,
+)
+_PERCENT = re.compile(rf"^(?P<part>{_LISTED})\s*(?:%|percent)\s+of\s+(?P<whole>{_LISTED})$", re.I)
+
+
 def parse_math(question: str) -> Intent | None:
     """A math ``Intent`` for ``question``, or ``None`` when it is not a math question."""
     text = question.strip().rstrip("?.! ")
     lowered = text.lower()
+    if match := _STATISTIC.search(text):
+        values = [v.replace(",", "") for v in re.findall(_LISTED, match.group("values"))]
+        intent = Intent("math", question=question, math="statistic", expression=", ".join(values))
+        intent.agg = _STATISTICS[match.group("stat").lower()]
+        return intent
+    if match := _PERCENT.match(_LEAD.sub("", text)):
+        part, whole = (match.group(k).replace(",", "") for k in ("part", "whole"))
+        intent = _math(question, "arith", f"{part}*{whole}/100")
+        intent.value = f"{part}% of {whole}"
+        return intent
     if match := re.search(r"\bis\s+(\d+)\s+(?:a\s+)?prime\b", lowered):
         return _math(question, "prime", match.group(1))
     if match := re.search(
