@@ -9,6 +9,7 @@ import pytest
 from reckon.agent import Agent
 from reckon.agent.checks._empty import empty_result
 from reckon.agent.checks._form import repair_form
+from reckon.agent.checks._row_number import row_number_recheck
 from support import ScriptedModel
 
 from .helpers import KernelExecutor, answer, code_reply, put_file, run
@@ -238,3 +239,47 @@ def test_what_counts_as_an_answer_of_nothing(
     answer_text: str, output: str, value: str | None
 ) -> None:
     assert empty_result(answer_text, output) == value
+
+
+def test_a_row_number_given_for_a_name_goes_back_with_how_to_read_the_name(
+    executor: KernelExecutor,
+) -> None:
+    """Seen in the fifth real-model run: @function[39], the idxmax of a column."""
+    put_file(executor, "sales.csv", "region,sales\nEast,50\nWest,80\nNorth,30\n")
+    question = "Which region has the largest sales? Answer as @region[name]."
+    picked, named = "print(df['sales'].idxmax())", "print(df.loc[df['sales'].idxmax(), 'region'])"
+    model = ScriptedModel([code_reply(picked), answer("@region[1]"),
+                           code_reply(named), answer("@region[West]")])  # fmt: skip
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["status"] == "ok" and outcome["answer"] == "@region[West]"
+    told = model.requests[2].messages[-1]["content"]
+    assert told.startswith("Your answer gives 1, but the question asks for a name")
+    assert "df.loc[df['sales'].idxmax(), <the column that holds the names>]" in told
+
+
+@pytest.mark.parametrize(
+    ("question", "answer_text", "code", "sent"),
+    [
+        pytest.param("Which function has the largest total? Answer as @function[name].",
+                     "@F[39]", "print(df['Gasto total'].idxmax())", True, id="run-5"),
+        pytest.param("Which region sold most?", "Region 2.", "df.sales.argmax()", True,
+                     id="no-form-attribute"),
+        pytest.param("Which region has the largest sales? Answer as @region[name].",
+                     "@region[1]", "s = df.groupby('region')['sales'].sum()\nprint(s.idxmax())",
+                     False, id="a-group-label"),
+        pytest.param("Which year was warmest? Answer as @year[value].", "@year[2010]",
+                     "print(df['temp'].idxmax())", False, id="a-number-asked-for"),
+        pytest.param("Which region? Answer as @region[name].", "@region[West]",
+                     "print(df['sales'].idxmax())", False, id="a-name-given"),
+        pytest.param("Which region? Answer as @region[name].", "@region[1]",
+                     "t = df.set_index('region')\nprint(t['sales'].idxmax())", False,
+                     id="indexed-by-names"),
+        pytest.param("Which region? Answer as @region[name].", "@region[1]",
+                     "print(df.loc[df['sales'].idxmax(), 'region'])", False,
+                     id="read-at-that-row"),
+    ],
+)  # fmt: skip
+def test_when_a_row_number_is_taken_for_a_name(
+    question: str, answer_text: str, code: str, sent: bool
+) -> None:
+    assert bool(row_number_recheck(question, answer_text, [code])) is sent

@@ -19,6 +19,7 @@ from reckon.agent.checks._recheck import (
     recheck_message,
     typed_not_ran,
 )
+from reckon.agent.checks._row_number import row_number_recheck
 from reckon.agent.checks._unpicked import unpicked_correction, unpicked_recheck
 from reckon.agent.checks._verify import compare
 
@@ -108,6 +109,7 @@ class Finishing:
             last_output=self._last_output(),
             last_error=progress.last_error if progress.failures else "",
             period=period,
+            row_number=row_number_recheck(self._question(), answer, self._codes()),
             ran_now=progress.ran_code,
         )
         if found is None:

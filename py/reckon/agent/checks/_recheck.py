@@ -22,6 +22,7 @@ from reckon.agent.checks._empty import EMPTY_RESULT, empty_result
 from reckon.agent.checks._form import GIVEN_FORM, filled
 from reckon.agent.checks._grounding import find_numbers
 from reckon.agent.checks._periods import PERIOD_MESSAGE
+from reckon.agent.checks._row_number import ROW_NUMBER_MESSAGE
 from reckon.agent.models._code import unrun_blocks
 from reckon.agent.models._retry import FRESH_START
 
@@ -92,16 +93,18 @@ def recheck_message(
     last_output: str = "",
     last_error: str = "",
     period: str = "",
+    row_number: str = "",
     ran_now: bool = False,
 ) -> tuple[str, str] | None:
     """``(kind, message)`` to send the answer back with, or ``None`` to let it stand.
 
-    Each kind (``no-code``, ``draft``, ``unrun``, ``failed``, ``nothing``, ``ungrounded``,
-    ``period``, ``format``) is asked at most once an ask: ``asked`` holds those already
-    sent.
+    Each kind (``no-code``, ``draft``, ``unrun``, ``failed``, ``nothing``, ``row``,
+    ``ungrounded``, ``period``, ``format``) is asked at most once an ask: ``asked`` holds
+    those already sent.
     ``last_output`` (the last cell's printed text) is quoted with the ungrounded
     numbers; ``last_error`` is the error of the last cell when it failed; ``period`` is
     ``_periods``' message when the code grouped a period question by whole dates;
+    ``row_number`` is ``_row_number``'s when a row's number was given for a name;
     ``ran_code``: code ran in this conversation, ``ran_now``: in this ask.
     Without files, an answer that states a number the question does not, with no
     code run for it, is a ``draft``: the message is the request the next call sends in
@@ -122,6 +125,8 @@ def recheck_message(
     nothing = empty_result(answer, last_output) if has_files and ran_now else None
     if nothing is not None and "nothing" not in asked:
         return "nothing", EMPTY_RESULT.format(value=nothing)
+    if row_number and "row" not in asked:
+        return "row", row_number
     missing = [str(n) for n in grounding.get("ungrounded") or []]
     if missing and "ungrounded" not in asked:
         unique = list(dict.fromkeys(missing))
@@ -197,6 +202,7 @@ def is_question(message: JSONDict) -> bool:
         and not content.startswith(_UNGROUNDED.split("{", 1)[0])
         and not content.startswith(_FAILED.split("{", 1)[0])
         and not content.startswith(EMPTY_RESULT.split("{", 1)[0])
+        and not content.startswith(ROW_NUMBER_MESSAGE.split("{", 1)[0])
         and not content.startswith(_FORMAT.split("{", 1)[0])
         and not content.startswith(PERIOD_MESSAGE.split("{", 1)[0])
         and not content.startswith(PART_MESSAGE.split("{", 1)[0])
