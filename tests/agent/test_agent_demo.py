@@ -126,6 +126,7 @@ STATISTICS = [
     ("standard deviation of 2, 4, 4, 4, 5, 5, 7 and 9",
      ["sample standard deviation of 2, 4, 4, 4, 5, 5, 7 and 9 is 2.13", "population", ": 2.0."]),
     ("the largest of -3, -1.5 and -2", ["The largest of -3, -1.5 and -2 is -3/2 ≈ -1.5."]),
+    ("product of 2, 3 and 4", ["The product of 2, 3 and 4 is 24."]),
 ]  # fmt: skip
 
 

@@ -54,6 +54,8 @@ def lead_in(intent: Intent, attempt: int) -> str:
         if intent.kind == "math":
             return "That failed; I'll parse the expression more leniently."
         return "That failed; I'll read the file with read_table, which handles messy files."
+    if intent.kind == "math" and intent.math == "statistic":
+        return "I'll work this out exactly, with Python's statistics module and fractions."
     if intent.kind == "math":
         return "I'll compute this exactly with sympy."
     name = _file_name(intent)

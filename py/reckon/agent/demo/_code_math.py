@@ -113,8 +113,9 @@ _STATISTIC_CODE = {
 def _statistic_code(intent: Intent) -> str:
     """A cell that works out a statistic of the numbers the question listed."""
     values = ", ".join(f"Fraction({v!r})" for v in intent.expression.split(", "))
+    imports = "import math\n" if intent.agg == "product" else ""
     lines = [
-        "import math\nimport statistics\nfrom fractions import Fraction\n",
+        f"{imports}import statistics\nfrom fractions import Fraction\n",
         f"values = [{values}]",
         f"result = {_STATISTIC_CODE[intent.agg]}",
         'print("result:", result)',
