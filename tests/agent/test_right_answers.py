@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from reckon.agent import Agent
-from reckon.agent.checks._empty import empty_result
+from reckon.agent.checks._empty import empty_message, empty_result
 from reckon.agent.checks._form import repair_form
 from reckon.agent.checks._row_number import row_number_recheck
 from support import ScriptedModel
@@ -208,6 +208,11 @@ def test_a_total_of_zero_over_an_empty_selection_goes_back_once(
     assert told.startswith("Your answer gives 0.") and "selected no rows" in told
     assert [s["kind"] for s in outcome["steps"] if s.get("origin") != "reckon"] == [
         "code", "recheck", "code", "answer"]  # fmt: skip
+
+
+def test_a_nan_may_not_stand_a_zero_may() -> None:
+    assert "really the answer" not in empty_message("NaN")
+    assert "If 0.0 is really the answer" in empty_message("0.0")
 
 
 def test_a_zero_the_model_stands_by_is_the_answer(executor: KernelExecutor) -> None:

@@ -15,16 +15,18 @@ import re
 
 from reckon.agent.checks._form import GIVEN_FORM
 
-__all__ = ["EMPTY_RESULT", "empty_result"]
+__all__ = ["EMPTY_RESULT", "empty_message", "empty_result"]
 
 EMPTY_RESULT = (
     "Your answer gives {value}. A result of 0, NaN or None usually means the code selected "
     "no rows (a filter on a value the column does not hold, spelt or typed otherwise), or "
     "that the column holds text or missing values rather than numbers. Check before you "
     "answer: print how many rows your selection has, and the dtype and a few values of "
-    "each column it uses; fix the code and run it. If {value} is really the answer, give "
-    "the same answer again."
+    "each column it uses; fix the code and run it.{stand}"
 )
+# Zero can be the answer (no sales were negative); NaN and None never are: they are what
+# a mean or a lookup over no rows gives. Seen: told it could, the model kept NaN.
+_STAND = " If {value} is really the answer, give the same answer again."
 
 # A value that stands for nothing: zero written any way, NaN, None, an empty list.
 _NOTHING = re.compile(
@@ -52,3 +54,9 @@ def empty_result(answer: str, last_output: str = "") -> str | None:
     if _EMPTY_OUTPUT.search(last_output):
         return "an empty selection"
     return None
+
+
+def empty_message(value: str) -> str:
+    """What the answer goes back with: a zero may stand, a NaN or None may not."""
+    zero = re.fullmatch(r"[-+]?(?:0+(?:\.0*)?|\.0+)", value.strip()) is not None
+    return EMPTY_RESULT.format(value=value, stand=_STAND.format(value=value) if zero else "")

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from reckon.agent._steps import Correction, Progress, StepLog, outcome
 from reckon.agent._types import JSONDict
 from reckon.agent.checks._date_parts import part_correction, part_recheck
+from reckon.agent.checks._date_strings import string_correction
 from reckon.agent.checks._form import repair_form
 from reckon.agent.checks._grounding import ground_answer, step_sources
 from reckon.agent.checks._method import answer_method
@@ -134,6 +135,9 @@ class Finishing:
         mismatch = part_recheck(question, codes)
         if mismatch:
             return mismatch, part_correction(question, codes)
+        compared = string_correction(codes, self.environment)
+        if compared is not None:
+            return compared.message, compared
         return (
             unpicked_recheck(question, codes, self.environment),
             unpicked_correction(question, codes, self.environment),

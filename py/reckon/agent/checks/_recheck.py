@@ -18,7 +18,8 @@ import re
 from reckon.agent._observe import trim_text, user_text
 from reckon.agent._types import JSONDict
 from reckon.agent.checks._date_parts import PART_MESSAGE
-from reckon.agent.checks._empty import EMPTY_RESULT, empty_result
+from reckon.agent.checks._date_strings import STRING_MESSAGE
+from reckon.agent.checks._empty import EMPTY_RESULT, empty_message, empty_result
 from reckon.agent.checks._form import GIVEN_FORM, filled
 from reckon.agent.checks._grounding import find_numbers
 from reckon.agent.checks._periods import PERIOD_MESSAGE
@@ -122,9 +123,12 @@ def recheck_message(
         return "unrun", _UNRUN.format(what=unrun)
     if has_files and last_error and "failed" not in asked:
         return "failed", _FAILED.format(error=trim_text(last_error.strip(), 300))
+    # Before the value's own checks: a cell Reckon put right answers them with its output.
+    if period and "period" not in asked:
+        return "period", period
     nothing = empty_result(answer, last_output) if has_files and ran_now else None
     if nothing is not None and "nothing" not in asked:
-        return "nothing", EMPTY_RESULT.format(value=nothing)
+        return "nothing", empty_message(nothing)
     if row_number and "row" not in asked:
         return "row", row_number
     missing = [str(n) for n in grounding.get("ungrounded") or []]
@@ -136,8 +140,6 @@ def recheck_message(
             output = trim_text(last_output.strip(), _OUTPUT_LIMIT)
             message += _LAST_OUTPUT.format(output=output)
         return "ungrounded", message
-    if period and "period" not in asked:
-        return "period", period
     forms = _ASKED_FORM.findall(question)
     if forms and "format" not in asked and not filled(question, answer):
         message = _FORMAT.format(form=" ".join(dict.fromkeys(forms)))
@@ -203,6 +205,7 @@ def is_question(message: JSONDict) -> bool:
         and not content.startswith(_FAILED.split("{", 1)[0])
         and not content.startswith(EMPTY_RESULT.split("{", 1)[0])
         and not content.startswith(ROW_NUMBER_MESSAGE.split("{", 1)[0])
+        and not content.startswith(STRING_MESSAGE.split("{", 1)[0])
         and not content.startswith(_FORMAT.split("{", 1)[0])
         and not content.startswith(PERIOD_MESSAGE.split("{", 1)[0])
         and not content.startswith(PART_MESSAGE.split("{", 1)[0])
