@@ -4,6 +4,7 @@
 // the calls go through web/shared/seam.js, whose text the worker runs first.
 import { AGENT_ALLOWED, payload } from "../shared/protocol.js";
 import { SEAM_SOURCE, connect, serve } from "../shared/seam.js";
+import { FigureShelf } from "./figures.js";
 
 export const DEMO_MODEL = "reckon-demo";
 const CLOSED = "this Reckon was closed (close()); create a new one to ask";
@@ -24,6 +25,8 @@ export class Agent extends EventTarget {
     this.relay = relay ? new URL(relay, root).href.replace(/\/$/, "") : new URL(".", root).href.replace(/\/$/, "");
     this.token = token;
     this.settings = settings;
+    /** The figures' PNGs: the worker gets references to them (figures.js). */
+    this.figures = new FigureShelf();
     this.stops = 0;
     this.closed = false;
     this.authRequired = false;
@@ -46,9 +49,10 @@ export class Agent extends EventTarget {
     /** @type {Record<string, (msg: Record<string, any>) => void>} */
     const on = {
       step: (msg) => {
+        const step = this.figures.restore(msg.step);
         const ask = this.asks.get(msg.askId);
-        if (ask) ask.steps.push(msg.step);
-        this.emit("step", { askId: msg.askId, step: msg.step });
+        if (ask) ask.steps.push(step);
+        this.emit("step", { askId: msg.askId, step });
       },
       delta: (msg) => this.emit("delta", { askId: msg.askId, text: String(msg.text) }),
     };
@@ -147,9 +151,9 @@ export class Agent extends EventTarget {
     /** @param {{timeoutMs?: unknown}} args */
     const timeout = (args) => Number(args.timeoutMs) || undefined;
     return {
-      run: (args) => sandbox.run(String(args.code), { timeoutMs: timeout(args), onStream: (name, text) => this.emit("stream", { name, text }) }),
+      run: (args) => sandbox.run(String(args.code), { timeoutMs: timeout(args), onStream: (name, text) => this.emit("stream", { name, text }) }).then((result) => this.figures.lend(result)),
       interrupt: () => sandbox.interrupt(),
-      scan: (args) => sandbox.scan(String(args.code), { timeoutMs: timeout(args) }),
+      scan: (args) => sandbox.scan(String(args.code), { timeoutMs: timeout(args) }).then((result) => this.figures.lend(result)),
       listFiles: (args) => sandbox.listFiles(String(args.dir)).then((files) => ({ status: "ok", files }), (err) => ({ status: "error", files: [], message: String(err.message || err) })),
       inspect: (args) => /** @type {Promise<import("../shared/protocol.js").InspectResult>} */ (sandbox.inspect(String(args.path))),
     };
@@ -182,7 +186,7 @@ export class Agent extends EventTarget {
       reply = { status: "stopped", message: "Stopped by the user before it started." };
     } else {
       const options = { tokenBudget, verify, modelOptions: this.modelOptions(chosen) };
-      reply = payload(await this.rpc.call("ask", { question, model: chosen === DEMO_MODEL ? "" : chosen, options }, { id }));
+      reply = this.figures.restore(payload(await this.rpc.call("ask", { question, model: chosen === DEMO_MODEL ? "" : chosen, options }, { id })));
     }
     this.asks.delete(id);
     const outcome = { status: String(reply.status), answer: reply.answer || "", steps: reply.steps || ask.steps, message: reply.message, model: chosen, usage: reply.usage, sessionUsage: reply.sessionUsage, privacy: reply.privacy, verification: reply.verification, grounding: reply.grounding };
@@ -213,7 +217,7 @@ export class Agent extends EventTarget {
   /** The conversation as data: every ask with its steps (model text, code, results). */
   async transcript() {
     const reply = await this.call("transcript");
-    return reply.status === "ok" ? reply.transcript : { version: 1, asks: [] };
+    return reply.status === "ok" ? this.figures.restore(reply.transcript) : { version: 1, asks: [] };
   }
 
   reset() {
@@ -231,7 +235,7 @@ export class Agent extends EventTarget {
   async exportState() {
     const reply = await this.call("exportState");
     if (reply.status !== "ok") throw new Error(reply.message || "the agent could not export its state");
-    return reply.state;
+    return this.figures.restore(reply.state);
   }
 
   /** The conversation as .ipynb JSON text (format "ipynb"), a .py script (format "py") or
@@ -239,19 +243,21 @@ export class Agent extends EventTarget {
   async exportSession(format) {
     const reply = await this.call("exportSession", { format });
     if (reply.status !== "ok") throw new Error(reply.message || "the agent could not export the session");
-    return /** @type {string} */ (reply.text);
+    return this.figures.fill(/** @type {string} */ (reply.text), format);
   }
 
   /** Run a notebook's or script's cells as starting cells: {status, question?, cells, ok, failed, message?}.
    * @param {string} text @param {string} name */
   importNotebook(text, name) {
-    return this.call("importNotebook", { text, name });
+    return this.call("importNotebook", { text, name }).then((reply) => this.figures.restore(reply));
   }
 
   /** Give the agent back a conversation saved by exportState(). @param {unknown} state */
   async importState(state) {
-    const reply = await this.call("importState", { state });
+    const lent = this.figures.lend(state);
+    const reply = await this.call("importState", { state: lent });
     if (reply.status !== "ok") throw new Error(reply.message || "the agent could not import the saved state");
+    this.figures.keepOnly(lent); // the agent's history is this one now
     return reply;
   }
 

@@ -1,0 +1,129 @@
+"""A figure's PNG crosses between contexts once: from the sandbox to the page
+(docs/architecture.md, "A figure's way"). The agent worker gets a reference in its
+place, and hands back references; yet every documented result (the ask's steps, the
+chat, the transcript, the exports) still carries the PNG, after a reload too.
+
+Every message between the page and the agent worker is counted in the agent frame's
+realm (where the page makes its Worker), by wrapping that realm's Worker.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from support import SALES
+
+PNG_BASE64 = "iVBORw0KGgo"  # the PNG signature, as base64 text begins
+
+# In agent.html (the frame whose Worker the page uses for the agent): count every
+# message each way, and those that carry PNG base64, in the page's __agentTraffic.
+COUNT_AGENT_TRAFFIC = """
+(() => {
+  if (!location.pathname.endsWith("/agent.html")) return;
+  const tally = (window.parent.__agentTraffic ||=
+    {toAgent: 0, toAgentPng: 0, fromAgent: 0, fromAgentPng: 0});
+  const carries = (data) => {
+    try { return JSON.stringify(data).includes("PNG_SIGNATURE"); } catch { return false; }
+  };
+  const Base = window.Worker;
+  window.Worker = class extends Base {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (ev) => {
+        tally.fromAgent++;
+        if (carries(ev.data)) tally.fromAgentPng++;
+      });
+    }
+    postMessage(data, ...rest) {
+      tally.toAgent++;
+      if (carries(data)) tally.toAgentPng++;
+      return super.postMessage(data, ...rest);
+    }
+  };
+})();
+""".replace("PNG_SIGNATURE", PNG_BASE64)
+
+
+@pytest.fixture(scope="module")
+def a_page(a_browser: Any, a_static_server: str) -> Iterator[Any]:
+    """The chat page (demo model), sales.csv uploaded, agent traffic counted."""
+    context = a_browser.new_context()
+    context.add_init_script(COUNT_AGENT_TRAFFIC)
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    page.goto(f"{a_static_server}/index.html")
+    page.evaluate("() => window.reckon.ready()")
+    page.evaluate(
+        "(csv) => window.reckon.upload({name: 'sales.csv', bytes: new TextEncoder().encode(csv)})",
+        SALES,
+    )
+    yield page
+    context.close()
+
+
+def traffic(page: Any) -> dict[str, int]:
+    counted: dict[str, int] = page.evaluate("() => window.__agentTraffic")
+    return counted
+
+
+def the_png(outcome: dict[str, Any]) -> str:
+    figures = [f for s in outcome["steps"] for f in (s.get("result") or {}).get("figures") or []]
+    assert len(figures) == 1, outcome
+    png: str = figures[0]["png"]
+    assert base64.b64decode(png).startswith(b"\x89PNG\r\n\x1a\n")
+    assert set(figures[0]) == {"png", "width", "height", "description"}
+    return png
+
+
+def test_the_agent_worker_never_gets_a_png_yet_every_result_has_it(a_page: Any) -> None:
+    outcome = a_page.evaluate(
+        "() => window.reckon.ask('bar chart of price by region', {model: 'reckon-demo'})"
+    )
+    assert outcome["status"] == "ok", outcome
+    png = the_png(outcome)
+
+    # The chat shows the page's copy.
+    a_page.locator("img.figure").first.wait_for()
+    shown = a_page.locator("img.figure").first.get_attribute("src")
+    assert shown == f"data:image/png;base64,{png}"
+    # The transcript, the state and the exports carry it as documented.
+    transcript = a_page.evaluate("() => window.reckon.transcript()")
+    assert the_png(transcript["asks"][-1]) == png
+    notebook = json.loads(a_page.evaluate("() => window.reckon.exportNotebook()"))
+    images = [
+        o["data"]["image/png"]
+        for c in notebook["cells"]
+        for o in c.get("outputs", [])
+        if "image/png" in o.get("data", {})
+    ]
+    assert images == [png]
+    report = a_page.evaluate("() => window.reckon.exportReport()")
+    assert f'<img src="data:image/png;base64,{png}"' in report
+    assert "reckon-figure-" not in report
+
+    counted = traffic(a_page)
+    assert counted["toAgent"] > 3 and counted["fromAgent"] > 3, counted  # it does count
+    assert counted["toAgentPng"] == 0, counted
+    assert counted["fromAgentPng"] == 0, counted
+
+
+def test_a_saved_figure_comes_back_after_a_reload_without_crossing_to_the_agent(
+    a_page: Any,
+) -> None:
+    before = a_page.evaluate("() => window.reckon.transcript()")
+    png = the_png(before["asks"][-1])
+    a_page.reload()
+    a_page.evaluate("() => window.reckon.ready()")
+    # The stored conversation goes back to the agent (importState), as references.
+    after = a_page.evaluate("() => window.reckon.transcript()")
+    assert the_png(after["asks"][-1]) == png
+    notebook = a_page.evaluate("() => window.reckon.exportNotebook()")
+    assert png in notebook
+    counted = traffic(a_page)
+    assert counted["toAgent"] > 1, counted  # the start and the state at least
+    assert counted["toAgentPng"] == 0 and counted["fromAgentPng"] == 0, counted
