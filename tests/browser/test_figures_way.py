@@ -4,7 +4,9 @@ place, and hands back references; yet every documented result (the ask's steps, 
 chat, the transcript, the exports) still carries the PNG, after a reload too.
 
 Every message between the page and the agent worker is counted in the agent frame's
-realm (where the page makes its Worker), by wrapping that realm's Worker.
+realm (where the page makes its Worker), by wrapping that realm's Worker; every record
+the page writes to IndexedDB, by wrapping put and add. An ask is stored once: its
+record, added when it ends; no later write carries an earlier figure again.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from support import SALES
 PNG_BASE64 = "iVBORw0KGgo"  # the PNG signature, as base64 text begins
 
 # In agent.html (the frame whose Worker the page uses for the agent): count every
-# message each way, and those that carry PNG base64, in the page's __agentTraffic.
+# message each way, and those that carry PNG base64, in the page's __agentTraffic. In
+# the page: count the records it writes to IndexedDB, and those that carry a PNG.
 COUNT_AGENT_TRAFFIC = """
 (() => {
   if (!location.pathname.endsWith("/agent.html")) return;
@@ -45,6 +48,18 @@ COUNT_AGENT_TRAFFIC = """
       return super.postMessage(data, ...rest);
     }
   };
+})();
+(() => {
+  if (window !== window.top) return;
+  const tally = (window.__storedPng = {writes: 0, png: 0});
+  for (const method of ["put", "add"]) {
+    const original = IDBObjectStore.prototype[method];
+    IDBObjectStore.prototype[method] = function (value, ...rest) {
+      tally.writes++;
+      try { if (JSON.stringify(value).includes("PNG_SIGNATURE")) tally.png++; } catch {}
+      return original.call(this, value, ...rest);
+    };
+  }
 })();
 """.replace("PNG_SIGNATURE", PNG_BASE64)
 
@@ -127,3 +142,41 @@ def test_a_saved_figure_comes_back_after_a_reload_without_crossing_to_the_agent(
     counted = traffic(a_page)
     assert counted["toAgent"] > 1, counted  # the start and the state at least
     assert counted["toAgentPng"] == 0 and counted["fromAgentPng"] == 0, counted
+
+
+# Every record of the kept conversations' stores, as JSON text, by store.
+STORED = """async () => {
+  const db = await new Promise((resolve, reject) => {
+    const req = indexedDB.open("reckon");
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+  const names = ["conversation-data", "conversation-asks", "conversations"];
+  const tx = db.transaction(names, "readonly");
+  const all = await Promise.all(names.map((name) => new Promise((resolve) => {
+    const req = tx.objectStore(name).getAll();
+    req.onsuccess = () => resolve(req.result.map((r) => JSON.stringify(r)));
+  })));
+  db.close();
+  return Object.fromEntries(names.map((name, i) => [name, all[i]]));
+}"""
+
+
+def test_each_ask_is_stored_once_and_no_later_write_carries_its_figure(a_page: Any) -> None:
+    first = the_png(a_page.evaluate("() => window.reckon.transcript()")["asks"][-1])
+    for question in ("line chart of price by region", "average price by region"):
+        outcome = a_page.evaluate("(q) => window.reckon.ask(q, {model: 'reckon-demo'})", question)
+        assert outcome["status"] == "ok", outcome
+    second = the_png(a_page.evaluate("() => window.reckon.transcript()")["asks"][-2])
+    stored = a_page.evaluate("() => window.__storedPng")
+    # Of everything this page wrote (the pending question, the asks, the messages), one
+    # record carried a PNG: the chart's ask, once.
+    assert stored["writes"] > 3 and stored["png"] == 1, stored
+    kept = a_page.evaluate(STORED)
+    assert len(kept["conversation-asks"]) == 3
+    assert all(PNG_BASE64 not in record for record in kept["conversation-data"])
+    assert all('"transcript"' not in record for record in kept["conversation-data"])
+    everything = "".join(r for records in kept.values() for r in records)
+    assert everything.count(first) == 1 and everything.count(second) == 1
+    (head,) = [json.loads(r) for r in kept["conversations"]]
+    assert head["asks"] == 3 and head["title"] == "bar chart of price by region"
