@@ -3,8 +3,9 @@
 // Message shapes: PROTOCOL.md §4, web/shared/protocol.js (AgentApi, AgentSandboxApi);
 // the calls go through web/shared/seam.js, whose text the worker runs first.
 import { AGENT_ALLOWED, payload } from "../shared/protocol.js";
-import { SEAM_SOURCE, connect, serve } from "../shared/seam.js";
+import { connect, serve } from "../shared/seam.js";
 import { FigureShelf } from "./figures.js";
+import { spawnWorker } from "./spawn.js";
 
 export const DEMO_MODEL = "reckon-demo";
 const CLOSED = "this Reckon was closed (close()); create a new one to ask";
@@ -119,9 +120,11 @@ export class Agent extends EventTarget {
   async startWorker() {
     const build = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
     if (this.closed) throw new Error(CLOSED);
-    const worker = await this.spawnWorker(new URL("agent/worker.js", this.root), "reckon-agent");
+    const { worker, frame } = await spawnWorker(this.root, new URL("agent/worker.js", this.root), "reckon-agent", this.sandbox.container || document.body);
+    this.frame = frame;
     if (this.closed) {
       worker.terminate();
+      if (frame) frame.remove();
       throw new Error(CLOSED);
     }
     this.worker = worker;
@@ -260,47 +263,4 @@ export class Agent extends EventTarget {
     this.figures.keepOnly(lent); // the agent's history is this one now
     return reply;
   }
-
-  /**
-   * A worker running `url`, held to the agent's CSP wherever the site is served.
-   * A worker started from a URL gets its policy from that response's headers only,
-   * and a plain static server sends none. So the worker starts from a blob: script
-   * made through agent.html's Worker: a blob: worker inherits its creator's policy,
-   * and that frame's <meta> policy is AGENT_CSP. A page cannot start a worker from
-   * another origin's script (an embedded <reckon-chat> whose files are hosted
-   * elsewhere); then the blob: script is the page's own and inherits the page's policy
-   * (docs/javascript.md, "From another origin"). Either way the script is told where the site's files are.
-   * @param {URL} url @param {string} name @returns {Promise<Worker>}
-   */
-  async spawnWorker(url, name) {
-    const source = `self.RECKON_BASE = ${JSON.stringify(this.root.href)};\n${SEAM_SOURCE}importScripts(${JSON.stringify(url.href)});\n`;
-    /** @type {Window & typeof globalThis} */
-    let realm = window;
-    if (url.origin === location.origin) {
-      this.frame = await openFrame(new URL("agent.html", this.root), this.sandbox.container || document.body);
-      realm = /** @type {Window & typeof globalThis} */ (this.frame.contentWindow);
-    }
-    const blob = realm.URL.createObjectURL(new realm.Blob([source], { type: "text/javascript" }));
-    try {
-      return new realm.Worker(blob, { name });
-    } finally {
-      realm.URL.revokeObjectURL(blob);
-    }
-  }
-}
-
-/** A hidden frame at `src`, once loaded. @param {URL} src @param {HTMLElement} container @returns {Promise<HTMLIFrameElement>} */
-function openFrame(src, container) {
-  return new Promise((resolve, reject) => {
-    const frame = document.createElement("iframe");
-    frame.title = "Reckon agent";
-    frame.setAttribute("aria-hidden", "true");
-    frame.style.display = "none";
-    frame.src = src.href;
-    // A missing agent.html still "loads" (a 404 page, with no policy): check it is ours.
-    const ours = () => Boolean(frame.contentDocument && frame.contentDocument.title === frame.title);
-    frame.addEventListener("load", () => (ours() ? resolve(frame) : reject(new Error(`${src.href} did not load, so the agent cannot start under its policy: rebuild the site (python build.py)`))), { once: true });
-    frame.addEventListener("error", () => reject(new Error(`the agent frame (${src.href}) did not load`)), { once: true });
-    container.appendChild(frame);
-  });
 }
