@@ -16,7 +16,8 @@
 // own (version 3): logging a cell adds one small record, instead of rewriting a session
 // record that grows with the conversation (6 ms per cell at 1 MB of history, on every run).
 // A session keeps many conversations (version 4; conversations.js reads and writes them);
-// its files are shared by them, each file listing the conversations that use it.
+// its files are shared by them, each file listing the conversations that use it. An
+// ask is a record of its own too (version 5): written once, when it ends.
 
 import { DB_VERSION, DEFAULT_SESSION, upgradeSchema } from "./store-schema.js";
 
