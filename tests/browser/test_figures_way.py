@@ -180,3 +180,22 @@ def test_each_ask_is_stored_once_and_no_later_write_carries_its_figure(a_page: A
     assert everything.count(first) == 1 and everything.count(second) == 1
     (head,) = [json.loads(r) for r in kept["conversations"]]
     assert head["asks"] == 3 and head["title"] == "bar chart of price by region"
+
+
+def pngs_of(transcript: dict[str, Any]) -> list[str]:
+    steps = [s for a in transcript["asks"] for s in a["steps"]]
+    return [f["png"] for s in steps for f in (s.get("result") or {}).get("figures") or []]
+
+
+def test_the_page_keeps_only_the_figures_of_the_history_the_agent_holds(a_page: Any) -> None:
+    shelf = "() => window.reckon.agent.figures.pngs.size"
+    before = a_page.evaluate("() => window.reckon.transcript()")
+    pngs = pngs_of(before)
+    opened = a_page.evaluate("() => window.reckon.conversations()")["current"]
+    assert a_page.evaluate("() => window.reckon.newConversation()")["status"] == "ok"
+    assert a_page.evaluate(shelf) == 0  # the agent forgot them: so does the page
+    reply = a_page.evaluate("(id) => window.reckon.openConversation(id)", opened)
+    assert reply["status"] == "ok", reply
+    after = a_page.evaluate("() => window.reckon.transcript()")
+    assert pngs_of(after) == pngs
+    assert a_page.evaluate(shelf) == len(pngs) == 2

@@ -225,6 +225,7 @@ export class Agent extends EventTarget {
 
   reset() {
     if (this.readyPromise) this.rpc.call("reset"); // an agent not started yet has nothing to forget
+    this.figures.keepOnly(null); // it forgets every figure it was lent
   }
 
   /** One call to the worker, once it is up: its reply's payload.
