@@ -12,11 +12,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from reckon._exceptions import BuildError
+from reckon._exceptions import BuildError, ChecksumError
 
-from ._context import Log
+from ._context import Context, Log
 
-__all__ = ["link_or_copy", "run", "run_reporting", "sha256_of"]
+__all__ = [
+    "check_tarball",
+    "link_or_copy",
+    "npm_pack",
+    "npm_tarball",
+    "run",
+    "run_reporting",
+    "sha256_of",
+]
 
 
 def run(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
@@ -77,6 +85,37 @@ def sha256_of(path: Path) -> str:
         while chunk := fh.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def npm_tarball(ctx: Context, package: str, version: str) -> Path:
+    """Where ``npm pack`` leaves ``package@version`` in the cache."""
+    return ctx.paths.cache / "npm" / f"{package.lstrip('@').replace('/', '-')}-{version}.tgz"
+
+
+def npm_pack(
+    ctx: Context, package: str, version: str, sha256: str, *, note: str, made: str
+) -> Path:
+    """``npm pack package@version`` into the cache unless it is there, checked against
+    its pin; ``note`` says what it is for, ``made`` names the download in the build's
+    last line. Returns the tarball."""
+    tgz = npm_tarball(ctx, package, version)
+    if not tgz.exists():
+        ctx.log(note)
+        ctx.made.append(made)
+        tgz.parent.mkdir(parents=True, exist_ok=True)
+        run(["npm", "pack", f"{package}@{version}", "--silent"], cwd=tgz.parent)
+    check_tarball(tgz, sha256)
+    return tgz
+
+
+def check_tarball(tgz: Path, sha256: str, *, missing: str | None = None) -> None:
+    """``tgz`` against its pin; a wrong one is deleted, so the next build fetches it
+    again. With ``missing`` (what to do), one that is not cached is an error too."""
+    if missing is not None and not tgz.exists():
+        raise BuildError(f"{tgz.name}: not in the cache; {missing}")
+    if sha256_of(tgz) != sha256:
+        tgz.unlink()
+        raise ChecksumError(f"{tgz.name}: sha256 differs from the pinned one; run the build again")
 
 
 def link_or_copy(src: Path, dst: Path) -> None:

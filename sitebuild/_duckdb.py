@@ -11,10 +11,8 @@ import shutil
 import tarfile
 from pathlib import Path
 
-from reckon._exceptions import ChecksumError
-
 from . import _pins as pins
-from ._commands import run, sha256_of
+from ._commands import npm_pack, npm_tarball
 from ._context import Context
 
 __all__ = ["SQL_FILES", "duckdb_tarball", "fetch_duckdb", "ship_duckdb"]
@@ -47,25 +45,24 @@ _WRAPPER_TAIL = """
 
 
 def duckdb_tarball(ctx: Context) -> Path:
-    return ctx.paths.cache / "npm" / f"duckdb-duckdb-wasm-{pins.DUCKDB_VERSION}.tgz"
+    return npm_tarball(ctx, "@duckdb/duckdb-wasm", pins.DUCKDB_VERSION)
 
 
 def fetch_duckdb(ctx: Context) -> Path:
     """The npm package, checked against its pin; returns the extracted folder."""
-    tgz = duckdb_tarball(ctx)
+    note = (
+        f"fetch: @duckdb/duckdb-wasm@{pins.DUCKDB_VERSION} from npm (31 MB, once): "
+        "DuckDB for run_sql in the sandbox"
+    )
+    tgz = npm_pack(
+        ctx,
+        "@duckdb/duckdb-wasm",
+        pins.DUCKDB_VERSION,
+        pins.DUCKDB_NPM_SHA256,
+        note=note,
+        made="duckdb-wasm download",
+    )
     folder = tgz.parent / "duckdb-wasm"
-    if not tgz.exists():
-        ctx.log(
-            f"fetch: @duckdb/duckdb-wasm@{pins.DUCKDB_VERSION} from npm (31 MB, once): "
-            "DuckDB for run_sql in the sandbox"
-        )
-        ctx.made.append("duckdb-wasm download")
-        tgz.parent.mkdir(parents=True, exist_ok=True)
-        run(["npm", "pack", f"@duckdb/duckdb-wasm@{pins.DUCKDB_VERSION}", "--silent"],
-            cwd=tgz.parent)  # fmt: skip
-    if sha256_of(tgz) != pins.DUCKDB_NPM_SHA256:
-        tgz.unlink()
-        raise ChecksumError(f"{tgz.name}: sha256 differs from the pinned one; run the build again")
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)

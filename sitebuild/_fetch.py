@@ -16,7 +16,7 @@ from pathlib import Path
 from reckon._exceptions import BuildError, ChecksumError
 
 from . import _pins as pins
-from ._commands import run, sha256_of
+from ._commands import npm_pack, npm_tarball, run, sha256_of
 from ._context import Context, Fetched
 from ._duckdb import fetch_duckdb
 from ._source_wheel import build_source_wheel
@@ -67,25 +67,25 @@ def close_over(lock: dict[str, dict[str, object]], roots: Iterable[str]) -> list
 
 
 def core_tarball(ctx: Context) -> Path:
-    return ctx.paths.cache / "npm" / f"pyodide-{pins.PYODIDE_VERSION}.tgz"
+    return npm_tarball(ctx, "pyodide", pins.PYODIDE_VERSION)
 
 
 def fetch_core(ctx: Context) -> Path:
     """The npm package: core runtime files and the official lock (the trust anchor)."""
-    tgz = core_tarball(ctx)
+    note = (
+        f"fetch: pyodide@{pins.PYODIDE_VERSION} from npm (6 MB, once): the Pyodide runtime "
+        "(WebAssembly CPython, its standard library) and the official pyodide-lock.json, "
+        "the sha256 list every package file is checked against"
+    )
+    tgz = npm_pack(
+        ctx,
+        "pyodide",
+        pins.PYODIDE_VERSION,
+        pins.PYODIDE_NPM_SHA256,
+        note=note,
+        made="pyodide core download",
+    )
     core = tgz.parent / "package"
-    if not tgz.exists():
-        ctx.log(
-            f"fetch: pyodide@{pins.PYODIDE_VERSION} from npm (6 MB, once): the Pyodide "
-            "runtime (WebAssembly CPython, its standard library) and the official "
-            "pyodide-lock.json, the sha256 list every package file is checked against"
-        )
-        ctx.made.append("pyodide core download")
-        tgz.parent.mkdir(parents=True, exist_ok=True)
-        run(["npm", "pack", f"pyodide@{pins.PYODIDE_VERSION}", "--silent"], cwd=tgz.parent)
-    if sha256_of(tgz) != pins.PYODIDE_NPM_SHA256:
-        tgz.unlink()
-        raise ChecksumError(f"{tgz.name}: sha256 differs from the pinned one; run the build again")
     # Extracted afresh on every build (a fraction of a second), so the core files and
     # the lock used are always the ones the pinned tarball holds.
     if core.exists():

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import tarfile
 
-from reckon._exceptions import BuildError, ChecksumError
+from reckon._exceptions import BuildError
 
 from . import _pins as pins
-from ._commands import sha256_of
+from ._commands import check_tarball, sha256_of
 from ._context import Context
 from ._duckdb import duckdb_tarball
 from ._fetch import check_pin, close_over, core_tarball, find_artifact, mismatch, normalize_name
@@ -22,11 +22,7 @@ _FETCH_FIRST = "run `python build.py --stage fetch` first"
 def official_lock(ctx: Context) -> dict[str, dict[str, str]]:
     """The packages of the official pyodide-lock.json, read from the pinned tarball."""
     tgz = core_tarball(ctx)
-    if not tgz.exists():
-        raise BuildError(f"{tgz.name}: not in the cache; {_FETCH_FIRST}")
-    if sha256_of(tgz) != pins.PYODIDE_NPM_SHA256:
-        tgz.unlink()
-        raise ChecksumError(f"{tgz.name}: sha256 differs from the pinned one; run the build again")
+    check_tarball(tgz, pins.PYODIDE_NPM_SHA256, missing=_FETCH_FIRST)
     with tarfile.open(tgz) as tar:
         member = tar.extractfile("package/pyodide-lock.json")
         if member is None:
@@ -73,8 +69,4 @@ def verify_pure(ctx: Context) -> None:
 def verify_duckdb(ctx: Context) -> None:
     """The DuckDB-wasm npm tarball against its pin (sitebuild/_duckdb.py)."""
     tgz = duckdb_tarball(ctx)
-    if not tgz.exists():
-        raise BuildError(f"{tgz.name}: not in the cache; {_FETCH_FIRST}")
-    if sha256_of(tgz) != pins.DUCKDB_NPM_SHA256:
-        tgz.unlink()
-        raise ChecksumError(f"{tgz.name}: sha256 differs from the pinned one; run the build again")
+    check_tarball(tgz, pins.DUCKDB_NPM_SHA256, missing=_FETCH_FIRST)

@@ -228,7 +228,7 @@ export class Persistence extends PersistedConversations {
     }
   }
 
-  /** After an ask: append it to the stored transcript, and keep the agent's history.
+  /** After an ask: add it to the stored asks, and keep the agent's history.
    * @param {string} question the ask just answered (an ask that failed before the
    * agent recorded it leaves nothing new to store) @param {string} [conversation] the
    * conversation that was open when it was asked @param {number} [count] how many asks
@@ -245,10 +245,12 @@ export class Persistence extends PersistedConversations {
     const added = state.transcript.asks.slice(-Math.max(1, count));
     const last = added[added.length - 1];
     if (!last || last.question !== question) return;
+    // The asks are added as records of their own; the agent's messages (text) replace
+    // the stored ones.
     const kept = await this.updateSession(
-      (s) => ({ ...s, transcript: { ...s.transcript, asks: [...s.transcript.asks, ...added] }, agentMessages: state.messages }),
+      (s) => ({ ...s, agentMessages: state.messages }),
       "this answer was not saved for next time (it is still shown here)",
-      { conversation },
+      { conversation, asks: added },
     );
     if (kept) this.emit("conversations", { id: conversation });
   }
@@ -279,7 +281,7 @@ export class Persistence extends PersistedConversations {
 
   /** Change the open conversation's stored data (or `conversation`'s).
    * @param {(record: ConversationData) => ConversationData} change @param {string} [what]
-   * @param {{clearCells?: boolean, conversation?: string}} [options] */
+   * @param {{clearCells?: boolean, conversation?: string, asks?: Array<{question?: unknown}>}} [options] */
   async updateSession(change, what = "the conversation was not saved", { conversation, ...options } = {}) {
     await this.opening;
     try {

@@ -5,9 +5,11 @@ table's HTML that would run script if any of it were markup."""
 from __future__ import annotations
 
 import base64
+import json
 from html.parser import HTMLParser
 
 from reckon.agent import Agent
+from reckon.agent.export._export import export_notebook
 from reckon.agent.export._report import export_report
 from reckon.agent.export._transcript import Transcript
 from support import ScriptedModel
@@ -61,3 +63,35 @@ def test_nothing_the_model_or_a_cell_wrote_becomes_markup(executor: KernelExecut
     assert policy and "default-src 'none'" in str(policy[0]["content"])
     text = "".join(markup.text)
     assert text.count(hostile) >= 3  # the question, the output and the answer, as text
+
+
+def test_a_figure_the_page_lent_is_a_reference_the_page_fills_in(
+    a_finished_session: tuple[KernelExecutor, Transcript],
+) -> None:
+    """In the browser the agent holds {ref, chars} for a figure; the exports put the
+    reference where the PNG goes (web/agent/figures.js fills it in), and only one of
+    the page's own shape: anything else is left out."""
+    _, transcript = a_finished_session
+    ref = "reckon-figure-0123456789abcdef-7"
+
+    def lent(new_ref: str) -> Transcript:
+        asks = []
+        for ask in transcript.asks:
+            steps = []
+            for step in ask["steps"]:
+                result = step.get("result")
+                if isinstance(result, dict) and result.get("figures"):
+                    figures = [{**{k: v for k, v in f.items() if k != "png"}, "ref": new_ref,
+                                "chars": len(f["png"])} for f in result["figures"]]  # fmt: skip
+                    step = {**step, "result": {**result, "figures": figures}}
+                steps.append(step)
+            asks.append({**ask, "steps": steps})
+        return Transcript(asks=asks)
+
+    images = [a for t, a in Markup(export_report(lent(ref))).tags if t == "img"]
+    assert [a["src"] for a in images] == [f"data:image/png;base64,{ref}"]
+    notebook = json.loads(export_notebook(lent(ref)))
+    outputs = [o for c in notebook["cells"] for o in c.get("outputs", [])]
+    assert [o["data"]["image/png"] for o in outputs if "image/png" in o.get("data", {})] == [ref]
+    hostile = '" onerror="alert(1)'
+    assert not [t for t, _ in Markup(export_report(lent(hostile))).tags if t == "img"]

@@ -248,6 +248,89 @@ def test_the_one_conversation_of_an_older_store_becomes_the_first_of_the_list(
     assert [e["title"] for e in listed(page)] == ["Untitled conversation", "What is the price?"]
 
 
+# A version-4 store, as pages before asks of their own left it: each conversation's
+# transcript inside its conversation-data record.
+V4_STORE = """
+  const questions = arg;
+  const db = await new Promise((resolve, reject) => {
+    const req = indexedDB.open("reckon", 4);
+    req.onupgradeneeded = () => {
+      const db = req.result;
+      db.createObjectStore("session-files", { keyPath: ["session", "path"] });
+      db.createObjectStore("sessions", { keyPath: "id" });
+      const cells = db.createObjectStore("session-cells", { autoIncrement: true });
+      cells.createIndex("session", "session");
+      cells.createIndex("conversation", ["session", "conversation"]);
+      const heads = db.createObjectStore("conversations", { keyPath: ["session", "id"] });
+      heads.createIndex("session", "session");
+      db.createObjectStore("conversation-data", { keyPath: ["session", "id"] });
+    };
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+  const asks = questions.map((question, i) => ({ question, status: "ok", answer: `answer ${i}`,
+    steps: [{ index: 0, kind: "answer", text: `answer ${i}` }] }));
+  await new Promise((resolve, reject) => {
+    const stores = ["sessions", "conversations", "conversation-data", "session-cells"];
+    const tx = db.transaction(stores, "readwrite");
+    tx.objectStore("sessions").put({ id: "default", current: "cold", updated: 1000 });
+    tx.objectStore("conversations").put({ session: "default", id: "cold", title: questions[0],
+      created: 900, updated: 1000, asks: asks.length, steps: asks.length, deleted: null });
+    tx.objectStore("conversation-data").put({ session: "default", id: "cold",
+      transcript: { version: 1, asks }, pending: null,
+      agentMessages: questions.flatMap((q, i) => [
+        { role: "user", content: q }, { role: "assistant", content: `answer ${i}` }]) });
+    const cell = { session: "default", conversation: "cold", code: "a = 1" };
+    tx.objectStore("session-cells").add(cell);
+    tx.oncomplete = resolve;
+    tx.onerror = () => reject(tx.error);
+  });
+  db.close();
+  return true;
+"""
+
+
+def test_a_version_4_transcript_becomes_asks_of_their_own(
+    a_context: Any, a_static_server: str
+) -> None:
+    questions = ["What is the price?", "And the mean?"]
+    plant_store(a_context, a_static_server, V4_STORE, questions)
+    page = open_page(a_context, f"{a_static_server}/index.html")
+    (entry,) = listed(page)
+    assert (entry["id"], entry["title"], entry["asks"], entry["steps"]) == (
+        "cold",
+        questions[0],
+        2,
+        2,
+    )
+    saved = call(page, "saved")
+    assert [a["answer"] for a in saved["asks"]] == ["answer 0", "answer 1"]
+    assert saved["cells"] == ["a = 1"]
+    assert [a["question"] for a in call(page, "transcript")["asks"]] == questions
+    # One more ask is added after them; the record of the history holds no transcript.
+    assert ask_demo(page, "how many rows")["status"] == "ok"
+    stored = page_call(
+        page,
+        """
+        const db = await new Promise((resolve) => {
+          const req = indexedDB.open("reckon");
+          req.onsuccess = () => resolve(req.result);
+        });
+        const tx = db.transaction(["conversation-data", "conversation-asks"], "readonly");
+        const get = (name) => new Promise((resolve) => {
+          const req = tx.objectStore(name).getAll();
+          req.onsuccess = () => resolve(req.result);
+        });
+        const [data, asks] = [await get("conversation-data"), await get("conversation-asks")];
+        db.close();
+        return { data, asks: asks.map((a) => [a.conversation, a.ask.question]) };
+        """,
+    )
+    assert [("transcript" in d) for d in stored["data"]] == [False]
+    assert stored["asks"] == [["cold", q] for q in [*questions, "how many rows"]]
+    assert listed(page)[0]["asks"] == 3
+
+
 def test_the_page_lists_switches_renames_and_undoes_a_delete(
     a_context: Any, a_static_server: str
 ) -> None:

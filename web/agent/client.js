@@ -3,7 +3,9 @@
 // Message shapes: PROTOCOL.md §4, web/shared/protocol.js (AgentApi, AgentSandboxApi);
 // the calls go through web/shared/seam.js, whose text the worker runs first.
 import { AGENT_ALLOWED, payload } from "../shared/protocol.js";
-import { SEAM_SOURCE, connect, serve } from "../shared/seam.js";
+import { connect, serve } from "../shared/seam.js";
+import { FigureShelf } from "./figures.js";
+import { spawnWorker } from "./spawn.js";
 
 export const DEMO_MODEL = "reckon-demo";
 const CLOSED = "this Reckon was closed (close()); create a new one to ask";
@@ -24,6 +26,8 @@ export class Agent extends EventTarget {
     this.relay = relay ? new URL(relay, root).href.replace(/\/$/, "") : new URL(".", root).href.replace(/\/$/, "");
     this.token = token;
     this.settings = settings;
+    /** The figures' PNGs: the worker gets references to them (figures.js). */
+    this.figures = new FigureShelf();
     this.stops = 0;
     this.closed = false;
     this.authRequired = false;
@@ -46,9 +50,10 @@ export class Agent extends EventTarget {
     /** @type {Record<string, (msg: Record<string, any>) => void>} */
     const on = {
       step: (msg) => {
+        const step = this.figures.restore(msg.step);
         const ask = this.asks.get(msg.askId);
-        if (ask) ask.steps.push(msg.step);
-        this.emit("step", { askId: msg.askId, step: msg.step });
+        if (ask) ask.steps.push(step);
+        this.emit("step", { askId: msg.askId, step });
       },
       delta: (msg) => this.emit("delta", { askId: msg.askId, text: String(msg.text) }),
     };
@@ -115,9 +120,11 @@ export class Agent extends EventTarget {
   async startWorker() {
     const build = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
     if (this.closed) throw new Error(CLOSED);
-    const worker = await this.spawnWorker(new URL("agent/worker.js", this.root), "reckon-agent");
+    const { worker, frame } = await spawnWorker(this.root, new URL("agent/worker.js", this.root), "reckon-agent", this.sandbox.container || document.body);
+    this.frame = frame;
     if (this.closed) {
       worker.terminate();
+      if (frame) frame.remove();
       throw new Error(CLOSED);
     }
     this.worker = worker;
@@ -147,9 +154,9 @@ export class Agent extends EventTarget {
     /** @param {{timeoutMs?: unknown}} args */
     const timeout = (args) => Number(args.timeoutMs) || undefined;
     return {
-      run: (args) => sandbox.run(String(args.code), { timeoutMs: timeout(args), onStream: (name, text) => this.emit("stream", { name, text }) }),
+      run: (args) => sandbox.run(String(args.code), { timeoutMs: timeout(args), onStream: (name, text) => this.emit("stream", { name, text }) }).then((result) => this.figures.lend(result)),
       interrupt: () => sandbox.interrupt(),
-      scan: (args) => sandbox.scan(String(args.code), { timeoutMs: timeout(args) }),
+      scan: (args) => sandbox.scan(String(args.code), { timeoutMs: timeout(args) }).then((result) => this.figures.lend(result)),
       listFiles: (args) => sandbox.listFiles(String(args.dir)).then((files) => ({ status: "ok", files }), (err) => ({ status: "error", files: [], message: String(err.message || err) })),
       inspect: (args) => /** @type {Promise<import("../shared/protocol.js").InspectResult>} */ (sandbox.inspect(String(args.path))),
     };
@@ -182,7 +189,7 @@ export class Agent extends EventTarget {
       reply = { status: "stopped", message: "Stopped by the user before it started." };
     } else {
       const options = { tokenBudget, verify, modelOptions: this.modelOptions(chosen) };
-      reply = payload(await this.rpc.call("ask", { question, model: chosen === DEMO_MODEL ? "" : chosen, options }, { id }));
+      reply = this.figures.restore(payload(await this.rpc.call("ask", { question, model: chosen === DEMO_MODEL ? "" : chosen, options }, { id })));
     }
     this.asks.delete(id);
     const outcome = { status: String(reply.status), answer: reply.answer || "", steps: reply.steps || ask.steps, message: reply.message, model: chosen, usage: reply.usage, sessionUsage: reply.sessionUsage, privacy: reply.privacy, verification: reply.verification, grounding: reply.grounding };
@@ -213,11 +220,12 @@ export class Agent extends EventTarget {
   /** The conversation as data: every ask with its steps (model text, code, results). */
   async transcript() {
     const reply = await this.call("transcript");
-    return reply.status === "ok" ? reply.transcript : { version: 1, asks: [] };
+    return reply.status === "ok" ? this.figures.restore(reply.transcript) : { version: 1, asks: [] };
   }
 
   reset() {
     if (this.readyPromise) this.rpc.call("reset"); // an agent not started yet has nothing to forget
+    this.figures.keepOnly(null); // it forgets every figure it was lent
   }
 
   /** One call to the worker, once it is up: its reply's payload.
@@ -231,7 +239,7 @@ export class Agent extends EventTarget {
   async exportState() {
     const reply = await this.call("exportState");
     if (reply.status !== "ok") throw new Error(reply.message || "the agent could not export its state");
-    return reply.state;
+    return this.figures.restore(reply.state);
   }
 
   /** The conversation as .ipynb JSON text (format "ipynb"), a .py script (format "py") or
@@ -239,62 +247,21 @@ export class Agent extends EventTarget {
   async exportSession(format) {
     const reply = await this.call("exportSession", { format });
     if (reply.status !== "ok") throw new Error(reply.message || "the agent could not export the session");
-    return /** @type {string} */ (reply.text);
+    return this.figures.fill(/** @type {string} */ (reply.text), format);
   }
 
   /** Run a notebook's or script's cells as starting cells: {status, question?, cells, ok, failed, message?}.
    * @param {string} text @param {string} name */
   importNotebook(text, name) {
-    return this.call("importNotebook", { text, name });
+    return this.call("importNotebook", { text, name }).then((reply) => this.figures.restore(reply));
   }
 
   /** Give the agent back a conversation saved by exportState(). @param {unknown} state */
   async importState(state) {
-    const reply = await this.call("importState", { state });
+    const lent = this.figures.lend(state);
+    const reply = await this.call("importState", { state: lent });
     if (reply.status !== "ok") throw new Error(reply.message || "the agent could not import the saved state");
+    this.figures.keepOnly(lent); // the agent's history is this one now
     return reply;
   }
-
-  /**
-   * A worker running `url`, held to the agent's CSP wherever the site is served.
-   * A worker started from a URL gets its policy from that response's headers only,
-   * and a plain static server sends none. So the worker starts from a blob: script
-   * made through agent.html's Worker: a blob: worker inherits its creator's policy,
-   * and that frame's <meta> policy is AGENT_CSP. A page cannot start a worker from
-   * another origin's script (an embedded <reckon-chat> whose files are hosted
-   * elsewhere); then the blob: script is the page's own and inherits the page's policy
-   * (docs/javascript.md, "From another origin"). Either way the script is told where the site's files are.
-   * @param {URL} url @param {string} name @returns {Promise<Worker>}
-   */
-  async spawnWorker(url, name) {
-    const source = `self.RECKON_BASE = ${JSON.stringify(this.root.href)};\n${SEAM_SOURCE}importScripts(${JSON.stringify(url.href)});\n`;
-    /** @type {Window & typeof globalThis} */
-    let realm = window;
-    if (url.origin === location.origin) {
-      this.frame = await openFrame(new URL("agent.html", this.root), this.sandbox.container || document.body);
-      realm = /** @type {Window & typeof globalThis} */ (this.frame.contentWindow);
-    }
-    const blob = realm.URL.createObjectURL(new realm.Blob([source], { type: "text/javascript" }));
-    try {
-      return new realm.Worker(blob, { name });
-    } finally {
-      realm.URL.revokeObjectURL(blob);
-    }
-  }
-}
-
-/** A hidden frame at `src`, once loaded. @param {URL} src @param {HTMLElement} container @returns {Promise<HTMLIFrameElement>} */
-function openFrame(src, container) {
-  return new Promise((resolve, reject) => {
-    const frame = document.createElement("iframe");
-    frame.title = "Reckon agent";
-    frame.setAttribute("aria-hidden", "true");
-    frame.style.display = "none";
-    frame.src = src.href;
-    // A missing agent.html still "loads" (a 404 page, with no policy): check it is ours.
-    const ours = () => Boolean(frame.contentDocument && frame.contentDocument.title === frame.title);
-    frame.addEventListener("load", () => (ours() ? resolve(frame) : reject(new Error(`${src.href} did not load, so the agent cannot start under its policy: rebuild the site (python build.py)`))), { once: true });
-    frame.addEventListener("error", () => reject(new Error(`the agent frame (${src.href}) did not load`)), { once: true });
-    container.appendChild(frame);
-  });
 }

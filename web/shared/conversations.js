@@ -1,6 +1,7 @@
-// A session's conversations in the store (version 4; shapes in PROTOCOL.md §6): each
+// A session's conversations in the store (version 5; shapes in PROTOCOL.md §6): each
 // one's head (title, times, counts: what a list shows, without reading any history),
-// its data (transcript, agent messages, the ask under way) and its cell log. Every
+// its data (agent messages, the ask under way), its asks (one record each, written
+// once, when the ask ends) and its cell log. Every
 // change is one readwrite transaction, as in store.js; the list's changes are
 // announced as {type: "conversations", session, id}.
 
@@ -13,8 +14,8 @@ import { countSteps, titleOf } from "./store-schema.js";
  * @typedef {{version: number, asks: object[]}} TranscriptData
  * @typedef {{question: string, model: string | null, at: number} | null} Pending
  * @typedef {{session: string, id: string, title: string, created: number, updated: number, asks: number, steps: number, deleted: number | null, renamed?: boolean}} ConversationHead
- * @typedef {{transcript: TranscriptData, agentMessages: object[], pending: Pending}} ConversationData
- * @typedef {ConversationHead & ConversationData & {cells: string[], stored: boolean}} ConversationRecord
+ * @typedef {{agentMessages: object[], pending: Pending}} ConversationData
+ * @typedef {ConversationHead & ConversationData & {transcript: TranscriptData, cells: string[], stored: boolean}} ConversationRecord
  */
 
 /** @param {string} session @param {string} id @returns {ConversationHead} */
@@ -27,7 +28,6 @@ function newHead(session, id) {
 function dataOf(data) {
   const ok = data && typeof data === "object";
   return {
-    transcript: ok && data.transcript && Array.isArray(data.transcript.asks) ? data.transcript : { version: 1, asks: [] },
     agentMessages: ok && Array.isArray(data.agentMessages) ? data.agentMessages : [],
     pending: (ok && data.pending) || null,
   };
@@ -64,29 +64,33 @@ export function listConversations(store, session) {
   }, "could not read the list of conversations");
 }
 
-/** A conversation whole, with its cell log (`stored`: false for one never written).
+/** A conversation whole, with its asks and cell log (`stored`: false for one never written).
  * @param {Store} store @param {string} session @param {string} id @returns {Promise<ConversationRecord>} */
 export async function getConversation(store, session, id) {
-  const [head, data, cells] = await store.transaction(["conversations", "conversation-data", "session-cells"], "readonly", (tx) => {
+  const [head, data, asks, cells] = await store.transaction(["conversations", "conversation-data", "conversation-asks", "session-cells"], "readonly", (tx) => {
     const h = tx.objectStore("conversations").get([session, id]);
     const d = tx.objectStore("conversation-data").get([session, id]);
+    const a = tx.objectStore("conversation-asks").index("conversation").getAll([session, id]);
     const c = tx.objectStore("session-cells").index("conversation").getAll([session, id]);
-    return () => [h.result, d.result, c.result];
+    return () => [h.result, d.result, a.result, c.result];
   }, "could not read the saved conversation");
   const code = cells.map((/** @type {{code: string}} */ c) => c.code);
-  return { ...(head || newHead(session, id)), ...dataOf(data), cells: code, stored: Boolean(head) };
+  const transcript = { version: 1, asks: asks.map((/** @type {{ask: object}} */ a) => a.ask) };
+  return { ...(head || newHead(session, id)), ...dataOf(data), transcript, cells: code, stored: Boolean(head) };
 }
 
 /**
  * Read-modify-write a conversation's data (and its head: counts, time, a title from
  * the first question unless renamed) in one transaction; `change` is synchronous.
- * Creates the conversation if it was not stored yet. `clearCells` empties its log too.
+ * `asks` (ended asks) are added as records of their own: an ask is written once, and
+ * no later write reads or writes it again. Creates the conversation if it was not
+ * stored yet. `clearCells` empties its log too.
  * @param {Store} store @param {string} session @param {string} id
  * @param {(data: ConversationData) => ConversationData} change @param {string} what
- * @param {{clearCells?: boolean}} [options]
+ * @param {{clearCells?: boolean, asks?: Array<{question?: unknown}>}} [options]
  */
-export async function updateConversation(store, session, id, change, what, { clearCells = false } = {}) {
-  await store.transaction(["conversations", "conversation-data", "session-cells"], "readwrite", (tx) => {
+export async function updateConversation(store, session, id, change, what, { clearCells = false, asks = [] } = {}) {
+  await store.transaction(["conversations", "conversation-data", "conversation-asks", "session-cells"], "readwrite", (tx) => {
     const heads = tx.objectStore("conversations");
     const datas = tx.objectStore("conversation-data");
     const h = heads.get([session, id]);
@@ -95,14 +99,13 @@ export async function updateConversation(store, session, id, change, what, { cle
       d.onsuccess = () => {
         const before = dataOf(d.result);
         const next = change(before);
-        if (!h.result && next === before) return; // nothing to keep of a conversation never stored
+        if (!h.result && next === before && !asks.length) return; // nothing to keep of a conversation never stored
         // Written to (by a tab that still had it open): alive again, so nothing is lost.
         const head = { ...(h.result || newHead(session, id)), updated: Date.now() / 1000, deleted: null };
-        const asks = /** @type {Array<{question?: unknown}>} */ (next.transcript.asks);
-        const first = asks.length ? asks[0].question : next.pending ? next.pending.question : "";
-        if (!head.renamed) head.title = titleOf(first);
-        heads.put({ ...head, asks: asks.length, steps: countSteps(asks) });
+        if (!head.renamed && !head.asks) head.title = titleOf(asks.length ? asks[0].question : next.pending ? next.pending.question : "");
+        heads.put({ ...head, asks: (head.asks || 0) + asks.length, steps: (head.steps || 0) + countSteps(asks) });
         datas.put({ session, id, ...next });
+        for (const ask of asks) tx.objectStore("conversation-asks").add({ session, conversation: id, ask });
       };
     };
     if (clearCells) deleteCells(tx, "conversation", [session, id]);
@@ -184,7 +187,7 @@ export async function purgeDeleted(store, session) {
   const paths = [];
   // Read first: most opens have nothing to forget, and then write nothing.
   if (!(await listConversations(store, session)).some((h) => h.deleted)) return paths;
-  await store.transaction(["session-files", "conversations", "conversation-data", "session-cells"], "readwrite", (tx) => {
+  await store.transaction(["session-files", "conversations", "conversation-data", "conversation-asks", "session-cells"], "readwrite", (tx) => {
     const heads = tx.objectStore("conversations");
     const all = heads.getAll(sessionRange(session));
     all.onsuccess = () => {
@@ -194,6 +197,7 @@ export async function purgeDeleted(store, session) {
         heads.delete([session, id]);
         tx.objectStore("conversation-data").delete([session, id]);
         deleteCells(tx, "conversation", [session, id]);
+        deleteCells(tx, "conversation", [session, id], "conversation-asks");
       }
       const files = tx.objectStore("session-files");
       const stored = files.getAll(sessionRange(session));

@@ -4,7 +4,7 @@
 // starts when the one before has moved its records (their cursors would otherwise
 // interleave over the same stores).
 
-export const DB_VERSION = 4;
+export const DB_VERSION = 5;
 export const DEFAULT_SESSION = "default";
 
 /** Create what `db` lacks, moving older versions' records into it.
@@ -18,6 +18,7 @@ export function upgradeSchema(db, upgrade) {
     },
     (/** @type {() => void} */ next) => (db.objectStoreNames.contains("session-cells") ? next() : moveCells(db, upgrade, next)),
     (/** @type {() => void} */ next) => (db.objectStoreNames.contains("conversations") ? next() : makeConversations(db, upgrade, next)),
+    (/** @type {() => void} */ next) => (db.objectStoreNames.contains("conversation-asks") ? next() : moveAsks(db, upgrade, next)),
   ];
   const step = (/** @type {number} */ i) => i < steps.length && steps[i](() => step(i + 1));
   step(0);
@@ -105,6 +106,26 @@ function makeConversations(db, upgrade, next) {
     const id = moved.get(cursor.value.session);
     if (id) cursor.update({ ...cursor.value, conversations: [id] });
   }, next)));
+}
+
+/**
+ * Version 5's asks: one record per ask, added once when it ends (its key in the order
+ * asks were kept, across tabs; indexes "session" and "conversation"), instead of a
+ * transcript in `conversation-data` that every later ask wrote again, figures and all.
+ * Version 4's transcripts move out, in order.
+ * @param {IDBDatabase} db @param {IDBTransaction} upgrade @param {() => void} next
+ */
+function moveAsks(db, upgrade, next) {
+  const asks = db.createObjectStore("conversation-asks", { autoIncrement: true });
+  asks.createIndex("session", "session");
+  asks.createIndex("conversation", ["session", "conversation"]);
+  walk(upgrade.objectStore("conversation-data"), (cursor) => {
+    const { transcript, ...record } = cursor.value || {};
+    if (transcript === undefined) return;
+    const kept = transcript && Array.isArray(transcript.asks) ? transcript.asks : [];
+    for (const ask of kept) asks.add({ session: record.session, conversation: record.id, ask });
+    cursor.update(record);
+  }, next);
 }
 
 /** A conversation's title from its first question: one line, at most 80 characters.

@@ -16,7 +16,8 @@
 // own (version 3): logging a cell adds one small record, instead of rewriting a session
 // record that grows with the conversation (6 ms per cell at 1 MB of history, on every run).
 // A session keeps many conversations (version 4; conversations.js reads and writes them);
-// its files are shared by them, each file listing the conversations that use it.
+// its files are shared by them, each file listing the conversations that use it. An
+// ask is a record of its own too (version 5): written once, when it ends.
 
 import { DB_VERSION, DEFAULT_SESSION, upgradeSchema } from "./store-schema.js";
 
@@ -157,7 +158,7 @@ export class Store {
   /** Delete one session's files and record (other sessions keep theirs); returns the
    * paths that were stored. @param {string} session */
   async clear(session) {
-    const paths = await this.transaction(["session-files", "sessions", "session-cells", "conversations", "conversation-data"], "readwrite", (tx) => {
+    const paths = await this.transaction(["session-files", "sessions", "session-cells", "conversations", "conversation-data", "conversation-asks"], "readwrite", (tx) => {
       const range = sessionRange(session);
       const keys = tx.objectStore("session-files").getAllKeys(range);
       tx.objectStore("session-files").delete(range);
@@ -165,6 +166,7 @@ export class Store {
       tx.objectStore("conversations").delete(range);
       tx.objectStore("conversation-data").delete(range);
       deleteCells(tx, "session", session);
+      deleteCells(tx, "session", session, "conversation-asks");
       return () => /** @type {[string, string][]} */ (/** @type {unknown} */ (keys.result)).map((key) => key[1]);
     }, "could not delete the stored data");
     this.announce({ type: "cleared", session, paths });
@@ -191,11 +193,12 @@ export class Store {
   }
 }
 
-/** Queue the deletion of logged cells in `tx`: a session's (index "session") or one
- * conversation's (index "conversation", key [session, id]).
- * @param {IDBTransaction} tx @param {"session" | "conversation"} index @param {IDBValidKey} key */
-export function deleteCells(tx, index, key) {
-  const cells = tx.objectStore("session-cells");
+/** Queue the deletion of logged cells (or kept asks: `store`) in `tx`: a session's
+ * (index "session") or one conversation's (index "conversation", key [session, id]).
+ * @param {IDBTransaction} tx @param {"session" | "conversation"} index @param {IDBValidKey} key
+ * @param {"session-cells" | "conversation-asks"} [store] */
+export function deleteCells(tx, index, key, store = "session-cells") {
+  const cells = tx.objectStore(store);
   const keys = cells.index(index).getAllKeys(key);
   keys.onsuccess = () => {
     for (const key of keys.result) cells.delete(key);

@@ -12,9 +12,20 @@ from dataclasses import dataclass
 
 from reckon.agent._types import JSONDict
 
-__all__ = ["ANSWER_FIGURE_BYTES", "FigureRoom"]
+__all__ = ["ANSWER_FIGURE_BYTES", "FigureRoom", "figure_chars"]
 
 ANSWER_FIGURE_BYTES = 16 * 1024 * 1024
+
+
+def figure_chars(figure: object) -> int:
+    """A figure's PNG as base64 characters: its ``png``, or in the browser, where the
+    page lends the agent ``{ref, chars}`` in its place (PROTOCOL.md §4), its ``chars``."""
+    if not isinstance(figure, dict):
+        return 0
+    png, chars = figure.get("png"), figure.get("chars")
+    if isinstance(png, str):
+        return len(png)
+    return chars if isinstance(chars, int) and not isinstance(chars, bool) and chars > 0 else 0
 
 
 @dataclass
@@ -31,8 +42,7 @@ class FigureRoom:
             return result
         kept: list[object] = []
         for figure in figures:
-            png = figure.get("png") if isinstance(figure, dict) else None
-            size = len(png) if isinstance(png, str) else 0
+            size = figure_chars(figure)
             if self.used + size <= self.limit:
                 self.used += size
                 kept.append(figure)

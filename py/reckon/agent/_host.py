@@ -1,7 +1,8 @@
 """The agent worker's Python entry: what its JavaScript calls (PROTOCOL.md §4).
 
 It binds the plain-Python loop to the browser through ``_bridge`` (the only agent
-module that touches ``js``). The worker's JavaScript passes in a ``bridge`` with two
+module that touches ``js``); what it holds between calls is a ``HostState``
+(``_host_state``). The worker's JavaScript passes in a ``bridge`` with two
 functions: ``post(json_text)`` (an event for the page) and ``sandbox(json_text)`` (a
 request for the sandbox, answered with JSON text).
 """
@@ -14,18 +15,15 @@ from typing import Any
 
 from reckon._exceptions import ProtocolError
 from reckon._protocol import AskOutcome
-from reckon.agent._approval import APPROVAL_MODES, parse_decision
-from reckon.agent._bridge import FetchTransport, PageExecutor
-from reckon.agent._loop import Agent
-from reckon.agent._types import JSONDict, Model
-from reckon.agent.demo import DEMO_MODEL, DemoModel
+from reckon.agent._approval import parse_decision
+from reckon.agent._host_state import CONTROL_SETTINGS, HostState, budget, flag
+from reckon.agent._types import JSONDict
+from reckon.agent.demo import DEMO_MODEL
 from reckon.agent.export._export import export_notebook as _notebook
 from reckon.agent.export._export import export_script as _script
 from reckon.agent.export._import import import_into, refused_while_busy
 from reckon.agent.export._report import export_report
 from reckon.agent.export._transcript import dump_state, load_state
-from reckon.agent.models._openai import TOOL_MODES, OpenAIModel
-from reckon.agent.privacy._privacy import Privacy
 
 __all__ = [
     "ask",
@@ -41,126 +39,12 @@ __all__ = [
     "transcript",
 ]
 
-# The settings ``configure`` may change while the worker runs.
-CONTROL_SETTINGS = ("approval", "privacy", "allowColumns", "tokenBudget", "verify")
-
-
-class _State:
-    def __init__(self, bridge: Any, config: JSONDict) -> None:
-        self.bridge = bridge
-        self.config = config
-        settings = config.get("settings", {})
-        self.executor = PageExecutor(
-            bridge,
-            timeout_ms=int(settings.get("timeoutMs", 60_000)),
-            per_gb_ms=int(settings.get("timeoutPerGbMs", 60_000)),
-        )
-        self.agent = Agent(
-            DemoModel(),
-            self.executor,
-            max_steps=int(settings.get("maxSteps", 12)),
-            max_failures=int(settings.get("maxFailures", 3)),
-            on_step=self._on_step,
-            on_text=self._on_text,
-            on_usage=self._on_usage,
-            on_call=self._on_call,
-            decide=self._decide,
-        )
-        self.ask_id = 0
-        self.turns = self.agent.turns  # the one line of asks and imports (_turns)
-        self.task: asyncio.Task[JSONDict] | None = None
-        self.proposals: dict[str, asyncio.Future[JSONDict]] = {}
-        # A bad setting fails each ask with its message instead of breaking the worker.
-        self.settings_error = ""
-        self.control = {k: settings.get(k) for k in CONTROL_SETTINGS}
-        try:
-            self.apply(self.control)
-        except ProtocolError as exc:
-            self.settings_error = str(exc)
-
-    def apply(self, control: JSONDict) -> None:
-        """Check every control setting first, then set them all (bad input changes nothing)."""
-        budget = _budget(control.get("tokenBudget"), "settings.tokenBudget")
-        privacy = Privacy.parse(control.get("privacy"), control.get("allowColumns"))
-        approval = control.get("approval") or "auto"
-        if approval not in APPROVAL_MODES:
-            raise ProtocolError(f'settings.approval must be "auto" or "ask", got {approval!r}')
-        verify = _flag(control.get("verify"), "settings.verify")
-        agent = self.agent
-        agent.token_budget, agent.privacy, agent.approval, agent.verify = (
-            budget,
-            privacy,
-            str(approval),
-            verify,
-        )
-        self.control, self.settings_error = dict(control), ""
-
-    def _on_call(self, call: JSONDict) -> None:
-        self._post({"type": "waiting", "askId": self.ask_id, **call})
-
-    def _on_usage(self, usage: JSONDict) -> None:
-        self._post({"type": "usage", "askId": self.ask_id, **usage})
-
-    async def _decide(self, proposal: JSONDict) -> JSONDict:
-        future: asyncio.Future[JSONDict] = asyncio.get_running_loop().create_future()
-        self.proposals[str(proposal["id"])] = future
-        self._post({"type": "proposal", "askId": self.ask_id, **proposal})
-        try:
-            return await future
-        finally:
-            self.proposals.pop(str(proposal["id"]), None)
-
-    def _post(self, event: JSONDict) -> None:
-        self.bridge.post(json.dumps(event))
-
-    def _on_step(self, step: JSONDict) -> None:
-        self._post({"type": "step", "askId": self.ask_id, "step": step})
-
-    def _on_text(self, text: str) -> None:
-        self._post({"type": "delta", "askId": self.ask_id, "text": text})
-
-    def model_for(self, name: str, options: JSONDict | None = None) -> Model:
-        if not name or name == DEMO_MODEL:
-            return DemoModel()
-        relay = str(self.config.get("relay", ""))
-        transport = FetchTransport(relay, token=self.config.get("token"))
-        options = options or {}
-        tools = options.get("tools") if options.get("tools") in TOOL_MODES else "auto"
-        window = options.get("context_window")
-        window = window if isinstance(window, int) and not isinstance(window, bool) else None
-        # The relay saw this model answer a tool call as text: code blocks from the start.
-        blocks = tools == "auto" and options.get("calls_as_text") is True
-        return OpenAIModel(
-            transport,
-            model=name,
-            tools=str(tools),
-            context_window=window,
-            use_tools=False if blocks else None,
-        )
-
-
-_state: _State | None = None
+_state: HostState | None = None
 
 
 def start(bridge: Any, config_json: str) -> None:
     global _state
-    _state = _State(bridge, json.loads(config_json))
-
-
-def _budget(value: Any, name: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 1:
-        raise ProtocolError(f"{name} must be a positive number of tokens (or null), got {value!r}")
-    return int(value)
-
-
-def _flag(value: Any, name: str) -> bool:
-    if value is None:
-        return False
-    if not isinstance(value, bool):
-        raise ProtocolError(f"{name} must be true or false, got {value!r}")
-    return value
+    _state = HostState(bridge, json.loads(config_json))
 
 
 def ask(ask_id: int, question: str, model: str, options_json: str = "{}") -> asyncio.Task[str]:
@@ -174,15 +58,15 @@ def ask(ask_id: int, question: str, model: str, options_json: str = "{}") -> asy
 
 
 async def _ask(
-    state: _State, ticket: int, ask_id: int, question: str, model: str, options_json: str
+    state: HostState, ticket: int, ask_id: int, question: str, model: str, options_json: str
 ) -> str:
     try:
         if state.settings_error:
             raise ProtocolError(state.settings_error)
         options = json.loads(options_json or "{}")
-        budget = _budget(options.get("tokenBudget"), "ask(question, {tokenBudget})")
+        tokens = budget(options.get("tokenBudget"), "ask(question, {tokenBudget})")
         verify = options.get("verify")
-        verify = None if verify is None else _flag(verify, "ask(question, {verify})")
+        verify = None if verify is None else flag(verify, "ask(question, {verify})")
         model_options = options.get("modelOptions")
         model_options = model_options if isinstance(model_options, dict) else {}
     except ProtocolError as exc:
@@ -199,7 +83,7 @@ async def _ask(
             }
             return json.dumps(stopped)
         state.ask_id = ask_id
-        outcome = await _answer(state, question, model, budget, verify, model_options)
+        outcome = await _answer(state, question, model, tokens, verify, model_options)
     return json.dumps(outcome)
 
 
@@ -207,7 +91,7 @@ _STOPPED_EARLY = "Stopped by the user before it started (it was waiting for the 
 
 
 async def _answer(
-    state: _State,
+    state: HostState,
     question: str,
     model: str,
     budget: int | None,
@@ -347,7 +231,7 @@ async def import_notebook(text: str, name: str) -> str:
         return json.dumps(await import_into(state.agent, text, name=name or "notebook"))
 
 
-def _require() -> _State:
+def _require() -> HostState:
     if _state is None:
         raise RuntimeError("reckon.agent._host.start() was not called")
     return _state

@@ -129,21 +129,16 @@ class OutputCapture:
         interval: float,
         overflow_hint: str,
     ) -> None:
-        self.stdout = StreamWriter(
-            "stdout",
-            limit=limit,
-            stream_limit=stream_limit,
-            on_stream=on_stream,
-            interval=interval,
-            overflow_hint=overflow_hint,
-        )
-        self.stderr = StreamWriter(
-            "stderr",
-            limit=limit,
-            stream_limit=stream_limit,
-            on_stream=on_stream,
-            interval=interval,
-            overflow_hint=overflow_hint,
+        self.stdout, self.stderr = (
+            StreamWriter(
+                name,
+                limit=limit,
+                stream_limit=stream_limit,
+                on_stream=on_stream,
+                interval=interval,
+                overflow_hint=overflow_hint,
+            )
+            for name in ("stdout", "stderr")
         )
         self._saved: tuple[TextIO, TextIO] | None = None
 

@@ -99,13 +99,19 @@ def format_error(exc: BaseException, *, cell: str) -> dict[str, Any]:
     if hidden:
         lines.append(f"  ... {hidden} library frame{'s' if hidden > 1 else ''} hidden ...")
     lines.extend(part.rstrip("\n") for part in traceback.format_exception_only(type(exc), exc))
+    return _error(exc, _message(exc), lines, line, error_hint(exc))
+
+
+def _error(
+    exc: BaseException, message: str, lines: list[str], line: int | None, hint: str | None
+) -> dict[str, Any]:
+    """The ``error`` dict of a run result (PROTOCOL.md §1); ``hint`` only when there is one."""
     error: dict[str, Any] = {
         "type": type(exc).__name__,
-        "message": _message(exc),
+        "message": message,
         "traceback": "\n".join(lines),
         "line": line,
     }
-    hint = error_hint(exc)
     if hint:
         error["hint"] = hint
     return error
@@ -152,13 +158,4 @@ def format_syntax_error(exc: SyntaxError) -> dict[str, Any]:
     if text.lstrip().startswith(("!", "%")):
         message += _SHELL_HINT
     lines.append(f"{type(exc).__name__}: {message}")
-    error: dict[str, Any] = {
-        "type": type(exc).__name__,
-        "message": message,
-        "traceback": "\n".join(lines),
-        "line": lineno,
-    }
-    hint = syntax_hint(text)
-    if hint:
-        error["hint"] = hint
-    return error
+    return _error(exc, message, lines, lineno, syntax_hint(text))

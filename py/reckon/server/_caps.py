@@ -28,22 +28,23 @@ class CallCapped(RelayError):
 
 
 def too_long(config: RelayConfig, profile: str) -> CallCapped:
-    return CallCapped(
-        504,
-        f"The model server '{profile}' was still answering after {config.call_timeout:g} s, "
-        "the relay's limit for one model call (call_timeout), so the relay stopped the call. "
-        "Ask for a shorter answer (max_tokens), or raise call_timeout.",
-        code="call_timeout",
+    said = (
+        f"was still answering after {config.call_timeout:g} s, the relay's limit for one model call"
     )
+    return _capped(504, profile, said, "call_timeout")
 
 
 def _too_big(config: RelayConfig, profile: str) -> CallCapped:
+    said = f"sent more than {config.max_answer_bytes} bytes for one answer, the relay's limit"
+    return _capped(502, profile, said, "max_answer_bytes")
+
+
+def _capped(status: int, profile: str, said: str, setting: str) -> CallCapped:
     return CallCapped(
-        502,
-        f"The model server '{profile}' sent more than {config.max_answer_bytes} bytes for one "
-        "answer, the relay's limit (max_answer_bytes), so the relay stopped the call. Ask "
-        "for a shorter answer (max_tokens), or raise max_answer_bytes.",
-        code="max_answer_bytes",
+        status,
+        f"The model server '{profile}' {said} ({setting}), so the relay stopped the call. "
+        f"Ask for a shorter answer (max_tokens), or raise {setting}.",
+        code=setting,
     )
 
 

@@ -36,6 +36,26 @@ _LEAD = re.compile(
     re.IGNORECASE,
 )
 
+# Integrals (with bounds or without), then derivatives: (kind, pattern), in that order.
+_CALCULUS = (
+    (
+        "integrate",
+        re.compile(
+            r"\b(?:integrate|integral of|antiderivative of)\s+(?P<expr>.+?)"
+            r"(?:\s*d(?P<var>[a-z]))?(?:\s+from\s+(?P<lo>\S+)\s+to\s+(?P<hi>\S+))?\s*$",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "diff",
+        re.compile(
+            r"\b(?:derivative of|differentiate|d/d[a-z]\s*(?:of)?)\s+(?P<expr>.+?)"
+            r"(?:\s+(?:with respect to|wrt)\s+(?P<var>[a-z]))?\s*$",
+            re.IGNORECASE,
+        ),
+    ),
+)
+
 
 # "the mean of 3, 5 and 10": a statistic of numbers the question lists, the list last.
 _STATISTICS = {
@@ -70,23 +90,12 @@ def parse_math(question: str) -> Intent | None:
         return intent
     if match := re.search(r"\bis\s+(\d+)\s+(?:a\s+)?prime\b", lowered):
         return _math(question, "prime", match.group(1))
-    if match := re.search(
-        r"\b(?:integrate|integral of|antiderivative of)\s+(?P<expr>.+?)"
-        r"(?:\s*d(?P<var>[a-z]))?(?:\s+from\s+(?P<lo>\S+)\s+to\s+(?P<hi>\S+))?\s*$",
-        text,
-        re.IGNORECASE,
-    ):
-        intent = _math(question, "integrate", match.group("expr"), var=match.group("var"))
-        intent.lower, intent.upper = match.group("lo") or "", match.group("hi") or ""
-        return intent if _plausible(intent.expression) else None
-    if match := re.search(
-        r"\b(?:derivative of|differentiate|d/d[a-z]\s*(?:of)?)\s+(?P<expr>.+?)"
-        r"(?:\s+(?:with respect to|wrt)\s+(?P<var>[a-z]))?\s*$",
-        text,
-        re.IGNORECASE,
-    ):
-        intent = _math(question, "diff", match.group("expr"), var=match.group("var"))
-        return intent if _plausible(intent.expression) else None
+    for kind, pattern in _CALCULUS:
+        if match := pattern.search(text):
+            intent = _math(question, kind, match.group("expr"), var=match.group("var"))
+            bounds = match.groupdict()  # an integral's, if it has them
+            intent.lower, intent.upper = bounds.get("lo") or "", bounds.get("hi") or ""
+            return intent if _plausible(intent.expression) else None
     if match := re.search(
         r"^(?:please\s+)?solve\s+(?:for\s+(?P<var1>[a-z])\s*:?\s+)?(?P<expr>.+?)"
         r"(?:\s+for\s+(?P<var>[a-z]))?\s*$",

@@ -153,7 +153,8 @@ def _outputs(result: JSONDict, count: int) -> list[JSONDict]:
             {
                 "output_type": "display_data",
                 "data": {
-                    "image/png": figure.get("png", ""),
+                    # In the browser a reference the page fills in (PROTOCOL.md §4).
+                    "image/png": figure.get("png") or figure.get("ref", ""),
                     "text/plain": [str(figure.get("description", "a figure"))],
                 },
                 "metadata": _figure_size(figure),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from html import escape
 
 from reckon.agent._types import JSONDict
@@ -100,8 +101,15 @@ def _step(step: JSONDict) -> str:
 
 
 def _figure(figure: object) -> str:
-    """A chart as a ``data:`` image (only a real base64 PNG; anything else is left out)."""
-    if not isinstance(figure, dict) or not isinstance(figure.get("png"), str):
+    """A chart as a ``data:`` image (only a real base64 PNG; anything else is left out).
+    In the browser the agent holds a reference instead, which the page fills in with the
+    PNG, checked the same way (PROTOCOL.md §4)."""
+    if not isinstance(figure, dict):
+        return ""
+    ref = figure.get("ref")
+    if not isinstance(figure.get("png"), str) and isinstance(ref, str) and _REF.fullmatch(ref):
+        return _img(ref, figure)
+    if not isinstance(figure.get("png"), str):
         return ""
     png = figure["png"]
     try:
@@ -111,8 +119,15 @@ def _figure(figure: object) -> str:
         return ""
     if not all(c.isalnum() or c in "+/=" for c in png):
         return ""
+    return _img(png, figure)
+
+
+_REF = re.compile(r"[a-z0-9-]{1,80}")
+
+
+def _img(source: str, figure: JSONDict) -> str:
     alt = escape(str(figure.get("description") or "a chart"))
     size = "".join(
         f' {k}="{figure[k]}"' for k in ("width", "height") if isinstance(figure.get(k), int)
     )
-    return f'<img src="data:image/png;base64,{png}" alt="{alt}"{size}>'
+    return f'<img src="data:image/png;base64,{source}" alt="{alt}"{size}>'
