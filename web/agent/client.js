@@ -152,6 +152,8 @@ export class Agent extends EventTarget {
       scan: (args) => sandbox.scan(String(args.code), { timeoutMs: timeout(args) }),
       listFiles: (args) => sandbox.listFiles(String(args.dir)).then((files) => ({ status: "ok", files }), (err) => ({ status: "error", files: [], message: String(err.message || err) })),
       inspect: (args) => /** @type {Promise<import("../shared/protocol.js").InspectResult>} */ (sandbox.inspect(String(args.path))),
+      // The host tools the page lends now, for the prompt (web/tools.js).
+      tools: () => ({ status: "ok", tools: sandbox.channel.tools ? sandbox.channel.tools.describe() : [] }),
     };
   }
 

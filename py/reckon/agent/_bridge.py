@@ -133,5 +133,11 @@ class PageExecutor:
             if entry.get("is_dir"):
                 continue
             files.append(await self._call("inspect", path=entry["path"]))
-        return {"python": python, "packages": packages, "files": files,
-                "data_dir": "/data", "output_dir": "/output"}  # fmt: skip
+        env: JSONDict = {"python": python, "packages": packages, "files": files,
+                         "data_dir": "/data", "output_dir": "/output"}  # fmt: skip
+        # The page's host tools, for the prompt; none: the environment is as before.
+        lent = await self._call("tools")
+        tools = [t for t in lent.get("tools") or [] if isinstance(t, dict)]
+        if tools:
+            env["tools"] = tools
+        return env
