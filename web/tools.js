@@ -61,6 +61,8 @@ export class ToolHost {
     this.allowed = new Set();
     this.askCalls = 0;
     this.listeners = 0; // who hears `tool-request` (the chat page, a host page)
+    /** @type {{runId: number, texts: string[]}} what the last run's calls returned (for schema privacy) */
+    this.values = { runId: -1, texts: [] };
     this.isLive = (/** @type {number} */ _runId) => true;
   }
 
@@ -98,6 +100,15 @@ export class ToolHost {
     const records = this.byRun.get(runId) || [];
     this.byRun.delete(runId);
     return records;
+  }
+
+  /** The JSON texts run `runId`'s calls returned, handed over once: the agent hides
+   * them from the model under schema privacy (PROTOCOL.md §3, *Host tools*). @param {number} runId */
+  valuesOf(runId) {
+    if (this.values.runId !== runId) return [];
+    const { texts } = this.values;
+    this.values = { runId: -1, texts: [] };
+    return texts;
   }
 
   /** The person's answer to a `tool-request` event. @param {unknown} id @param {unknown} decision */
@@ -230,6 +241,8 @@ export class ToolHost {
       const problems = validate(JSON.parse(text), tool.returns);
       if (problems.length) return finish({ status: "error", message: `${name} returned data that does not match its declared result: ${problems.join("; ")}` }, { status: "error", size });
     }
+    if (this.values.runId !== runId) this.values = { runId, texts: [] };
+    this.values.texts.push(text);
     return finish({ status: "ok", text }, { status: "ok", size });
   }
 }

@@ -147,7 +147,14 @@ export class Agent extends EventTarget {
     /** @param {{timeoutMs?: unknown}} args */
     const timeout = (args) => Number(args.timeoutMs) || undefined;
     return {
-      run: (args) => sandbox.run(String(args.code), { timeoutMs: timeout(args), onStream: (name, text) => this.emit("stream", { name, text }) }),
+      run: async (args) => {
+        const result = await sandbox.run(String(args.code), { timeoutMs: timeout(args), onStream: (name, text) => this.emit("stream", { name, text }) });
+        // What the run's host tools returned goes to the agent beside the result, for
+        // schema privacy to hide (the agent takes it out at once: _tool_values.py).
+        const calls = Array.isArray(result.tools) ? result.tools : [];
+        const texts = calls.length && sandbox.channel.tools ? sandbox.channel.tools.valuesOf(calls[0].runId) : [];
+        return texts.length ? { ...result, toolValues: texts } : result;
+      },
       interrupt: () => sandbox.interrupt(),
       scan: (args) => sandbox.scan(String(args.code), { timeoutMs: timeout(args) }),
       listFiles: (args) => sandbox.listFiles(String(args.dir)).then((files) => ({ status: "ok", files }), (err) => ({ status: "error", files: [], message: String(err.message || err) })),

@@ -16,9 +16,10 @@
  * @typedef {{png: string, width: number, height: number, description: string}} Figure
  * @typedef {{path: string, size: number, change: "created" | "modified"}} FileChange
  * @typedef {{name: string, type: string, text: string}} Assigned
+ * @typedef {{call: number, runId: number, name: string, args: unknown, status: string, size: number, ms: number, message?: string, request?: string}} ToolCallRecord
  * @typedef {{status: string, stdout: string, stderr: string, truncated: boolean, result: RunValue | null,
  *   figures: Figure[], files: FileChange[], error: RunError | null, duration_ms: number, restarted: boolean,
- *   assigned?: Assigned[]}} RunResult
+ *   assigned?: Assigned[], tools?: ToolCallRecord[]}} RunResult
  */
 
 /** A file entry (PROTOCOL.md §2).

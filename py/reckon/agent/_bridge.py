@@ -10,6 +10,7 @@ from typing import Any
 
 from reckon._exceptions import ModelError
 from reckon._protocol import AGENT_ALLOWED
+from reckon.agent._tool_values import ToolValues
 from reckon.agent._types import JSONDict
 
 __all__ = ["FetchTransport", "PageExecutor"]
@@ -102,6 +103,7 @@ class PageExecutor:
         self.base_timeout_ms = timeout_ms
         self.per_gb_ms = per_gb_ms
         self.data_bytes = 0
+        self.tool_values = ToolValues()
 
     @property
     def timeout_ms(self) -> int:
@@ -115,7 +117,10 @@ class PageExecutor:
         return reply
 
     async def run(self, code: str) -> JSONDict:
-        return await self._call("run", code=code, timeoutMs=self.timeout_ms)
+        result = await self._call("run", code=code, timeoutMs=self.timeout_ms)
+        # What the page's tools returned: for schema privacy only, never kept or shown.
+        self.tool_values.arrived(result.pop("toolValues", None))
+        return result
 
     async def scan(self, code: str) -> JSONDict:
         """A run in a fresh worker with the uploads mounted, which no cell can reach
