@@ -281,6 +281,8 @@ export function createReckon(options = {}) {
     },
     events,
     agent,
+    /** The host tools' page side (web/tools.js): its `approve` is the onToolRequest hook. */
+    toolHost: tools,
   };
   const sandboxReady = sandbox.ready();
   sandboxReady.catch((/** @type {any} */ err) => sandbox.closed || emit("error", { message: String(err.message || err) }));

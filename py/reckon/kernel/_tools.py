@@ -34,6 +34,11 @@ class ToolError(Exception):
     It is the cell's error, not Reckon's: the message says why and what to do."""
 
 
+# A traceback's last line then reads "ToolError: ..." (as the cell spells it), not the
+# private module's path, which the person and the model would only have to read past.
+ToolError.__module__ = "builtins"
+
+
 def set_transport(transport: Transport | None) -> None:
     """Where calls go (the worker sets it once; tests set their own)."""
     global _transport
