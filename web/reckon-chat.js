@@ -12,6 +12,7 @@
 // (two elements with the same session share them, as two tabs do); without it,
 // nothing is kept and nothing is shared.
 import { createReckon } from "./reckon.js";
+import { checkedTool } from "./tools.js";
 import { mountChat } from "./page/chat-ui.js";
 import { errorText } from "./page/render.js";
 import { Store } from "./shared/store.js";
@@ -112,6 +113,7 @@ export class ReckonChat extends HTMLElement {
 
   set tools(list) {
     if (!Array.isArray(list)) throw new TypeError("<reckon-chat>.tools: set a list of tools ({name, description, parameters, run, policy?})");
+    for (const tool of list) checkedTool(tool); // all or nothing: a bad one changes nothing
     const api = this.reckon;
     for (const name of this.#lent) api.unregisterTool(name);
     this.#lent = list.map((tool) => api.registerTool(tool).name);
