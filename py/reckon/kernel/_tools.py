@@ -18,7 +18,7 @@ from typing import Any
 
 __all__ = ["Tool", "ToolCall", "ToolError", "Tools", "call_tool", "set_transport"]
 
-Transport = Callable[[str, str], Awaitable[Any]]
+Transport = Callable[[str, str], Awaitable[Any] | str]
 
 _transport: Transport | None = None
 
@@ -68,8 +68,10 @@ async def call_tool(name: str, args: dict[str, Any], *, as_frame: bool = False) 
         raise ToolError(
             f"{name}: arguments must be JSON data (str, int, float, bool, None, list, dict): {exc}"
         ) from None
-    raw = await _transport(name, payload)
-    reply = json.loads(str(raw))
+    raw = _transport(name, payload)
+    # A refusal the worker makes itself comes back at once, as text: no turn of the
+    # event loop per call, so a loop of refused calls ends quickly.
+    reply = json.loads(raw if isinstance(raw, str) else str(await raw))
     if reply.get("status") != "ok":
         raise ToolError(str(reply.get("message") or f"the tool {name} failed"))
     value = json.loads(reply["text"]) if isinstance(reply.get("text"), str) else None

@@ -38,18 +38,19 @@ class ToolBridge {
     return JSON.stringify({ status: "error", message });
   }
 
-  /** One call: resolves to the page's reply as JSON text (never rejects).
-   * @param {string} name @param {string} args @returns {Promise<string>} */
+  /** One call: the page's reply as JSON text (never rejects); a refusal made here is
+   * the text itself, not a promise, so a cell looping on refusals never waits a turn of
+   * the event loop for each. @param {string} name @param {string} args @returns {string | Promise<string>} */
   call(name, args) {
     const { link, cell, memory } = this.worker;
-    if (!memory.cellRuns) return Promise.resolve(ToolBridge.error(`tools.${name}: a tool can be called only while its cell runs (not from a task the cell left running)`));
+    if (!memory.cellRuns) return ToolBridge.error(`tools.${name}: a tool can be called only while its cell runs (not from a task the cell left running)`);
     if (this.run !== cell.id) {
       this.run = cell.id;
       this.refused = null;
     }
-    if (this.refused) return Promise.resolve(ToolBridge.error(this.refused));
-    if (args.length > TOOL_ARGS_LIMIT) return Promise.resolve(ToolBridge.error(`tools.${name}: the arguments are ${args.length.toLocaleString("en")} characters of JSON; at most ${TOOL_ARGS_LIMIT.toLocaleString("en")} may be sent`));
-    if (this.pending.size >= TOOL_IN_FLIGHT) return Promise.resolve(ToolBridge.error(`tools.${name}: at most ${TOOL_IN_FLIGHT} tool calls may wait at once; await each call (or fewer at a time)`));
+    if (this.refused) return ToolBridge.error(this.refused);
+    if (args.length > TOOL_ARGS_LIMIT) return ToolBridge.error(`tools.${name}: the arguments are ${args.length.toLocaleString("en")} characters of JSON; at most ${TOOL_ARGS_LIMIT.toLocaleString("en")} may be sent`);
+    if (this.pending.size >= TOOL_IN_FLIGHT) return ToolBridge.error(`tools.${name}: at most ${TOOL_IN_FLIGHT} tool calls may wait at once; await each call (or fewer at a time)`);
     const call = ++this.next;
     const run = cell.id;
     return new Promise((resolve) => {
