@@ -17,6 +17,7 @@ const POLICIES = ["run", "ask", "once"];
 const RESERVED = new Set(["False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield", "Tool", "ToolError"]);
 const ARGS_SHOWN = 2_000; // characters of a call's arguments kept in its record
 const WAIT_POLL_MS = 250;
+const KEPT_RUNS = 16;
 
 /** @typedef {{timeoutMs: number, callsPerRun: number, callsPerAsk: number, resultBytes: number}} ToolLimits */
 /** @type {Readonly<ToolLimits>} */
@@ -138,6 +139,9 @@ export class ToolHost {
     const record = { call, runId, name, args: null, status: "error", size: 0, ms: 0 };
     const records = this.byRun.get(runId) || [];
     this.byRun.set(runId, records);
+    // A run whose result never came through (its worker was replaced) leaves its
+    // records here: only the last few runs are kept.
+    for (const old of this.byRun.keys()) if (this.byRun.size > KEPT_RUNS && old !== runId) this.byRun.delete(old);
     const finish = (/** @type {Record<string, unknown>} */ answer, /** @type {Partial<ToolRecord>} */ fields) => {
       Object.assign(record, fields, { ms: Math.round(performance.now() - started) });
       if (answer.status !== "ok") record.message = String(answer.message);
