@@ -331,3 +331,33 @@ def test_registration_checks_the_tool_at_once(page: Any) -> None:
     )
     assert all(e.startswith("TypeError: registerTool") for e in errors), errors
     assert 'the keyword "pattern" is not supported' in errors[3]
+
+
+# --- never a hang --------------------------------------------------------------------
+
+
+def test_a_cell_waiting_on_a_tool_still_stops_at_its_time_limit(page: Any) -> None:
+    result = run(page, "await tools.hang()", timeout_ms=600, deadline_s=30)
+    assert result["status"] in ("timeout", "error"), result
+    assert result["duration_ms"] < 10_000
+    assert ok(run(page, "print(await tools.get_orders(month=4))"))["stdout"].startswith("[{'id': 3")
+
+
+def test_a_task_the_cell_left_cannot_call_a_tool_later(page: Any) -> None:
+    cell = (
+        "import asyncio\n"
+        "async def later():\n"
+        "    await asyncio.sleep(0.3)\n"
+        "    try:\n"
+        "        await tools.get_orders(month=3)\n"
+        "        said = 'ran'\n"
+        "    except ToolError as e:\n"
+        "        said = str(e)\n"
+        "    open('/tmp/late.txt', 'w').write(said)\n"
+        "task = asyncio.ensure_future(later())"
+    )
+    ok(run(page, cell))
+    page.wait_for_timeout(1000)
+    said = ok(run(page, "print(open('/tmp/late.txt').read())"))["stdout"]
+    assert "only while its cell runs" in said, said
+    assert ran(page) == []

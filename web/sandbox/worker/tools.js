@@ -56,7 +56,8 @@ class ToolBridge {
     return new Promise((resolve) => {
       const timer = setInterval(() => {
         const due = cell.due();
-        if (due || link.fatal || cell.id !== run) end(ToolBridge.error(`tools.${name}: the cell was ${due === "timeout" ? "stopped at its time limit" : "interrupted"} while the tool ran`));
+        if (due) end(ToolBridge.error(`tools.${name}: the cell was ${due === "timeout" ? "stopped at its time limit" : "interrupted"} while the tool ran`));
+        else if (link.fatal || cell.id !== run || !memory.cellRuns) end(ToolBridge.error(`tools.${name}: its cell ended before the tool answered`));
       }, TOOL_POLL_MS);
       /** @param {string} reply */
       const end = (reply) => {
