@@ -134,7 +134,7 @@ export class ToolHost {
     const started = performance.now();
     const runId = Number(msg.id);
     const call = Number(msg.call);
-    const name = String(msg.name);
+    const name = String(msg.name).slice(0, 100); // what a hostile cell names is shown: bounded
     /** @type {ToolRecord} */
     const record = { call, runId, name, args: null, status: "error", size: 0, ms: 0 };
     const records = this.byRun.get(runId) || [];

@@ -49,6 +49,7 @@ class ToolBridge {
       this.refused = null;
     }
     if (this.refused) return ToolBridge.error(this.refused);
+    if (name.length > 64) return ToolBridge.error(`tools.${name.slice(0, 64)}…: no tool has a name that long`);
     if (args.length > TOOL_ARGS_LIMIT) return ToolBridge.error(`tools.${name}: the arguments are ${args.length.toLocaleString("en")} characters of JSON; at most ${TOOL_ARGS_LIMIT.toLocaleString("en")} may be sent`);
     if (this.pending.size >= TOOL_IN_FLIGHT) return ToolBridge.error(`tools.${name}: at most ${TOOL_IN_FLIGHT} tool calls may wait at once; await each call (or fewer at a time)`);
     const call = ++this.next;
