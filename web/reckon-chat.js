@@ -12,19 +12,21 @@
 // (two elements with the same session share them, as two tabs do); without it,
 // nothing is kept and nothing is shared.
 import { createReckon } from "./reckon.js";
+import { checkedTool } from "./tools.js";
 import { mountChat } from "./page/chat-ui.js";
 import { errorText } from "./page/render.js";
 import { Store } from "./shared/store.js";
 
 const BASE = new URL("./", import.meta.url);
 // The same data as createReckon().on(type); re-dispatched on the element.
-const EVENTS = ["progress", "ready", "error", "ask", "step", "delta", "waiting", "answer", "ask-error", "restarted", "recovered", "restored", "storage-error", "storage-changed", "conversation", "conversations"];
+const EVENTS = ["progress", "ready", "error", "ask", "step", "delta", "waiting", "answer", "ask-error", "restarted", "recovered", "restored", "storage-error", "storage-changed", "conversation", "conversations", "tool", "tool-request", "tool-decided"];
 // The JS API methods the element offers itself (element.ask(...) is element.reckon.ask(...)).
 const METHODS = [
   "ready", "run", "ask", "stop", "upload", "writeFile", "readFile", "listFiles", "inspect", "deleteFile",
   "interrupt", "restart", "reset", "newConversation", "models", "transcript", "replay", "saved", "restored",
   "clearAll", "exportNotebook", "exportScript", "exportReport", "importNotebook", "runSql", "on",
   "conversations", "openConversation", "renameConversation", "deleteConversation", "restoreConversation",
+  "registerTool", "unregisterTool", "decideTool",
 ];
 
 // Methods after which the widget's file lists are refreshed.
@@ -57,6 +59,8 @@ export class ReckonChat extends HTMLElement {
 
   /** @type {ReturnType<typeof createReckon> | null} */
   #api = null;
+  /** @type {string[]} the tools set through `tools` */
+  #lent = [];
   /** @type {ReturnType<typeof mountChat> | null} */
   #ui = null;
   /** @type {HTMLDivElement | null} */
@@ -98,6 +102,31 @@ export class ReckonChat extends HTMLElement {
 
   attributeChangedCallback() {
     this.#applyLook();
+  }
+
+  /** The host tools this element lends its sandbox (docs/javascript.md, *Host tools*):
+   * setting a list registers each (a bad one throws a TypeError) in place of the ones
+   * set before; reading gives what is lent now. */
+  get tools() {
+    return this.reckon.tools();
+  }
+
+  set tools(list) {
+    if (!Array.isArray(list)) throw new TypeError("<reckon-chat>.tools: set a list of tools ({name, description, parameters, run, policy?})");
+    for (const tool of list) checkedTool(tool); // all or nothing: a bad one changes nothing
+    const api = this.reckon;
+    for (const name of this.#lent) api.unregisterTool(name);
+    this.#lent = list.map((tool) => api.registerTool(tool).name);
+  }
+
+  /** Who approves a call of a tool whose policy asks (else the widget's Allow / Deny row). */
+  get onToolRequest() {
+    return this.reckon.toolHost.approve;
+  }
+
+  set onToolRequest(fn) {
+    if (fn !== null && typeof fn !== "function") throw new TypeError("<reckon-chat>.onToolRequest: set a function (request) => boolean, or null");
+    this.reckon.toolHost.approve = fn;
   }
 
   /** The createReckon() object behind this element (the same API as window.reckon on the page). */

@@ -4,6 +4,7 @@ import { Sandbox } from "./sandbox/client.js";
 import { Agent } from "./agent/client.js";
 import { Persistence } from "./persist.js";
 import { busyError, conversationCalls } from "./reckon-conversations.js";
+import { ToolHost } from "./tools.js";
 
 /**
  * Create the API object. The sandbox starts loading immediately, before anyone asks.
@@ -14,7 +15,9 @@ import { busyError, conversationCalls } from "./reckon-conversations.js";
  *          persist?: boolean, session?: string, store?: import("./shared/store.js").Store, memoryLimitMB?: number, sqlMemoryLimitMB?: number, snapshot?: boolean,
  *          settings?: {timeoutMs?: number, timeoutPerGbMs?: number, maxSteps?: number, maxFailures?: number, tokenBudget?: number,
  *                      privacy?: "full" | "schema", allowColumns?: string[], approval?: "auto" | "ask",
- *                      verify?: boolean}}} [options]
+ *                      verify?: boolean},
+ *          tools?: unknown[], toolLimits?: {timeoutMs?: number, callsPerRun?: number, callsPerAsk?: number, resultBytes?: number},
+ *          onToolRequest?: import("./tools.js").ToolApprover}} [options]
  */
 export function createReckon(options = {}) {
   const sandbox = new Sandbox(options);
@@ -28,6 +31,12 @@ export function createReckon(options = {}) {
   sandbox.addEventListener("error", (ev) => forward("error", ev));
   for (const type of ["ask", "step", "delta", "answer", "usage", "proposal", "waiting"]) agent.addEventListener(type, (ev) => forward(type, ev));
   agent.addEventListener("error", (ev) => forward("ask-error", ev));
+  // Host tools (web/tools.js): functions this page lends to the sandbox's cells.
+  const tools = new ToolHost({ emit, limits: options.toolLimits, approve: options.onToolRequest });
+  for (const spec of options.tools || []) tools.register(spec);
+  tools.isLive = (runId) => sandbox.channel.isPending(runId);
+  sandbox.channel.tools = tools;
+  events.addEventListener("conversation", () => tools.forgetApprovals());
   const persist = options.persist === false ? null : new Persistence({ sandbox, agent, emit, session: options.session, withAgent: options.agent !== false, store: options.store });
   // Asks and notebook imports under way (or waiting their turn): the conversation they
   // write to must stay open until they end.
@@ -101,6 +110,7 @@ export function createReckon(options = {}) {
         await lending;
         const conversation = persist ? persist.conversationId : null;
         if (persist) await persist.agentRestored;
+        tools.beginAsk();
         const outcome = await agent.ask(question, opts, { stops });
         if (persist && conversation) await persist.saveAsk(question, conversation);
         return outcome;
@@ -109,7 +119,22 @@ export function createReckon(options = {}) {
       }
     },
     /** Stop the agent: ends the model call and interrupts the running cell. */
-    stop: () => agent.stop(),
+    stop: () => {
+      tools.denyAll();
+      return agent.stop();
+    },
+    /** Lend the sandbox a function of this page (docs/javascript.md, *Host tools*):
+     * {name, description, parameters, returns?, policy?, timeoutMs?, run}; a bad one
+     * throws a TypeError. A tool of the same name is replaced.
+     * @param {unknown} tool */
+    registerTool: (tool) => tools.register(tool),
+    /** @param {string} name */
+    unregisterTool: (name) => tools.unregister(name),
+    /** The tools lent now: [{name, description, parameters, returns?, policy}]. */
+    tools: () => tools.describe(),
+    /** Answer a `tool-request` event: {action: "allow"} or {action: "deny", reason?}.
+     * @param {unknown} requestId @param {unknown} decision */
+    decideTool: (requestId, decision) => tools.decide(requestId, decision),
     /** Answer a "proposal" event (settings.approval "ask"): {action: "run"},
      * {action: "edit", code} or {action: "reject", reason}; resolves to {status, message?}.
      * @param {Parameters<Agent["decide"]>[0]} proposalId @param {Parameters<Agent["decide"]>[1]} decision */
@@ -243,6 +268,7 @@ export function createReckon(options = {}) {
     },
     /** @param {string} type @param {(detail: any) => void} fn */
     on(type, fn) {
+      if (type === "tool-request") tools.listeners++;
       events.addEventListener(type, (ev) => fn(/** @type {CustomEvent} */ (ev).detail));
     },
     /** Shut down: the sandbox frame and both workers end (their memory is freed), pending
@@ -255,6 +281,8 @@ export function createReckon(options = {}) {
     },
     events,
     agent,
+    /** The host tools' page side (web/tools.js): its `approve` is the onToolRequest hook. */
+    toolHost: tools,
   };
   const sandboxReady = sandbox.ready();
   sandboxReady.catch((/** @type {any} */ err) => sandbox.closed || emit("error", { message: String(err.message || err) }));

@@ -41,7 +41,7 @@ SANDBOX_METHODS = (
     "reset",
 )
 # What the agent may ask the page to do in the sandbox (the agent-allowed column).
-AGENT_ALLOWED = ("run", "listFiles", "inspect", "interrupt", "scan")
+AGENT_ALLOWED = ("run", "listFiles", "inspect", "interrupt", "scan", "tools")
 # The agent worker's methods and events (PROTOCOL.md §4).
 AGENT_METHODS = (
     "start",

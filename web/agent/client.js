@@ -154,11 +154,21 @@ export class Agent extends EventTarget {
     /** @param {{timeoutMs?: unknown}} args */
     const timeout = (args) => Number(args.timeoutMs) || undefined;
     return {
-      run: (args) => sandbox.run(String(args.code), { timeoutMs: timeout(args), onStream: (name, text) => this.emit("stream", { name, text }) }).then((result) => this.figures.lend(result)),
+      run: async (args) => {
+        const result = await sandbox.run(String(args.code), { timeoutMs: timeout(args), onStream: (name, text) => this.emit("stream", { name, text }) });
+        // What the run's host tools returned goes to the agent beside the result, for
+        // schema privacy to hide (the agent takes it out at once: _tool_values.py).
+        const calls = Array.isArray(result.tools) ? result.tools : [];
+        const texts = calls.length && sandbox.channel.tools ? sandbox.channel.tools.valuesOf(calls[0].runId) : [];
+        const lent = this.figures.lend(result);
+        return texts.length ? { ...lent, toolValues: texts } : lent;
+      },
       interrupt: () => sandbox.interrupt(),
       scan: (args) => sandbox.scan(String(args.code), { timeoutMs: timeout(args) }).then((result) => this.figures.lend(result)),
       listFiles: (args) => sandbox.listFiles(String(args.dir)).then((files) => ({ status: "ok", files }), (err) => ({ status: "error", files: [], message: String(err.message || err) })),
       inspect: (args) => /** @type {Promise<import("../shared/protocol.js").InspectResult>} */ (sandbox.inspect(String(args.path))),
+      // The host tools the page lends now, for the prompt (web/tools.js).
+      tools: () => ({ status: "ok", tools: sandbox.channel.tools ? sandbox.channel.tools.describe() : [] }),
     };
   }
 

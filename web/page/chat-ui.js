@@ -11,6 +11,7 @@ import { personalDataFlag } from "./privacy-flag.js";
 import { chatMarkup } from "./chat-markup.js";
 import { wireTools } from "./chat-tools.js";
 import { conversationList } from "./chat-conversations.js";
+import { followToolCalls } from "./chat-tool-calls.js";
 import { scrolling } from "./chat-scroll.js";
 import { Turns, followAgent } from "./chat-live.js";
 import { showSaved } from "./chat-restore.js";
@@ -169,6 +170,12 @@ export function mountChat(root, reckon, options = {}) {
       (turn ? turn.steps : messages).appendChild(card);
       card.scrollIntoView({ block: "nearest" });
     },
+  });
+  // Host tools' calls and approval rows go where the steps go, as the cards do.
+  followToolCalls(reckon, (row) => {
+    const turn = turns.current;
+    (turn ? turn.steps : messages).appendChild(row);
+    row.scrollIntoView({ block: "nearest" });
   });
   $("settings").appendChild(control.settingsPanel());
   followAgent(reckon, { turns, $, scroll: { nearEnd, toEnd, reveal }, refresh: refreshFiles, models });

@@ -56,6 +56,8 @@ export class SandboxChannel {
     this.lazy = [];
     /** @type {string[]} files handed over so far: a new frame needs them again */
     this.handed = [];
+    /** @type {import("../tools.js").ToolHost | null} the page's host tools (web/tools.js), set by createReckon */
+    this.tools = null;
     this.replacing = false; // set by recovery.js while it replaces the worker
     this.closed = false;
   }
@@ -269,6 +271,17 @@ export class SandboxChannel {
         const entry = this.rpc.pending.get(msg.id);
         if (entry && entry.started) entry.started();
       }),
+      // A cell calls a host tool: only the running request's calls count, and what
+      // goes back is a note on this worker's port (web/tools.js).
+      "tool-call": head((msg) => {
+        const port = this.workerPort;
+        const entry = this.rpc.pending.get(msg.id);
+        if (!entry || entry.method !== "run") return;
+        if (!this.tools) return port && port.postMessage({ type: "tool-result", call: msg.call, status: "error", message: "no tools are available: this page lends none (createReckon({tools}) or reckon.registerTool)" });
+        this.tools.handle(msg, (reply) => {
+          if (port && port === this.workerPort) port.postMessage({ ...reply, type: "tool-result" });
+        });
+      }),
     };
   }
 
@@ -281,7 +294,9 @@ export class SandboxChannel {
       this.recover("crash", null);
       return true;
     }
-    this.rpc.settle(msg.id, /** @type {any} */ (msg));
+    // A run's tool calls go with its result (PROTOCOL.md §1, `tools`).
+    const calls = this.tools && entry.method === "run" ? this.tools.take(msg.id) : [];
+    this.rpc.settle(msg.id, /** @type {any} */ (calls.length ? { ...msg, tools: calls } : msg));
     this.watch.watchHead();
     return true;
   }

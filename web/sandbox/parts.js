@@ -4,7 +4,7 @@
 // the same way to run it under Node.js (sitebuild/snapshot.mjs), so both run one source.
 
 /** The sandbox worker's parts, in order. */
-export const WORKER_PARTS = ["sandbox/worker/state.js", "sandbox/worker/memory.js", "sandbox/worker/memory-apis.js", "sandbox/worker/wasm-exports.js", "sandbox/worker/fetch.js", "sandbox/worker/boot.js", "sandbox/worker/rest.js", "sandbox/worker/sql.js", "sandbox/worker/outputs.js", "sandbox/worker/handlers.js", "sandbox/worker/queue.js", "sandbox/worker/main.js"];
+export const WORKER_PARTS = ["sandbox/worker/state.js", "sandbox/worker/memory.js", "sandbox/worker/memory-apis.js", "sandbox/worker/wasm-exports.js", "sandbox/worker/fetch.js", "sandbox/worker/boot.js", "sandbox/worker/rest.js", "sandbox/worker/sql.js", "sandbox/worker/outputs.js", "sandbox/worker/tools.js", "sandbox/worker/handlers.js", "sandbox/worker/queue.js", "sandbox/worker/main.js"];
 /** The snapshot recipe's parts, in order: every file of sandbox/snapshot/ (the build's
  * snapshot is named by a hash of that folder and this file). */
 export const RECIPE_PARTS = ["sandbox/snapshot/make.js", "sandbox/snapshot/image.js", "sandbox/snapshot/restore.js"];

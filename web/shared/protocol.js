@@ -16,9 +16,10 @@
  * @typedef {{png: string, width: number, height: number, description: string}} Figure
  * @typedef {{path: string, size: number, change: "created" | "modified"}} FileChange
  * @typedef {{name: string, type: string, text: string}} Assigned
+ * @typedef {{call: number, runId: number, name: string, args: unknown, status: string, size: number, ms: number, message?: string, request?: string}} ToolCallRecord
  * @typedef {{status: string, stdout: string, stderr: string, truncated: boolean, result: RunValue | null,
  *   figures: Figure[], files: FileChange[], error: RunError | null, duration_ms: number, restarted: boolean,
- *   assigned?: Assigned[]}} RunResult
+ *   assigned?: Assigned[], tools?: ToolCallRecord[]}} RunResult
  */
 
 /** A file entry (PROTOCOL.md §2).
@@ -53,10 +54,14 @@
  *   reset: (args: {}) => {status: string},
  * }} SandboxApi
  */
+/** A host tool as the agent and the person are told of it (web/tools.js).
+ * @typedef {{name: string, description: string, parameters: Record<string, unknown>, returns?: Record<string, unknown>, policy: string}} ToolInfo
+ */
 /** The sandbox methods the page answers itself (PROTOCOL.md §3).
  * @typedef {{
  *   interrupt: (args: {}) => {status: string, running: boolean, soft?: boolean},
  *   scan: (args: {code: string, timeoutMs: number}) => RunResult,
+ *   tools: (args: {}) => {status: string, tools: ToolInfo[]},
  * }} PageApi
  */
 /** What the agent worker may call on the page (the agent-allowed column, AGENT_ALLOWED).
@@ -74,11 +79,11 @@
 export const SANDBOX_METHODS = Object.freeze(["boot", "run", "writeFile", "mountFile", "readFile", "listFiles", "inspect", "deleteFile", "reset"]);
 /** The page answers these itself: `interrupt` (a soft frame-interrupt or a restart) and
  * `scan` (a run in a fresh worker: web/sandbox/fresh.js). */
-export const PAGE_METHODS = Object.freeze(["interrupt", "scan"]);
+export const PAGE_METHODS = Object.freeze(["interrupt", "scan", "tools"]);
 /** The sandbox methods the agent may call, through the page (the agent-allowed column). */
-export const AGENT_ALLOWED = Object.freeze(["run", "listFiles", "inspect", "interrupt", "scan"]);
+export const AGENT_ALLOWED = Object.freeze(["run", "listFiles", "inspect", "interrupt", "scan", "tools"]);
 /** Events from the sandbox worker, each about the request being handled (its id). */
-export const SANDBOX_EVENTS = Object.freeze(["stream", "started", "need-files", "received"]);
+export const SANDBOX_EVENTS = Object.freeze(["stream", "started", "need-files", "received", "tool-call"]);
 /** Messages between the page and the sandbox frame (over the frame's own port). */
 export const FRAME_MESSAGES = Object.freeze(["frame-connect", "frame-ready", "frame-start", "frame-restart", "frame-snapshot", "frame-fresh", "frame-fresh-end", "frame-interrupt", "frame-ping", "addRuntime", "crash"]);
 

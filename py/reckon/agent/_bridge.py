@@ -10,6 +10,7 @@ from typing import Any
 
 from reckon._exceptions import ModelError
 from reckon._protocol import AGENT_ALLOWED
+from reckon.agent._tool_values import ToolValues
 from reckon.agent._types import JSONDict
 
 __all__ = ["FetchTransport", "PageExecutor"]
@@ -102,6 +103,7 @@ class PageExecutor:
         self.base_timeout_ms = timeout_ms
         self.per_gb_ms = per_gb_ms
         self.data_bytes = 0
+        self.tool_values = ToolValues()
 
     @property
     def timeout_ms(self) -> int:
@@ -115,7 +117,10 @@ class PageExecutor:
         return reply
 
     async def run(self, code: str) -> JSONDict:
-        return await self._call("run", code=code, timeoutMs=self.timeout_ms)
+        result = await self._call("run", code=code, timeoutMs=self.timeout_ms)
+        # What the page's tools returned: for schema privacy only, never kept or shown.
+        self.tool_values.arrived(result.pop("toolValues", None))
+        return result
 
     async def scan(self, code: str) -> JSONDict:
         """A run in a fresh worker with the uploads mounted, which no cell can reach
@@ -133,5 +138,11 @@ class PageExecutor:
             if entry.get("is_dir"):
                 continue
             files.append(await self._call("inspect", path=entry["path"]))
-        return {"python": python, "packages": packages, "files": files,
-                "data_dir": "/data", "output_dir": "/output"}  # fmt: skip
+        env: JSONDict = {"python": python, "packages": packages, "files": files,
+                         "data_dir": "/data", "output_dir": "/output"}  # fmt: skip
+        # The page's host tools, for the prompt; none: the environment is as before.
+        lent = await self._call("tools")
+        tools = [t for t in lent.get("tools") or [] if isinstance(t, dict)]
+        if tools:
+            env["tools"] = tools
+        return env

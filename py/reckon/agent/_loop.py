@@ -13,6 +13,7 @@ from reckon.agent._options import AgentOptions, Option
 from reckon.agent._prompt import build_system_prompt
 from reckon.agent._steps import STOPPED, Progress, StepLog, outcome, sandbox_failed
 from reckon.agent._stopping import Stopped, Stopping
+from reckon.agent._tool_values import ToolValues
 from reckon.agent._turns import Turns
 from reckon.agent._types import ChatReply, Executor, JSONDict, Model
 from reckon.agent.checks._finishing import Finishing, verification
@@ -25,6 +26,7 @@ from reckon.agent.models._retry import gives_up, start_fresh
 from reckon.agent.models._usage import add_usage
 from reckon.agent.privacy._preparing import HiddenValues, apply_privacy, load_lines, place_prompt
 from reckon.agent.privacy._privacy import Privacy
+from reckon.agent.privacy._redactor import Redactor
 
 __all__ = ["Agent"]
 
@@ -132,6 +134,7 @@ class Agent:
         except ReckonError as exc:
             message = f"Nothing was sent: schema privacy could not be applied ({exc})."
             return self._finish(outcome("error", "", [], message))
+        self._hide_tool_values(redactor)
         log = StepLog(self.model.name, on_step=self.options.on_step)
         files = [f for f in environment.get("files") or [] if isinstance(f, dict)]
         cells = Cells(self.executor, self.options, stopping, redactor, proposals=self._proposals)
@@ -154,6 +157,24 @@ class Agent:
         if result["status"] == "ok" and (self.verify if verify is None else verify):
             result["verification"] = await self._check(result, environment, cells)
         return self._finish(result)
+
+    def _hide_tool_values(self, redactor: Redactor | None) -> None:
+        """Under schema privacy, what the page's tools return is hidden like a file's
+        values, from the call on and for the rest of the session (_tool_values.py)."""
+        values = getattr(self.executor, "tool_values", None)
+        if not isinstance(values, ToolValues):
+            return
+        if redactor is None:
+            values.listener = None
+            return
+        hidden = self._hidden
+
+        def hide(strings: list[str], numbers: list[float]) -> None:
+            hidden.strings.update(strings)
+            hidden.numbers.update(numbers)
+            redactor.extend(strings, numbers)
+
+        values.listener = hide
 
     def _finish(self, result: JSONDict) -> JSONDict:
         result["usage"] = self._requests.usage

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from reckon.agent._preload import TOO_BIG_TO_LOAD
+from reckon.agent._tools_prompt import describe_tools
 from reckon.agent._types import JSONDict
 from reckon.agent.privacy._privacy import Privacy
 
@@ -125,6 +126,9 @@ def build_system_prompt(
         )
     else:
         lines += ["", _NO_FILES]
+    lent = describe_tools(list(environment.get("tools") or []))
+    if lent:
+        lines += ["", *lent]
     return "\n".join(lines)
 
 

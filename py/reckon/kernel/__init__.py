@@ -11,5 +11,17 @@ from reckon.kernel._inspect import inspect
 from reckon.kernel._read import read_table
 from reckon.kernel._session import Kernel
 from reckon.kernel._sql import run_sql, sql_tables, table_name
+from reckon.kernel._tools import ToolError, Tools, set_transport
 
-__all__ = ["Kernel", "inspect", "list_files", "read_table", "run_sql", "sql_tables", "table_name"]
+__all__ = [
+    "Kernel",
+    "ToolError",
+    "Tools",
+    "inspect",
+    "list_files",
+    "read_table",
+    "run_sql",
+    "set_transport",
+    "sql_tables",
+    "table_name",
+]

@@ -26,6 +26,7 @@ from reckon.kernel._packages import (
 )
 from reckon.kernel._read import read_table
 from reckon.kernel._sql import run_sql
+from reckon.kernel._tools import ToolError, Tools
 from reckon.kernel._traceback import cell_filename, format_error, format_syntax_error
 
 __all__ = ["Kernel"]
@@ -100,6 +101,10 @@ class Kernel:
             "pd": pd,
             "np": np,
             "plt": plt,
+            # The page's tools (await tools.<name>(...)); calls go to the page, which
+            # decides what runs (reckon/kernel/_tools.py).
+            "tools": Tools(),
+            "ToolError": ToolError,
         }
 
     async def run(self, code: str) -> dict[str, Any]:

@@ -140,6 +140,7 @@ async function bootInterpreter(worker, msg) {
   const host = (worker.host = pyodide.pyimport("reckon.kernel._host"));
   host.start((/** @type {string} */ name, /** @type {string} */ text) => link.post({ type: "stream", id: cell.id, name, text }), config.kernel || {});
   if (config.warm !== false) host.warm();
+  worker.tools.install(pyodide);
   memory.start(pyodide);
   marks.imports = performance.now() - started;
   const versions = JSON.parse(host.versions());

@@ -4,7 +4,7 @@
 // its state, some of it in the parts it owns.
 // A part of the sandbox worker (see main.js): the page joins the parts into
 // one closure, so nothing here is reachable from a cell.
-/* global PageLink, CellRun, WorkerMemory, RuntimeFiles, RestOfStack, SqlEngine, SQL_NOT_LOADED, bootInterpreter, outputState, outputChanges, readOutput */
+/* global PageLink, CellRun, WorkerMemory, RuntimeFiles, RestOfStack, SqlEngine, ToolBridge, SQL_NOT_LOADED, bootInterpreter, outputState, outputChanges, readOutput */
 /* exported SandboxWorker */
 
 // Reading these needs pyarrow, from the rest of the stack: it is installed first.
@@ -23,6 +23,7 @@ class SandboxWorker {
     this.files.hook();
     this.rest = new RestOfStack(this.files);
     this.sql = new SqlEngine(this);
+    this.tools = new ToolBridge(this);
     /** @type {any} the interpreter, once booted */
     this.pyodide = null;
     /** @type {any} the Python module reckon.kernel._host */

@@ -21,6 +21,7 @@
 //   rest.js      RestOfStack: the rest of the stack, installed when a request needs it
 //   sql.js       SqlEngine: DuckDB for run_sql, loaded on the first SQL
 //   outputs.js   the files a run wrote under /output
+//   tools.js     ToolBridge: a cell's calls of the page's tools (host tools)
 //   handlers.js  SandboxWorker: what each request does
 //   queue.js     the page's calls, served one at a time, in order
 //   main.js      this entry: the worker, its methods, the boot call with the page's port
@@ -51,7 +52,7 @@ const handlers = {
 const fromFrame = {
   boot: (args, { id, ports }) => {
     const { link } = worker;
-    if (!link.page && ports[0]) (link.page = servePage(ports[0], link, handlers)).answer({ type: "call", id, method: "boot", args });
+    if (!link.page && ports[0]) (link.page = servePage(ports[0], link, handlers, { "tool-result": (msg) => worker.tools.settle(msg) })).answer({ type: "call", id, method: "boot", args });
     return null;
   },
 };

@@ -11,10 +11,12 @@
 /**
  * @param {MessagePort} port @param {PageLink} link
  * @param {import("../../shared/seam.js").Handlers<import("../../shared/protocol.js").SandboxApi>} methods
+ * @param {Record<string, import("../../shared/seam.js").OnMessage>} [on] the page's notes, read at once, never queued
  */
-function servePage(port, link, methods) {
+function servePage(port, link, methods, on = {}) {
   return serve(port, methods, {
     queue: true,
+    on,
     // Said at once, before the queue: a page whose request no worker says it received
     // knows this worker is busy with work a cell left running (channel.js, BUSY_MS).
     onCall: (id) => {

@@ -69,6 +69,20 @@ class Redactor:
     def __init__(
         self, strings: Iterable[str], numbers: Iterable[float], *, keep: Iterable[str] = ()
     ) -> None:
+        self._source = (set(strings), set(numbers), [k for k in keep if k])
+        self._build(*self._source)
+
+    def extend(self, strings: Iterable[str], numbers: Iterable[float]) -> None:
+        """Hide these values too, from now on (what a host tool returned mid-ask)."""
+        known, figures, keep = self._source
+        more, extra = set(strings) - known, set(numbers) - figures
+        if not more and not extra:
+            return
+        known |= more
+        figures |= extra
+        self._build(known, figures, keep)
+
+    def _build(self, strings: set[str], numbers: set[float], keep: list[str]) -> None:
         kept = {k for k in keep if k}
         kept |= {folded(k).text for k in kept}
         words: set[str] = set()

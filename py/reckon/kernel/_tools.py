@@ -1,0 +1,148 @@
+"""Host tools in a cell: functions the embedding page lends to the sandbox.
+
+A cell calls ``await tools.get_orders(month=3)``; the call leaves the sandbox as
+``{name, args}`` (JSON) and comes back as JSON data or an error message. The page
+holds the function, its schema, its policy and its limits (web/tools.js): nothing
+here decides what may run, so nothing here can be talked into running more.
+
+The transport is one coroutine function ``(name, args_json) -> reply_json`` that the
+worker gives the kernel (a JS bridge in the browser; a plain function on CPython).
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+from collections.abc import Awaitable, Callable, Generator
+from typing import Any
+
+__all__ = ["Tool", "ToolCall", "ToolError", "Tools", "call_tool", "set_transport"]
+
+Transport = Callable[[str, str], Awaitable[Any] | str]
+
+_transport: Transport | None = None
+
+_NO_TOOLS = (
+    "no tools are available in this session: the page that embeds Reckon lends them "
+    "(reckon.registerTool in JavaScript)"
+)
+
+
+class ToolError(Exception):
+    """A tool call that did not give a result: refused, denied, failed or too big.
+
+    It is the cell's error, not Reckon's: the message says why and what to do."""
+
+
+# A traceback's last line then reads "ToolError: ..." (as the cell spells it), not the
+# private module's path, which the person and the model would only have to read past.
+ToolError.__module__ = "builtins"
+
+
+def set_transport(transport: Transport | None) -> None:
+    """Where calls go (the worker sets it once; tests set their own)."""
+    global _transport
+    _transport = transport
+
+
+def _frame(value: Any) -> Any:
+    import pandas as pd
+
+    if isinstance(value, list) and all(isinstance(row, dict) for row in value):
+        return pd.DataFrame.from_records(value)
+    if isinstance(value, dict) and value and all(isinstance(v, list) for v in value.values()):
+        return pd.DataFrame(value)
+    raise ToolError(
+        "as_frame=True needs a list of records (objects) or an object of columns; "
+        f"this tool returned {type(value).__name__}: use the result as it is"
+    )
+
+
+async def call_tool(name: str, args: dict[str, Any], *, as_frame: bool = False) -> Any:
+    """Call the page's tool ``name`` with ``args``; its result, as JSON data."""
+    if _transport is None:
+        raise ToolError(_NO_TOOLS)
+    try:
+        payload = json.dumps(args, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ToolError(
+            f"{name}: arguments must be JSON data (str, int, float, bool, None, list, dict): {exc}"
+        ) from None
+    raw = _transport(name, payload)
+    # A refusal the worker makes itself comes back at once, as text: no turn of the
+    # event loop per call, so a loop of refused calls ends quickly.
+    reply = json.loads(raw if isinstance(raw, str) else str(await raw))
+    if reply.get("status") != "ok":
+        raise ToolError(str(reply.get("message") or f"the tool {name} failed"))
+    value = json.loads(reply["text"]) if isinstance(reply.get("text"), str) else None
+    return _frame(value) if as_frame else value
+
+
+class ToolCall:
+    """One call on its way: await it for the result.
+
+    Used without ``await`` it says so, instead of a puzzling error about a coroutine."""
+
+    __slots__ = ("_call", "_name")
+
+    def __init__(self, name: str, args: dict[str, Any], as_frame: bool) -> None:
+        self._name = name
+        self._call = (args, as_frame)
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        args, as_frame = self._call
+        return call_tool(self._name, args, as_frame=as_frame).__await__()
+
+    def _not_awaited(self, *_args: Any, **_kwargs: Any) -> Any:
+        raise ToolError(
+            f"tools.{self._name}(...) must be awaited: result = await tools.{self._name}(...)"
+        )
+
+    __iter__ = __len__ = __getitem__ = __bool__ = _not_awaited
+
+    def __getattr__(self, _name: str) -> Any:
+        self._not_awaited()
+
+    def __repr__(self) -> str:
+        return f"<call of tool {self._name}: not awaited; write await tools.{self._name}(...)>"
+
+
+class Tool:
+    """A page tool as a Python function: keyword arguments, awaited."""
+
+    def __init__(self, name: str) -> None:
+        self.__name__ = name
+
+    def __call__(self, *args: Any, as_frame: bool = False, **kwargs: Any) -> ToolCall:
+        if len(args) == 1 and isinstance(args[0], dict) and not kwargs:
+            kwargs = dict(args[0])
+        elif args:
+            raise ToolError(
+                f"call tools.{self.__name__} with keyword arguments, as its schema names "
+                f"them: await tools.{self.__name__}(month=3)"
+            )
+        return ToolCall(self.__name__, kwargs, as_frame)
+
+    def __repr__(self) -> str:
+        return f"<page tool {self.__name__}: await tools.{self.__name__}(...)>"
+
+
+def _tool(name: str) -> Tool:
+    if name.startswith("__") or not name.isidentifier() or keyword.iskeyword(name):
+        raise AttributeError(name)
+    return Tool(name)
+
+
+class Tools:
+    """The ``tools`` namespace of a cell: ``await tools.<name>(**args)``."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Tool:
+        return _tool(name)
+
+    def __repr__(self) -> str:
+        return (
+            "<tools the page lends: await tools.<name>(arg=value, ...); as_frame=True "
+            "makes a list of records a DataFrame>"
+        )

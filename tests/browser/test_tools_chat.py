@@ -1,0 +1,111 @@
+"""Host tools on the chat page: each call is a row where the steps go, and a tool whose
+policy asks the person gets an Allow / Deny row whose buttons answer for the page.
+
+The page runs behind `reckon serve` with a scripted model (playlist_kit.py); screenshots
+at 1280 and 390 px go to tests/browser/screenshots-tools/ when RECKON_SCREENSHOTS is set."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .helpers import no_overflow
+from .playlist_kit import Playlist
+
+pytestmark = pytest.mark.browser
+
+SHOTS = os.environ.get("RECKON_SCREENSHOTS")
+
+REGISTER = """() => {
+  const orders = [{ id: 1, month: 3, amount: 120.5 }, { id: 2, month: 3, amount: 80 }];
+  window.ran = [];
+  window.reckon.registerTool({ name: "get_orders", description: "The shop's orders of one month.",
+    parameters: { type: "object", required: ["month"],
+                  properties: { month: { type: "integer", minimum: 1, maximum: 12 } } },
+    run: ({ month }) => {
+      window.ran.push("get_orders");
+      return orders.filter((o) => o.month === month);
+    } });
+  window.reckon.registerTool({ name: "refund_total",
+    description: "Refunds paid this year (asks first).",
+    policy: "ask", run: () => { window.ran.push("refund_total"); return { total: 42.25 }; } });
+}"""
+CELL = (
+    "rows = await tools.get_orders(month=3)\n"
+    "refunds = await tools.refund_total()\n"
+    "print(sum(r['amount'] for r in rows) - refunds['total'])"
+)
+
+
+@pytest.fixture(scope="module")
+def a_tool_chat(a_browser: Any, a_playlist_site: str) -> Iterator[Any]:
+    context = a_browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(f"{a_playlist_site}/index.html")
+    page.get_by_role("status").filter(has_text="ready").wait_for(timeout=120_000)
+    page.evaluate(REGISTER)
+    yield page
+    context.close()
+
+
+def shot(page: Any, name: str) -> None:
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SHOTS) / name), full_page=False)
+
+
+def start_ask(page: Any, question: str) -> None:
+    page.evaluate(
+        "(q) => { window.outcome = null;"
+        " window.reckon.ask(q, { model: 'scripted' }).then((o) => (window.outcome = o)); }",
+        question,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("width", "action"), [(1280, "Allow"), (390, "Deny")])
+def test_a_tool_call_is_a_row_and_the_person_allows_or_denies(
+    a_tool_chat: Any, a_playlist: tuple[Playlist, str], width: int, action: str
+) -> None:
+    page = a_tool_chat
+    model, _ = a_playlist
+    page.set_viewport_size({"width": width, "height": 900})
+    page.evaluate("() => { window.ran = []; }")
+    model.queue = [("code", CELL), ("text", "Net of refunds, March comes to 158.25.")]
+    start_ask(page, f"March net of refunds ({width})")
+    approval = page.locator(".tool-approval:not([data-decision])").last
+    approval.wait_for()
+    row = page.locator(".turn").last.locator(".tool-call").first
+    assert "get_orders" in row.inner_text() and row.get_attribute("data-status") == "ok"
+    assert "refund_total" in approval.inner_text()
+    assert no_overflow(page)[0] <= width
+    shot(page, f"tools-approval-{width}.png")
+    assert page.evaluate("() => window.ran") == ["get_orders"]  # nothing before the answer
+    approval.get_by_role("button", name=action, exact=True).click()
+    page.wait_for_function("() => window.outcome !== null")
+    outcome = page.evaluate("() => window.outcome")
+    assert outcome["status"] == "ok", outcome
+    records = outcome["steps"][0]["result"]["tools"]
+    statuses = [(r["name"], r["status"]) for r in records]
+    if action == "Allow":
+        assert statuses == [("get_orders", "ok"), ("refund_total", "ok")]
+        assert outcome["steps"][0]["result"]["stdout"] == "158.25\n"
+        assert page.evaluate("() => window.ran") == ["get_orders", "refund_total"]
+    else:
+        assert statuses == [("get_orders", "ok"), ("refund_total", "denied")]
+        assert outcome["steps"][0]["result"]["error"]["type"] == "ToolError"
+        assert page.evaluate("() => window.ran") == ["get_orders"]
+    decided = page.locator(".turn").last.locator(".tool-approval")
+    assert decided.get_attribute("data-decision") == action.lower()
+    assert (
+        decided.locator(".tool-decision").inner_text()
+        == {"Allow": "Allowed", "Deny": "Denied"}[action]
+    )
+    assert decided.get_by_role("button").count() == 0  # answered once, for good
+    page.locator(".turn").last.locator(".answer").wait_for()
+    shot(page, f"tools-done-{width}.png")
