@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from reckon.agent import Agent
-from reckon.agent.checks._empty import empty_message, empty_result
+from reckon.agent.checks._empty import column_as_value, empty_message, empty_result
 from reckon.agent.checks._form import repair_form
 from reckon.agent.checks._row_number import row_number_recheck
 from support import ScriptedModel
@@ -288,3 +288,36 @@ def test_when_a_row_number_is_taken_for_a_name(
     question: str, answer_text: str, code: str, sent: bool
 ) -> None:
     assert bool(row_number_recheck(question, answer_text, [code])) is sent
+
+
+def test_a_column_name_compared_as_a_value_is_named_with_the_empty_answer(
+    executor: KernelExecutor,
+) -> None:
+    """Seen in a real-model run: years that are columns filtered as values of the label
+    column; told only that the selection was empty, the model ran the same cell again."""
+    put_file(executor, "doctors.csv", "specialty,2009,2010\nA,5,7\nB,3,4\n")
+    question = "Total number of doctors in 2010? Answer as @total[value]."
+    wrong, right = "print(df[df['specialty'] == '2010']['2009'].sum())", "print(df['2010'].sum())"
+    model = ScriptedModel([code_reply(wrong), answer("@total[0]"),
+                           code_reply(right), answer("@total[11]")])  # fmt: skip
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["answer"] == "@total[11]"
+    told = model.requests[2].messages[-1]["content"]
+    assert told.endswith(
+        "Note: '2010' is the name of a column of the table, not a value of 'specialty': "
+        "its numbers are df['2010']."
+    )
+
+
+@pytest.mark.parametrize(
+    ("code", "said"),
+    [
+        ("x = df[df['label'].isin(['2009', '2010'])]", "'2009' is the name of a column"),
+        ("x = df[df['label'] == 'East']", ""),
+        ("x = df[df['2010'] == '2010']", ""),
+        ("x = df[df['label'] > '2010']", ""),
+    ],
+)
+def test_which_comparisons_name_a_column(code: str, said: str) -> None:
+    found = column_as_value([code], {"label", "2009", "2010"})
+    assert (said in found) if said else found == ""

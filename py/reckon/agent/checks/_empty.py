@@ -11,11 +11,12 @@ right says so again, and it stands.
 
 from __future__ import annotations
 
+import ast
 import re
 
 from reckon.agent.checks._form import GIVEN_FORM
 
-__all__ = ["EMPTY_RESULT", "empty_message", "empty_result"]
+__all__ = ["EMPTY_RESULT", "column_as_value", "empty_message", "empty_result"]
 
 EMPTY_RESULT = (
     "Your answer gives {value}. A result of 0, NaN or None usually means the code selected "
@@ -27,6 +28,12 @@ EMPTY_RESULT = (
 # Zero can be the answer (no sales were negative); NaN and None never are: they are what
 # a mean or a lookup over no rows gives. Seen: told it could, the model kept NaN.
 _STAND = " If {value} is really the answer, give the same answer again."
+# Seen: years that were columns ('2010') filtered as values of the label column; told
+# the selection was empty, the model ran the same cell again.
+_COLUMN_AS_VALUE = (
+    " Note: {value!r} is the name of a column of the table, not a value of {column!r}: "
+    "its numbers are {frame}[{value!r}]."
+)
 
 # A value that stands for nothing: zero written any way, NaN, None, an empty list.
 _NOTHING = re.compile(
@@ -60,3 +67,54 @@ def empty_message(value: str) -> str:
     """What the answer goes back with: a zero may stand, a NaN or None may not."""
     zero = re.fullmatch(r"[-+]?(?:0+(?:\.0*)?|\.0+)", value.strip()) is not None
     return EMPTY_RESULT.format(value=value, stand=_STAND.format(value=value) if zero else "")
+
+
+def column_as_value(codes: list[str], names: set[str]) -> str:
+    """``_COLUMN_AS_VALUE`` for the first ``df['a'] == 'b'`` (or ``.isin([...])``) of
+    ``codes`` whose text ``b`` is itself a column name (``names``), or ``""``."""
+    for code in reversed(codes):
+        try:
+            tree = ast.parse(code)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            compared = _compared_texts(node)
+            if compared is None:
+                continue
+            frame, column, texts = compared
+            for text in texts:
+                if text in names and text != column:
+                    return _COLUMN_AS_VALUE.format(value=text, column=column, frame=frame)
+    return ""
+
+
+def _compared_texts(node: ast.AST) -> tuple[str, str, list[str]] | None:
+    """``(frame, column, texts)`` of ``frame['column'] == 'text'`` or
+    ``frame['column'].isin(['text', …])``."""
+    if (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.Eq | ast.NotEq)
+    ):
+        return _texts_of(node.left, [node.comparators[0]])
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "isin"
+        and node.args
+        and isinstance(node.args[0], ast.List | ast.Tuple)
+    ):
+        return _texts_of(node.func.value, list(node.args[0].elts))
+    return None
+
+
+def _texts_of(reference: ast.expr, values: list[ast.expr]) -> tuple[str, str, list[str]] | None:
+    if not (
+        isinstance(reference, ast.Subscript)
+        and isinstance(reference.value, ast.Name)
+        and isinstance(reference.slice, ast.Constant)
+        and isinstance(reference.slice.value, str)
+    ):
+        return None
+    texts = [v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+    return reference.value.id, reference.slice.value, texts

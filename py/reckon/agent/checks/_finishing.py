@@ -10,10 +10,11 @@ from reckon.agent._steps import Correction, Progress, StepLog, outcome
 from reckon.agent._types import JSONDict
 from reckon.agent.checks._date_parts import part_correction, part_recheck
 from reckon.agent.checks._date_strings import string_correction
+from reckon.agent.checks._empty import column_as_value
 from reckon.agent.checks._form import repair_form
 from reckon.agent.checks._grounding import ground_answer, step_sources
 from reckon.agent.checks._method import answer_method
-from reckon.agent.checks._periods import period_recheck
+from reckon.agent.checks._periods import columns, period_recheck
 from reckon.agent.checks._recheck import (
     EMPTY_REPLY,
     is_question,
@@ -111,6 +112,7 @@ class Finishing:
             last_error=progress.last_error if progress.failures else "",
             period=period,
             row_number=row_number_recheck(self._question(), answer, self._codes()),
+            column_value=column_as_value(self._codes(), {n for n, _ in columns(self.environment)}),
             ran_now=progress.ran_code,
         )
         if found is None:

@@ -95,6 +95,7 @@ def recheck_message(
     last_error: str = "",
     period: str = "",
     row_number: str = "",
+    column_value: str = "",
     ran_now: bool = False,
 ) -> tuple[str, str] | None:
     """``(kind, message)`` to send the answer back with, or ``None`` to let it stand.
@@ -106,6 +107,8 @@ def recheck_message(
     numbers; ``last_error`` is the error of the last cell when it failed; ``period`` is
     ``_periods``' message when the code grouped a period question by whole dates;
     ``row_number`` is ``_row_number``'s when a row's number was given for a name;
+    ``column_value`` joins an answer of nothing when a column's name was compared as a
+    value (``_empty``);
     ``ran_code``: code ran in this conversation, ``ran_now``: in this ask.
     Without files, an answer that states a number the question does not, with no
     code run for it, is a ``draft``: the message is the request the next call sends in
@@ -128,7 +131,7 @@ def recheck_message(
         return "period", period
     nothing = empty_result(answer, last_output) if has_files and ran_now else None
     if nothing is not None and "nothing" not in asked:
-        return "nothing", empty_message(nothing)
+        return "nothing", empty_message(nothing) + column_value
     if row_number and "row" not in asked:
         return "row", row_number
     missing = [str(n) for n in grounding.get("ungrounded") or []]
