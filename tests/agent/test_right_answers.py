@@ -8,7 +8,7 @@ import pytest
 
 from reckon.agent import Agent
 from reckon.agent.checks._empty import column_as_value, empty_message, empty_result
-from reckon.agent.checks._form import repair_form
+from reckon.agent.checks._form import repair_form, variable_form
 from reckon.agent.checks._row_number import row_number_recheck
 from support import ScriptedModel
 
@@ -321,3 +321,33 @@ def test_a_column_name_compared_as_a_value_is_named_with_the_empty_answer(
 def test_which_comparisons_name_a_column(code: str, said: str) -> None:
     found = column_as_value([code], {"label", "2009", "2010"})
     assert (said in found) if said else found == ""
+
+
+def test_a_form_named_after_the_printed_variable_takes_its_value(
+    executor: KernelExecutor,
+) -> None:
+    """Seen in a real-model run: print(total_rounded) printed the right sum, and the
+    answer was @total_rounded[0], twice."""
+    put_file(executor, "sales.csv", "region,sales\nEast,50.25\nWest,30.5\n")
+    question = "Total sales? Round to 1 decimal. Answer as @total[value]."
+    cell = "total_rounded = round(df['sales'].sum(), 1)\nprint(total_rounded)"
+    model = ScriptedModel([code_reply(cell), answer("The total is @total_rounded[0].")])
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["status"] == "ok" and outcome["answer"] == "The total is @total[80.8]."
+    assert outcome["steps"][-1]["written"] == "The total is @total_rounded[0]."
+    assert len(model.requests) == 2 and outcome["grounding"]["ungrounded"] == []  # no recheck
+
+
+@pytest.mark.parametrize(
+    ("answer_text", "cells"),
+    [
+        pytest.param("@total_rounded[0]", [("x = 1\nprint(x)\nprint(total_rounded)", "1\n5\n")],
+                     id="more-than-one-print"),
+        pytest.param("@subtotal[0]", [("print(total_rounded)", "5\n")], id="another-name"),
+        pytest.param("@total[5]", [("print(total)", "5\n")], id="the-asked-name"),
+        pytest.param("@total_rounded[0]", [("print(total_rounded)", "a\nb\n")],
+                     id="printed-a-table"),
+    ],
+)  # fmt: skip
+def test_when_a_variable_form_is_left(answer_text: str, cells: list[tuple[str, str]]) -> None:
+    assert variable_form("Total? @total[value]", answer_text, cells) is None

@@ -11,7 +11,7 @@ from reckon.agent._types import JSONDict
 from reckon.agent.checks._date_parts import part_correction, part_recheck
 from reckon.agent.checks._date_strings import string_correction
 from reckon.agent.checks._empty import column_as_value
-from reckon.agent.checks._form import repair_form
+from reckon.agent.checks._form import repair_form, variable_form
 from reckon.agent.checks._grounding import ground_answer, step_sources
 from reckon.agent.checks._method import answer_method
 from reckon.agent.checks._periods import columns, period_recheck
@@ -91,6 +91,7 @@ class Finishing:
         """The answer (its form put right, ``repair_form``) and its grounding."""
         grounding = self._ground(answer)
         fixed = repair_form(self._question(), answer, grounding, last_value=self._last_value())
+        fixed = fixed or variable_form(self._question(), answer, self._printed())
         if fixed is None:
             return answer, grounding
         return fixed, self._ground(fixed)
@@ -147,12 +148,7 @@ class Finishing:
 
     def _codes(self) -> list[str]:
         """The code of this answer's cells that ran, in order."""
-        return [
-            str(s.get("code") or "")
-            for s in self.log.steps
-            if _by_model(s) and isinstance(s.get("result"), dict)
-            and s["result"].get("status") == "ok"
-        ]  # fmt: skip
+        return [code for code, _ in self._printed()]
 
     def _question(self) -> str:
         """The person's last question (not a cell's output or one of our rechecks)."""
@@ -167,6 +163,15 @@ class Finishing:
                 given += [str(c.get("name") if isinstance(c, dict) else c)
                           for c in entry.get("columns") or []]  # fmt: skip
         return ground_answer(answer, step_sources([*earlier, *self.log.steps]), given=given)
+
+    def _printed(self) -> list[tuple[str, str]]:
+        """Each cell of this answer that ran: its code and what it printed."""
+        return [
+            (str(s.get("code") or ""), str(s["result"].get("stdout") or ""))
+            for s in self.log.steps
+            if _by_model(s) and isinstance(s.get("result"), dict)
+            and s["result"].get("status") == "ok"
+        ]  # fmt: skip
 
     def _last_value(self) -> str:
         """What the last cell of this answer printed, when it ran without error."""

@@ -12,7 +12,7 @@ from reckon.agent._types import JSONDict
 from reckon.agent.checks._grounding import find_numbers
 from reckon.agent.models._fences import only_block
 
-__all__ = ["GIVEN_FORM", "filled", "repair_form"]
+__all__ = ["GIVEN_FORM", "filled", "repair_form", "variable_form"]
 
 _NAMED = re.compile(r"@([A-Za-z_]\w*)\[([^\[\]]*)\]")
 GIVEN_FORM = re.compile(r"@([^\s\[\]@]+)\[([^\[\]]*)\]")
@@ -143,3 +143,28 @@ def _lone_value(output: str) -> str:
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         text = text[1:-1].strip()
     return text if text and "[" not in text and "]" not in text else ""
+
+
+def variable_form(question: str, answer: str, cells: list[tuple[str, str]]) -> str | None:
+    """The answer with a form named after a variable put as the asked form, filled with
+    what that variable printed, or ``None``.
+
+    Seen: a cell ran ``print(total_rounded)`` and printed the right 2622527.9, and the
+    model answered ``@total_rounded[0]`` where ``@total[value]`` was asked; sent back
+    twice, it wrote the same. Only when the question asks for one form, the answer gives
+    one under another name, and a cell of this answer (``cells``: code and stdout, in
+    order) printed that variable and nothing else."""
+    asked = list(dict.fromkeys(n for n, _ in _NAMED.findall(question)))
+    forms = list(GIVEN_FORM.finditer(answer))
+    if len(asked) != 1 or len(forms) != 1 or forms[0].group(1).lower() == asked[0].lower():
+        return None
+    variable = forms[0].group(1)
+    printed = re.compile(rf"^\s*print\(\s*{re.escape(variable)}\s*\)\s*$", re.MULTILINE)
+    for code, stdout in reversed(cells):
+        if printed.search(code) and len(re.findall(r"\bprint\(", code)) == 1:
+            value = _lone_value(stdout)
+            if not value:
+                return None
+            form = forms[0]
+            return f"{answer[: form.start()]}@{asked[0]}[{value}]{answer[form.end() :]}"
+    return None
