@@ -71,6 +71,10 @@ def serve(directory: Path) -> tuple[str, http.server.ThreadingHTTPServer]:
 
 
 VISITS = ("cold", "warm", "warm, new tab")
+# For scripts that take one plain `evaluate` of WAIT.replace("READY", ready_js): gives
+# ready_js's value, or fails with its reason or after 180 s (it used to wait forever on a
+# rejection).
+WAIT = f"() => ({BOUNDED.replace('STEP', 'READY')})({{limit_ms: 180_000, step: 'ready'}})"
 
 
 def time_visits(
