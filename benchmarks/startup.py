@@ -18,9 +18,12 @@ Prints medians and ratios.
 
 `--baseline DIR` adds another build of the site (e.g. the previous commit's) as
 "baseline" rows, interleaved with the others; `--no-cold-boot` leaves the "no snapshot"
-rows out.
+rows out. Every step has `--timeout` seconds (180): one that fails or hangs ends the run
+with its name, its reason and the page's last console lines; each visit's time goes to
+stderr as it lands.
 
     python benchmarks/startup.py [--runs 5] [--site dist/site] [--baseline DIR] [--browser-ui]
+                                 [--timeout 180]
 """
 
 from __future__ import annotations
