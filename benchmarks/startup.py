@@ -18,9 +18,12 @@ Prints medians and ratios.
 
 `--baseline DIR` adds another build of the site (e.g. the previous commit's) as
 "baseline" rows, interleaved with the others; `--no-cold-boot` leaves the "no snapshot"
-rows out.
+rows out. Every step has `--timeout` seconds (180): one that fails or hangs ends the run
+with its name, its reason and the page's last console lines; each visit's time goes to
+stderr as it lands.
 
     python benchmarks/startup.py [--runs 5] [--site dist/site] [--baseline DIR] [--browser-ui]
+                                 [--timeout 180]
 """
 
 from __future__ import annotations
@@ -36,8 +39,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "benchmarks")]
 
+from _watch import BOUNDED, PageLog, watchdog  # noqa: E402
 from support import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -70,32 +74,67 @@ def serve(directory: Path) -> tuple[str, http.server.ThreadingHTTPServer]:
 
 
 VISITS = ("cold", "warm", "warm, new tab")
-# Polls in the page itself; gives READY's value: ms since this navigation started.
-WAIT = """() => new Promise((done) => {
-  const up = () => window.reckon || window.naiveReady;
-  const poll = () => (up() ? Promise.resolve((READY)()).then(done) : setTimeout(poll, 5));
-  poll();
-})"""
+# For scripts that take one plain `evaluate` of WAIT.replace("READY", ready_js): gives
+# ready_js's value, or fails with its reason or after 180 s (it used to wait forever on a
+# rejection).
+WAIT = f"() => ({BOUNDED.replace('STEP', 'READY')})({{limit_ms: 180_000, step: 'ready'}})"
 
 
-def time_visits(browser: Any, url: str, ready_js: str, settle_js: str) -> tuple[list[float], Any]:
+def time_visits(
+    browser: Any, name: str, url: str, ready_js: str, settle_js: str, *, limit: float
+) -> tuple[list[float], Any]:
     """Seconds to ready on the visits of VISITS in one new browser context, and what
-    `settle_js` gave on each (for Reckon: where its snapshot came from)."""
+    `settle_js` gave on each (for Reckon: where its snapshot came from). Every wait has
+    `limit` seconds; a step that fails or hangs ends the run with its name and the
+    page's last lines."""
+    from playwright.sync_api import Error as PlaywrightError
+
     context = browser.new_context()  # a new context has an empty HTTP cache
+    context.set_default_timeout(limit * 1000)
     times = []
     settled = []
     page = context.new_page()
+    log = PageLog(page)
     for visit in VISITS:
-        if visit == "warm, new tab":
-            page.close()
-            page = context.new_page()
-        elif visit == "warm":
-            page.goto("about:blank")
-        page.goto(url, wait_until="commit")
-        times.append(float(page.evaluate(WAIT.replace("READY", ready_js))) / 1000)
-        settled.append(page.evaluate(settle_js))  # what the visit leaves, stored
-    context.close()
+        step = f"{name} {visit}"
+        try:
+            with watchdog(f"{step}: open", limit + 30, log):
+                if visit == "warm, new tab":
+                    page.close()
+                    page = context.new_page()
+                    log = PageLog(page)
+                elif visit == "warm":
+                    page.goto("about:blank")
+                page.goto(url, wait_until="commit")
+            # ready_js's value: ms since this navigation started
+            arg = {"limit_ms": limit * 1000, "step": f"{step}: ready"}
+            with watchdog(f"{step}: ready", limit + 30, log):
+                ready = page.evaluate(BOUNDED.replace("STEP", ready_js), arg)
+            print(f"{step}: {float(ready) / 1000:.2f} s", file=sys.stderr, flush=True)
+            times.append(float(ready) / 1000)
+            arg = {"limit_ms": limit * 1000, "step": f"{step}: settle"}
+            with watchdog(f"{step}: settle", limit + 30, log):  # what the visit leaves
+                settled.append(page.evaluate(BOUNDED.replace("STEP", settle_js), arg))
+        except PlaywrightError as error:
+            message = str(error).splitlines()[0]
+            raise SystemExit(
+                f"step {step!r} failed ({url}): {message}\nlast lines from the page:\n{log.tail()}"
+            ) from None
+    with watchdog(f"{name}: close the context", limit):
+        context.close()
     return times, settled
+
+
+def a_built_site(site: Path, option: str) -> Path:
+    """`site` made absolute (the naive page links to its `pyodide/` from a temporary
+    folder, where a relative link would point nowhere), once it is known to be built."""
+    site = site.resolve()
+    if not (site / "console.html").is_file() or not (site / "pyodide" / "pyodide.js").is_file():
+        raise SystemExit(
+            f"{option} {site}: no console.html and pyodide/pyodide.js there; "
+            "give a built site (`python build.py` writes dist/site)"
+        )
+    return site
 
 
 def main() -> int:
@@ -109,7 +148,12 @@ def main() -> int:
     )
     parser.add_argument("--baseline", type=Path, help="another build, measured the same way")
     parser.add_argument("--no-cold-boot", action="store_true", help="no 'no snapshot' rows")
+    parser.add_argument(
+        "--timeout", type=float, default=180, help="seconds any one step may take (default 180)"
+    )
     args = parser.parse_args()
+    args.site = a_built_site(args.site, "--site")
+    args.baseline = args.baseline and a_built_site(args.baseline, "--baseline")
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -140,10 +184,13 @@ def main() -> int:
         outcomes = []
         with sync_playwright() as pw:
             flags = [a for a in CHROMIUM_ARGS if not args.browser_ui or "-features=" not in a]
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=flags)
+            with watchdog("start Chromium", args.timeout):
+                browser = pw.chromium.launch(executable_path=CHROMIUM, args=flags)
             for _ in range(args.runs):  # interleaved, so drift hits all alike
                 for name, (url, ready_js, settle_js) in pages.items():
-                    times, settled = time_visits(browser, url, ready_js, settle_js)
+                    times, settled = time_visits(
+                        browser, name, url, ready_js, settle_js, limit=args.timeout
+                    )
                     for visit, seconds in zip(VISITS, times, strict=True):
                         results[f"{name} {visit}"].append(seconds)
                     if name in ("reckon", "baseline"):
