@@ -109,3 +109,69 @@ def test_a_tool_call_is_a_row_and_the_person_allows_or_denies(
     assert decided.get_by_role("button").count() == 0  # answered once, for good
     page.locator(".turn").last.locator(".answer").wait_for()
     shot(page, f"tools-done-{width}.png")
+
+
+RESTORED_CELL = (
+    "rows = await tools.get_orders(month=3)\n"
+    "try:\n"
+    "    await tools.get_orders(month=13)\n"
+    "except ToolError as e:\n"
+    "    print('refused')\n"
+    "print(sum(r['amount'] for r in rows))"
+)
+
+
+def tool_rows(page: Any) -> list[tuple[str | None, str]]:
+    rows = page.locator("#messages .turn").last.locator(".tool-call")
+    return [
+        (rows.nth(i).get_attribute("data-status"), rows.nth(i).inner_text())
+        for i in range(rows.count())
+    ]
+
+
+@pytest.mark.slow
+def test_a_restored_conversation_shows_its_tool_rows(
+    a_browser: Any, a_playlist_site: str, a_playlist: tuple[Playlist, str]
+) -> None:
+    """After a reload, and in a kept conversation opened again, a cell's tool calls are
+    rows where its steps are, as they were shown live (the one that failed too)."""
+    model, _ = a_playlist
+    context = a_browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(f"{a_playlist_site}/index.html")
+        page.get_by_role("status").filter(has_text="ready").wait_for(timeout=120_000)
+        page.evaluate(REGISTER)
+        model.queue = [("code", RESTORED_CELL), ("text", "March comes to 200.5.")]
+        start_ask(page, "March total")
+        page.wait_for_function("() => window.outcome !== null")
+        assert page.evaluate("() => window.outcome.status") == "ok"
+        page.locator("#messages .turn").last.locator(".answer").wait_for()
+        live = tool_rows(page)
+        assert [status for status, _ in live] == ["ok", "refused"], live
+        assert "get_orders" in live[0][1] and '"month":13' in live[1][1]
+        shot(page, "tools-live-1280.png")
+
+        page.reload()
+        page.get_by_role("status").filter(has_text="ready").wait_for(timeout=120_000)
+        page.locator("#messages .turn .answer").last.wait_for()
+        shot(page, "tools-restored-1280.png")
+        assert tool_rows(page) == live
+        # Each row stands before the step of the cell that made it, as live.
+        assert page.evaluate(
+            "() => { const s = document.querySelector('#messages .turn:last-child .steps');"
+            " return s.firstElementChild.classList.contains('tool-call'); }"
+        )
+        assert no_overflow(page)[0] <= 1280
+
+        # A kept conversation opened again from the list draws them too.
+        kept = page.evaluate("() => window.reckon.conversations()")["current"]
+        assert page.evaluate("() => window.reckon.newConversation()")["status"] == "ok"
+        page.locator("#messages .turn").first.wait_for(state="detached")
+        opened = page.evaluate("(id) => window.reckon.openConversation(id)", kept)
+        assert opened["status"] == "ok", opened
+        page.locator("#messages .turn .answer").last.wait_for()
+        assert tool_rows(page) == live
+    finally:
+        context.close()
