@@ -6,12 +6,15 @@ at 1280 and 390 px go to tests/browser/screenshots-tools/ when RECKON_SCREENSHOT
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from reckon.reproduce import reproduce_notebook
 
 from .helpers import no_overflow
 from .playlist_kit import Playlist
@@ -175,3 +178,35 @@ def test_a_restored_conversation_shows_its_tool_rows(
         assert tool_rows(page) == live
     finally:
         context.close()
+
+
+@pytest.mark.slow
+def test_an_export_records_the_tool_calls_and_a_reproduction_says_why_it_differs(
+    a_tool_chat: Any, a_playlist: tuple[Playlist, str]
+) -> None:
+    """The exported notebook's cell carries its calls (name, arguments, status; not the
+    results, which the page never keeps), and reproducing it on CPython, where no page
+    lends the tools, names them as the reason the cell differs."""
+    page = a_tool_chat
+    model, _ = a_playlist
+    assert page.evaluate("() => window.reckon.newConversation()")["status"] == "ok"
+    model.queue = [("code", RESTORED_CELL), ("text", "March comes to 200.5.")]
+    start_ask(page, "March total, to export")
+    page.wait_for_function("() => window.outcome !== null")
+    assert page.evaluate("() => window.outcome.status") == "ok"
+    text = page.evaluate("() => window.reckon.exportNotebook()")
+    cells = [c for c in json.loads(text)["cells"] if c["cell_type"] == "code"]
+    tooled = [c for c in cells if "tools" in c["metadata"]["reckon"]]
+    assert len(tooled) == 1 and "tools.get_orders" in "".join(tooled[0]["source"])
+    calls = tooled[0]["metadata"]["reckon"]["tools"]
+    assert [(c["name"], c["args"], c["status"]) for c in calls] == [
+        ("get_orders", {"month": 3}, "ok"),
+        ("get_orders", {"month": 13}, "refused"),
+    ]
+    assert "must be at most 12" in calls[1]["message"] and "message" not in calls[0]
+    assert not any(key in call for call in calls for key in ("result", "text", "value"))
+    report = reproduce_notebook(text, timeout_s=120)
+    (difference,) = report["differences"]
+    assert difference["output"] == "run" and "NameError" in difference["cpython"]
+    assert "host tool get_orders" in difference["why"]
+    assert "metadata.reckon.tools" in difference["why"]
