@@ -161,3 +161,30 @@ def test_the_export_runs_on_plain_cpython_without_reckon(
         assert "read_table from __main__" in done.stdout  # the stand-in, not reckon's
     assert sorted(p.name for p in plain.iterdir()) == ["data", "output", "session.ipynb",
                                                       "session.py"]  # fmt: skip
+
+
+def test_a_cell_s_host_tool_calls_are_in_its_metadata_with_big_arguments_sized() -> None:
+    """Each call's name, arguments and status; arguments over 10,000 characters of JSON
+    only by their size; a cell that called no tool has no ``tools`` key."""
+    big = {"ids": list(range(5000))}
+    calls = [
+        {"call": 1, "runId": 3, "name": "get_orders", "args": {"month": 3}, "status": "ok",
+         "size": 66, "ms": 1},
+        {"call": 2, "runId": 3, "name": "lookup", "args": big, "status": "timeout", "size": 0,
+         "ms": 30000, "message": "lookup: no answer within 30 s"},
+    ]  # fmt: skip
+    steps = [
+        {"kind": "code", "index": 0, "code": "x = 1", "result": {"status": "ok", "stdout": ""}},
+        {"kind": "code", "index": 1, "code": "rows = await tools.get_orders(month=3)",
+         "result": {"status": "ok", "stdout": "", "tools": calls}},
+    ]  # fmt: skip
+    notebook = json.loads(export_notebook({"asks": [{"question": "q", "steps": steps}]}))
+    nbformat.validate(nbformat.from_dict(notebook))
+    plain, tooled = [c["metadata"]["reckon"] for c in notebook["cells"][2:] if "step" in
+                     c["metadata"].get("reckon", {})]  # fmt: skip
+    assert "tools" not in plain
+    assert tooled["tools"] == [
+        {"name": "get_orders", "status": "ok", "args": {"month": 3}},
+        {"name": "lookup", "status": "timeout", "args_chars": len(json.dumps(big)),
+         "message": "lookup: no answer within 30 s"},
+    ]  # fmt: skip

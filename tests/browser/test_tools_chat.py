@@ -6,12 +6,15 @@ at 1280 and 390 px go to tests/browser/screenshots-tools/ when RECKON_SCREENSHOT
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from reckon.reproduce import reproduce_notebook
 
 from .helpers import no_overflow
 from .playlist_kit import Playlist
@@ -109,3 +112,101 @@ def test_a_tool_call_is_a_row_and_the_person_allows_or_denies(
     assert decided.get_by_role("button").count() == 0  # answered once, for good
     page.locator(".turn").last.locator(".answer").wait_for()
     shot(page, f"tools-done-{width}.png")
+
+
+RESTORED_CELL = (
+    "rows = await tools.get_orders(month=3)\n"
+    "try:\n"
+    "    await tools.get_orders(month=13)\n"
+    "except ToolError as e:\n"
+    "    print('refused')\n"
+    "print(sum(r['amount'] for r in rows))"
+)
+
+
+def tool_rows(page: Any) -> list[tuple[str | None, str]]:
+    rows = page.locator("#messages .turn").last.locator(".tool-call")
+    return [
+        (rows.nth(i).get_attribute("data-status"), rows.nth(i).inner_text())
+        for i in range(rows.count())
+    ]
+
+
+@pytest.mark.slow
+def test_a_restored_conversation_shows_its_tool_rows(
+    a_browser: Any, a_playlist_site: str, a_playlist: tuple[Playlist, str]
+) -> None:
+    """After a reload, and in a kept conversation opened again, a cell's tool calls are
+    rows where its steps are, as they were shown live (the one that failed too)."""
+    model, _ = a_playlist
+    context = a_browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(f"{a_playlist_site}/index.html")
+        page.get_by_role("status").filter(has_text="ready").wait_for(timeout=120_000)
+        page.evaluate(REGISTER)
+        model.queue = [("code", RESTORED_CELL), ("text", "March comes to 200.5.")]
+        start_ask(page, "March total")
+        page.wait_for_function("() => window.outcome !== null")
+        assert page.evaluate("() => window.outcome.status") == "ok"
+        page.locator("#messages .turn").last.locator(".answer").wait_for()
+        live = tool_rows(page)
+        assert [status for status, _ in live] == ["ok", "refused"], live
+        assert "get_orders" in live[0][1] and '"month":13' in live[1][1]
+        shot(page, "tools-live-1280.png")
+
+        page.reload()
+        page.get_by_role("status").filter(has_text="ready").wait_for(timeout=120_000)
+        page.locator("#messages .turn .answer").last.wait_for()
+        shot(page, "tools-restored-1280.png")
+        assert tool_rows(page) == live
+        # Each row stands before the step of the cell that made it, as live.
+        assert page.evaluate(
+            "() => { const s = document.querySelector('#messages .turn:last-child .steps');"
+            " return s.firstElementChild.classList.contains('tool-call'); }"
+        )
+        assert no_overflow(page)[0] <= 1280
+
+        # A kept conversation opened again from the list draws them too.
+        kept = page.evaluate("() => window.reckon.conversations()")["current"]
+        assert page.evaluate("() => window.reckon.newConversation()")["status"] == "ok"
+        page.locator("#messages .turn").first.wait_for(state="detached")
+        opened = page.evaluate("(id) => window.reckon.openConversation(id)", kept)
+        assert opened["status"] == "ok", opened
+        page.locator("#messages .turn .answer").last.wait_for()
+        assert tool_rows(page) == live
+    finally:
+        context.close()
+
+
+@pytest.mark.slow
+def test_an_export_records_the_tool_calls_and_a_reproduction_says_why_it_differs(
+    a_tool_chat: Any, a_playlist: tuple[Playlist, str]
+) -> None:
+    """The exported notebook's cell carries its calls (name, arguments, status; not the
+    results, which the page never keeps), and reproducing it on CPython, where no page
+    lends the tools, names them as the reason the cell differs."""
+    page = a_tool_chat
+    model, _ = a_playlist
+    assert page.evaluate("() => window.reckon.newConversation()")["status"] == "ok"
+    model.queue = [("code", RESTORED_CELL), ("text", "March comes to 200.5.")]
+    start_ask(page, "March total, to export")
+    page.wait_for_function("() => window.outcome !== null")
+    assert page.evaluate("() => window.outcome.status") == "ok"
+    text = page.evaluate("() => window.reckon.exportNotebook()")
+    cells = [c for c in json.loads(text)["cells"] if c["cell_type"] == "code"]
+    tooled = [c for c in cells if "tools" in c["metadata"]["reckon"]]
+    assert len(tooled) == 1 and "tools.get_orders" in "".join(tooled[0]["source"])
+    calls = tooled[0]["metadata"]["reckon"]["tools"]
+    assert [(c["name"], c["args"], c["status"]) for c in calls] == [
+        ("get_orders", {"month": 3}, "ok"),
+        ("get_orders", {"month": 13}, "refused"),
+    ]
+    assert "must be at most 12" in calls[1]["message"] and "message" not in calls[0]
+    assert not any(key in call for call in calls for key in ("result", "text", "value"))
+    report = reproduce_notebook(text, timeout_s=120)
+    (difference,) = report["differences"]
+    assert difference["output"] == "run" and "NameError" in difference["cpython"]
+    assert "host tool get_orders" in difference["why"]
+    assert "metadata.reckon.tools" in difference["why"]

@@ -2,6 +2,7 @@
 // reload (with the question the reload cut off, and the offer to rebuild the
 // variables), or another one opened from the list or the JS API.
 import { el } from "./render.js";
+import { toolRow } from "./chat-tool-calls.js";
 
 /**
  * @typedef {import("./chat-turn.js").Outcome} Outcome
@@ -27,7 +28,13 @@ export function showSaved(reckon, { $, messages, turns, setStatus, reveal, ask, 
   function showAsks(asks) {
     asks.forEach((saved, index) => {
       const shown = turns.start(saved.question, saved.model, { restoring: true });
-      for (const step of saved.steps || []) shown.addStep(step);
+      for (const step of saved.steps || []) {
+        // Live, a cell's host tool calls are rows drawn while it runs, before its step:
+        // the same rows, from the records its run result keeps.
+        const records = step.result && Array.isArray(step.result.tools) ? step.result.tools : [];
+        for (const record of records) shown.steps.appendChild(toolRow(record));
+        shown.addStep(step);
+      }
       turns.finish(saved, index);
     });
   }

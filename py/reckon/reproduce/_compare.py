@@ -112,6 +112,23 @@ def why_different(code: str, fallback: str) -> str:
     return fallback
 
 
+def _tools_called(cell: dict[str, Any]) -> list[str]:
+    """The host tools a cell called in the browser (its ``metadata.reckon.tools``)."""
+    calls = cell.get("metadata", {}).get("reckon", {}).get("tools")
+    names = [str(c.get("name")) for c in calls or [] if isinstance(c, dict)]
+    return list(dict.fromkeys(names))
+
+
+def _tool_reason(names: list[str], where: str) -> str:
+    # An export records a call's name and arguments, not what it returned (the page
+    # never keeps that: agent/export/_tool_calls.py), so nothing can answer it again.
+    return (
+        f"it called the page's host tool{'s' if len(names) > 1 else ''} {', '.join(names)}: "
+        f"the notebook records the calls (metadata.reckon.tools), not what they returned, "
+        f"and no page lends them {where}"
+    )
+
+
 def _first_difference(a: str, b: str, where: str = "on CPython") -> str:
     lines_a, lines_b = a.splitlines(), b.splitlines()
     for number, (x, y) in enumerate(zip(lines_a, lines_b, strict=False), start=1):
@@ -136,8 +153,11 @@ def compare_cell(
     code = _text(cell.get("source"))
     stored = cell.get("outputs") or []
 
+    called = _tools_called(cell)
+
     def differ(output: str, detail: str, browser: str, cpython: str) -> dict[str, Any]:
-        return {"output": output, "why": why_different(code, detail),
+        why = _tool_reason(called, where) if called else why_different(code, detail)
+        return {"output": output, "why": why,
                 "browser": browser[:500], key: cpython[:500]}  # fmt: skip
 
     if run.get("status") != "ok":

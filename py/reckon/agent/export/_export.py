@@ -21,6 +21,7 @@ from typing import Any
 from reckon.agent._types import JSONDict
 from reckon.agent.export._inert import safe_table_html
 from reckon.agent.export._inert_markdown import inert_markdown, markdown_line
+from reckon.agent.export._tool_calls import recorded_calls
 from reckon.agent.export._transcript import Transcript
 
 __all__ = ["export_notebook", "export_script", "import_cells", "portable_paths", "sandbox_paths"]
@@ -221,12 +222,14 @@ def export_notebook(transcript: Transcript | JSONDict, *, title: str = "Reckon s
             if result.get("status") != "ok":
                 continue
             count += 1
+            meta: JSONDict = {"step": step.get("index"), "ms": step.get("ms"), "ask": number}
+            calls = recorded_calls(result)
+            if calls:  # the page's host tools it called (their results are not kept)
+                meta["tools"] = calls
             cells.append(
                 {
                     "cell_type": "code",
-                    "metadata": {
-                        "reckon": {"step": step.get("index"), "ms": step.get("ms"), "ask": number}
-                    },
+                    "metadata": {"reckon": meta},
                     "execution_count": count,
                     "outputs": _outputs(result, count),
                     "source": _lines(portable_paths(str(step.get("code", "")))),
