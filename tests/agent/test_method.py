@@ -31,6 +31,12 @@ from .helpers import KernelExecutor, answer, code_reply, put_file, run
             id="filter-then-sum",
         ),
         pytest.param(
+            "refunds = await tools.refund_total()\n"
+            "print(sum(r['amount'] for r in rows) - refunds['total'])",
+            "('amount', sum minus 'total')",
+            id="a-generator-and-an-awaited-tool",
+        ),
+        pytest.param(
             "print(round(df['price'].mean(), 2))",
             "'price', averaged, rounded to 2 decimals",
             id="rounded-mean",

@@ -217,6 +217,14 @@ class _Reader:
             return word.join(self._read(v) for v in node.values)
         if isinstance(node, ast.List | ast.Tuple):
             return ", ".join(self._read(e) for e in node.elts)
+        if isinstance(node, ast.Await):
+            return self._read(node.value)
+        if isinstance(node, ast.GeneratorExp | ast.ListComp) and len(node.generators) == 1:
+            # sum(r['amount'] for r in rows): each r stands for the rows it runs over.
+            loop = node.generators[0]
+            if isinstance(loop.target, ast.Name) and loop.target.id not in self.assigned:
+                self.assigned = {**self.assigned, loop.target.id: loop.iter}
+                return self._read(node.elt)
         return ""
 
     def _name(self, name: str) -> str:
