@@ -19,6 +19,7 @@ import re
 
 from reckon.agent._steps import Correction
 from reckon.agent._types import JSONDict
+from reckon.agent.checks._date_parts import replace_node
 
 __all__ = ["STRING_MESSAGE", "string_correction"]
 
@@ -142,12 +143,10 @@ def _has_time(cell: str) -> bool:
 
 
 def _apply(code: str, edits: list[tuple[ast.expr, str]]) -> str:
-    """``code`` with each node written anew, last first (offsets stay good)."""
-    lines = code.splitlines()
+    """``code`` with each node written anew (``replace_node``), last first so the
+    offsets of the others stay good; ``""`` when one spans lines."""
     for node, text in sorted(edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True):
-        if node.end_lineno != node.lineno or node.end_col_offset is None:
+        code = replace_node(code, node, text)
+        if not code:
             return ""
-        line = lines[node.lineno - 1].encode()  # ast's offsets count UTF-8 bytes
-        start, end = node.col_offset, node.end_col_offset
-        lines[node.lineno - 1] = (line[:start] + text.encode() + line[end:]).decode()
-    return "\n".join(lines)
+    return code

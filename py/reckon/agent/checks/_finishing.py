@@ -101,6 +101,7 @@ class Finishing:
         if len(progress.rechecks) >= _RECHECKS:
             return None
         computed = progress.ran_code or any(_by_model(s) for s in self.earlier)
+        codes = self._codes()
         period, correction = self._period_check()
         found = recheck_message(
             grounding,
@@ -112,8 +113,8 @@ class Finishing:
             last_output=self._last_output(),
             last_error=progress.last_error if progress.failures else "",
             period=period,
-            row_number=row_number_recheck(self._question(), answer, self._codes()),
-            column_value=column_as_value(self._codes(), {n for n, _ in columns(self.environment)}),
+            row_number=row_number_recheck(self._question(), answer, codes),
+            column_value=column_as_value(codes, {n for n, _ in columns(self.environment)}),
             ran_now=progress.ran_code,
         )
         if found is None:
