@@ -131,7 +131,10 @@ def test_a_guess_with_no_code_is_sent_back_once(
     assert "tool_choice" not in second and second["tools"]
     assert "tool_choice" not in third
     recheck, code, _ = model_steps(outcome)
-    assert "without running any code" in recheck["message"]
+    assert "You have not run any code yet" in recheck["message"]
+    # The guess is out of sight: asked again, the question with the request to compute.
+    asked = [m["content"] for m in second["messages"] if m["role"] != "system"]
+    assert asked == ["total units?\n\n" + recheck["message"].split("\n\n", 1)[1]]
     assert outcome["grounding"]["numbers"][0]["steps"] == [code["index"]]
 
 
@@ -259,8 +262,10 @@ def test_a_form_copied_unfilled_after_a_cell_printed_one_value_takes_that_value(
     upstream: FakeUpstream, sales: KernelExecutor, answer: str
 ) -> None:
     # Seen: `df.groupby('region')['sales'].sum().idxmax()` ran, then "@region[name]" twice.
-    question = "Which region sold the most? Answer as @region[name]."
-    replies = [call_reply("print('East')"), text_reply(answer)]
+    question = "Which region sold the least? Answer as @region[name]."
+    least = f"import pandas as pd\ndf = pd.read_csv('{sales.data_dir}/sales.csv')\n"
+    least += "print(df.groupby('region')['units'].sum().idxmin())"
+    replies = [call_reply(least), text_reply(answer)]
     outcome = ask_openai(upstream, sales, question, replies)
     assert outcome["answer"] == answer.replace("@region[name]", "@region[East]").replace(
         "@region[]", "@region[East]"

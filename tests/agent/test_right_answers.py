@@ -9,6 +9,7 @@ import pytest
 from reckon.agent import Agent
 from reckon.agent.checks._empty import column_as_value, empty_message, empty_result
 from reckon.agent.checks._form import repair_form, variable_form
+from reckon.agent.checks._names import unprinted_name
 from reckon.agent.checks._row_number import row_number_recheck
 from support import ScriptedModel
 
@@ -351,3 +352,73 @@ def test_a_form_named_after_the_printed_variable_takes_its_value(
 )  # fmt: skip
 def test_when_a_variable_form_is_left(answer_text: str, cells: list[tuple[str, str]]) -> None:
     assert variable_form("Total? @total[value]", answer_text, cells) is None
+
+
+def test_a_name_no_output_shows_goes_back_once(executor: KernelExecutor) -> None:
+    """Seen in the fifth real-model run: @function[Legislación], a name from the file's
+    first rows, after cells that printed only numbers."""
+    put_file(executor, "sales.csv", "region,sales\nEast,50\nWest,80\nNorth,30\n")
+    question = "Which region has the largest sales? Answer as @region[name]."
+    largest, named = "print(df['sales'].max())", "print(df.loc[df['sales'].idxmax(), 'region'])"
+    model = ScriptedModel([code_reply(largest), answer("@region[East]"),
+                           code_reply(named), answer("@region[West]")])  # fmt: skip
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["status"] == "ok" and outcome["answer"] == "@region[West]"
+    told = model.requests[2].messages[-1]["content"]
+    assert told.startswith("Your answer gives East, but no output of the code you ran shows it")
+    assert "The last output was:\n80" in told
+    assert [s["kind"] for s in outcome["steps"] if s.get("origin") != "reckon"] == [
+        "code", "recheck", "code", "answer"]  # fmt: skip
+
+
+def test_a_name_typed_into_a_print_is_not_shown_by_it(executor: KernelExecutor) -> None:
+    put_file(executor, "sales.csv", "region,sales\nEast,50\nWest,80\n")
+    question = "Which region has the largest sales? Answer as @region[name]."
+    model = ScriptedModel([code_reply("print('East')"), answer("@region[East]"),
+                           code_reply("print('East')"), answer("@region[East]")])  # fmt: skip
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["answer"] == "@region[East]"  # sent back once, never twice
+    assert [s["kind"] for s in outcome["steps"] if s.get("origin") != "reckon"] == [
+        "code", "recheck", "code", "answer"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("question", "answer_text", "cells", "name"),
+    [
+        pytest.param("Which function? Answer as @function[name].", "@function[Legislación]",
+                     [("print(df['Gasto'].idxmax())", "39\n")], "Legislación", id="run-5"),
+        pytest.param("Which function? Answer as @function[name].", "@function[Energía]",
+                     [("print(df.loc[39, 'F'])", "ENERGIA\n")], "", id="case-and-accents"),
+        pytest.param("Which month was rainiest? Answer as @month[name].", "@month[March]",
+                     [("print(s.idxmax())", "3\n")], "", id="a-month-a-number-stands-for"),
+        pytest.param("Is it normal? Answer as @normal[yes/no].", "@normal[No]",
+                     [("print(p)", "0.01\n")], "", id="yes-or-no"),
+        pytest.param("Which is larger, North or South? Answer as @region[name].",
+                     "@region[South]", [("print(a, b)", "3 4\n")], "", id="given-in-question"),
+        pytest.param("What is the mean? Answer as @mean[value].", "@mean[3.5]",
+                     [("print(m)", "3.1\n")], "", id="a-number-is-not-a-name"),
+        pytest.param("Which city? Answer as @city[name].", "@city[Rio de Janeiro]",
+                     [("print(t)", "city        pop\nRio  de  Janeiro  6.7\n")], "",
+                     id="spacing"),
+        pytest.param("Which region? Answer as @region[name].", "@region[West]",
+                     [("print(df[df.region == 'West'])", "  region  sales\n1   West     80\n")],
+                     "West", id="filtered-by-the-name-it-gives"),
+        pytest.param("Which title? Answer as @title[name].",
+                     "@title[Ministry of Agriculture and Rural Development]",
+                     [("print(df.head())", "0  Ministry of Agricultur...  12\n")], "",
+                     id="cut-by-pandas"),
+    ],
+)  # fmt: skip
+def test_when_a_name_is_not_shown(
+    question: str, answer_text: str, cells: list[tuple[str, str]], name: str
+) -> None:
+    assert unprinted_name(question, answer_text, cells) == name
+
+
+def test_a_name_in_the_form_without_brackets_is_read() -> None:
+    """Seen: the form copied as ``@Other chemicals products`` after a cell printed 2001."""
+    question = "Which sub-group fell the most? Answer as @subgroup[name]."
+    cells = [("print(diffs.idxmax())", "2001\n")]
+    said = "The sub-group is @Other chemicals products."
+    assert unprinted_name(question, said, cells) == "Other chemicals products"
+    assert unprinted_name(question, "@Chemicals", [("print(s)", "Chemicals  -120\n")]) == ""

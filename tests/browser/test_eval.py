@@ -243,7 +243,7 @@ class EvalModel(ScriptedModel):
 
 def is_recheck(message: dict[str, Any]) -> bool:
     text = str(message.get("content"))
-    return "appear in no output" in text or "without running any code" in text
+    return "appear in no output" in text
 
 
 def printed(observation: str, label: str) -> str:

@@ -26,6 +26,12 @@ SETUP = (
         pytest.param(
             "df['Oslo']", "KeyError", "a value of the column 'city'", id="a-row-label-as-a-column"
         ),
+        pytest.param(
+            "df['Sub_Group']",
+            "KeyError",
+            "the text columns: 'city' holds 'Oslo', 'Rome'",
+            id="names-asked-of-no-column",
+        ),
         pytest.param("df.Year", "AttributeError", "df['date'].dt.year", id="attribute-column"),
         pytest.param(
             "df['precipitation'].sum().idxmax()", "AttributeError", "already reduced", id="scalar"

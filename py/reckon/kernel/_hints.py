@@ -19,6 +19,8 @@ from typing import Any
 __all__ = ["error_hint", "syntax_hint"]
 
 _LISTED = 30
+_SAMPLED = 3  # text columns shown with their first values
+_SAMPLE_CHARS = 30
 _DATE_PARTS = {
     "year": "year", "years": "year", "month": "month", "months": "month", "day": "day",
     "days": "day", "hour": "hour", "hours": "hour", "weekday": "dayofweek",
@@ -127,8 +129,26 @@ def _closest(key: str, columns: list[str], frame: Any) -> str:
     close += [c for c in columns if _folded(key) in _folded(c) and c not in close][:3]
     listed = ", ".join(repr(c) for c in columns[:_LISTED])
     listed += ", …" if len(columns) > _LISTED else ""
-    meant = f"did you mean {' or '.join(repr(c) for c in close[:3])}? " if close else ""
-    return f"there is no column {key!r}; {meant}the columns are: {listed}"
+    if close:
+        meant = " or ".join(repr(c) for c in close[:3])
+        return f"there is no column {key!r}; did you mean {meant}? the columns are: {listed}"
+    return f"there is no column {key!r}; the columns are: {listed}{_text_columns(frame)}"
+
+
+def _text_columns(frame: Any) -> str:
+    """What the text columns hold, for a name asked of no column: seen, 'Sub_Group'
+    asked three times of a table whose sub-groups sat under the header 'Year'."""
+    shown: list[str] = []
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype.kind != "O":
+            continue
+        first = [str(v)[:_SAMPLE_CHARS] for v in values.head(1000).dropna().unique()[:2]]
+        if first:
+            shown.append(f"{column!r} holds {', '.join(repr(v) for v in first)}, …")
+        if len(shown) == _SAMPLED:
+            break
+    return f"; the text columns: {'; '.join(shown)}" if shown else ""
 
 
 def _holding_column(key: str, frame: Any) -> str | None:

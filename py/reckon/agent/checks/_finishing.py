@@ -12,8 +12,9 @@ from reckon.agent.checks._date_parts import part_correction, part_recheck
 from reckon.agent.checks._date_strings import string_correction
 from reckon.agent.checks._empty import column_as_value
 from reckon.agent.checks._form import repair_form, variable_form
-from reckon.agent.checks._grounding import ground_answer, step_sources
+from reckon.agent.checks._grounding import ground_answer, step_outputs, step_sources
 from reckon.agent.checks._method import answer_method
+from reckon.agent.checks._names import unprinted_name
 from reckon.agent.checks._periods import columns, period_recheck
 from reckon.agent.checks._recheck import (
     EMPTY_REPLY,
@@ -115,12 +116,13 @@ class Finishing:
             period=period,
             row_number=row_number_recheck(self._question(), answer, codes),
             column_value=column_as_value(codes, {n for n, _ in columns(self.environment)}),
+            name=unprinted_name(self._question(), answer, self._outputs()),
             ran_now=progress.ran_code,
         )
         if found is None:
             return None
         progress.rechecks.add(found[0])
-        if found[0] == "draft":
+        if found[0] in ("draft", "no-code"):
             progress.draft = found[1]
         if found[0] == "period" and correction is not None:
             # The loop runs the cell put right and adds its output to the message.
@@ -164,6 +166,10 @@ class Finishing:
                 given += [str(c.get("name") if isinstance(c, dict) else c)
                           for c in entry.get("columns") or []]  # fmt: skip
         return ground_answer(answer, step_sources([*earlier, *self.log.steps]), given=given)
+
+    def _outputs(self) -> list[tuple[str, str]]:
+        """``(code, output)`` of every cell the model ran in this conversation."""
+        return [(code, text) for _, code, text in step_outputs([*self.earlier, *self.log.steps])]
 
     def _printed(self) -> list[tuple[str, str]]:
         """Each cell of this answer that ran: its code and what it printed."""

@@ -25,7 +25,14 @@ from dataclasses import dataclass
 
 from reckon.agent._types import JSONDict
 
-__all__ = ["Number", "find_dates", "find_numbers", "ground_answer", "step_sources"]
+__all__ = [
+    "Number",
+    "find_dates",
+    "find_numbers",
+    "ground_answer",
+    "step_outputs",
+    "step_sources",
+]
 
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<sign>[-+−]?)(?P<body>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
@@ -108,7 +115,13 @@ def _trailing_zeros(value: float) -> int:
 
 def step_sources(steps: Iterable[JSONDict]) -> list[tuple[int | None, str]]:
     """The output text of each code step: ``(index, text)`` (index None: an earlier ask)."""
-    sources: list[tuple[int | None, str]] = []
+    return [(index, _without_literals(text, code)) for index, code, text in step_outputs(steps)]
+
+
+def step_outputs(steps: Iterable[JSONDict]) -> list[tuple[int | None, str, str]]:
+    """``(index, code, output)`` of each code step the model wrote: its printed text,
+    value, figure descriptions and assigned values."""
+    found: list[tuple[int | None, str, str]] = []
     for step in steps:
         result = step.get("result")
         if step.get("kind") != "code" or not isinstance(result, dict):
@@ -126,9 +139,9 @@ def step_sources(steps: Iterable[JSONDict]) -> list[tuple[int | None, str]]:
             if isinstance(assigned, dict):
                 parts.append(str(assigned.get("text") or ""))
         index = step.get("index")
-        text = _without_literals("\n".join(parts), str(step.get("code") or ""))
-        sources.append((index if isinstance(index, int) else None, text))
-    return sources
+        code = str(step.get("code") or "")
+        found.append((index if isinstance(index, int) else None, code, "\n".join(parts)))
+    return found
 
 
 def _without_literals(output: str, code: str) -> str:

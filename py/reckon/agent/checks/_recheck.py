@@ -22,6 +22,7 @@ from reckon.agent.checks._date_strings import STRING_MESSAGE
 from reckon.agent.checks._empty import EMPTY_RESULT, empty_message, empty_result
 from reckon.agent.checks._form import GIVEN_FORM, filled
 from reckon.agent.checks._grounding import find_numbers
+from reckon.agent.checks._names import NAME_MESSAGE
 from reckon.agent.checks._periods import PERIOD_MESSAGE
 from reckon.agent.checks._row_number import ROW_NUMBER_MESSAGE
 from reckon.agent.models._code import unrun_blocks
@@ -40,9 +41,12 @@ EMPTY_REPLY = (
     "from the output of the code you ran."
 )
 
+# Sent in place of the question after an answer that ran no code, the guess out of
+# sight: shown its guess, the 1.5B model computed, then answered with the guess again
+# ("@Other chemicals products" after a cell that printed 2001).
 _NO_CODE = (
-    "You answered without running any code. Compute the answer from the user's files "
-    "with code first, then answer from its output."
+    "{question}\n\nYou have not run any code yet: compute the answer from the user's "
+    "files with code first, then answer from its output."
 )
 # Without files too: the interpreter computes, the model does not. Told so after an
 # answer worked out in its head, the 1.5B model apologised and worked it out in its
@@ -96,25 +100,27 @@ def recheck_message(
     period: str = "",
     row_number: str = "",
     column_value: str = "",
+    name: str = "",
     ran_now: bool = False,
 ) -> tuple[str, str] | None:
     """``(kind, message)`` to send the answer back with, or ``None`` to let it stand.
 
     Each kind (``no-code``, ``draft``, ``unrun``, ``failed``, ``nothing``, ``row``,
-    ``ungrounded``, ``period``, ``format``) is asked at most once an ask: ``asked`` holds
+    ``name``, ``ungrounded``, ``period``, ``format``) is asked at most once an ask: ``asked`` holds
     those already sent.
     ``last_output`` (the last cell's printed text) is quoted with the ungrounded
     numbers; ``last_error`` is the error of the last cell when it failed; ``period`` is
     ``_periods``' message when the code grouped a period question by whole dates;
     ``row_number`` is ``_row_number``'s when a row's number was given for a name;
     ``column_value`` joins an answer of nothing when a column's name was compared as a
-    value (``_empty``);
+    value (``_empty``); ``name`` is a name the answer gives that no output shows
+    (``_names``);
     ``ran_code``: code ran in this conversation, ``ran_now``: in this ask.
     Without files, an answer that states a number the question does not, with no
     code run for it, is a ``draft``: the message is the request the next call sends in
-    place of the question (``draft_request``)."""
+    place of the question (``draft_request``); so is a ``no-code`` one, with files."""
     if not ran_code and has_files and "no-code" not in asked:
-        return "no-code", _NO_CODE
+        return "no-code", _NO_CODE.format(question=question.strip())
     if not has_files and "draft" not in asked and not ran_now:
         # Numbers no output holds: none was run for this question, or (after earlier
         # computations) the answer has numbers none of them printed.
@@ -134,6 +140,11 @@ def recheck_message(
         return "nothing", empty_message(nothing) + column_value
     if row_number and "row" not in asked:
         return "row", row_number
+    if name and has_files and ran_now and "name" not in asked:
+        message = NAME_MESSAGE.format(value=name)
+        if last_output.strip():
+            message += _LAST_OUTPUT.format(output=trim_text(last_output.strip(), _OUTPUT_LIMIT))
+        return "name", message
     missing = [str(n) for n in grounding.get("ungrounded") or []]
     if missing and "ungrounded" not in asked:
         unique = list(dict.fromkeys(missing))
@@ -198,18 +209,16 @@ def typed_not_ran(answer: str, grounding: JSONDict) -> str:
 def is_question(message: JSONDict) -> bool:
     """A message the person wrote (not a cell's output or one of our rechecks)."""
     content = user_text(message)
-    return (
-        content is not None
-        and content not in (_NO_CODE, EMPTY_REPLY)
-        and not content.startswith(_DRAFT.split("{", 1)[0])
-        and not content.startswith(_UNRUN.split("{", 1)[0])
-        and not content.startswith(FRESH_START.split("{", 1)[0])
-        and not content.startswith(_UNGROUNDED.split("{", 1)[0])
-        and not content.startswith(_FAILED.split("{", 1)[0])
-        and not content.startswith(EMPTY_RESULT.split("{", 1)[0])
-        and not content.startswith(ROW_NUMBER_MESSAGE.split("{", 1)[0])
-        and not content.startswith(STRING_MESSAGE.split("{", 1)[0])
-        and not content.startswith(_FORMAT.split("{", 1)[0])
-        and not content.startswith(PERIOD_MESSAGE.split("{", 1)[0])
-        and not content.startswith(PART_MESSAGE.split("{", 1)[0])
+    return content is not None and content != EMPTY_REPLY and not content.startswith(_OURS)
+
+
+# How each of our messages to the model begins (up to its first filled-in part). The
+# requests sent in place of the question (``_DRAFT``, ``_NO_CODE``) are never kept in
+# the history; the draft's start is listed all the same, as it always was.
+_OURS = tuple(
+    message.split("{", 1)[0]
+    for message in (
+        _DRAFT, _UNRUN, FRESH_START, _UNGROUNDED, _FAILED, EMPTY_RESULT, ROW_NUMBER_MESSAGE,
+        NAME_MESSAGE, STRING_MESSAGE, _FORMAT, PERIOD_MESSAGE, PART_MESSAGE,
     )
+)  # fmt: skip
