@@ -22,6 +22,8 @@ ORDERS = [
     {"id": 2, "month": 3, "amount": 80, "customer": "Bo"},
     {"id": 3, "month": 4, "amount": 42, "customer": "Cy"},
 ]
+# Values long and rare enough that schema privacy's filter must hide them.
+VIP = [{"customer": "Zelda Quartermaine", "amount": 98765.43}]
 SECRET = "orders-api-SECRET-5d1c9e0b7a"
 SECRET_ENV = "RECKON_TEST_ORDERS_KEY"
 
@@ -76,6 +78,10 @@ def _app(seen: list[dict[str, Any]]) -> Starlette:
         await record(request)
         return JSONResponse({"you_sent": request.headers.get("x-api-key", "")})
 
+    async def vip(request: Request) -> Response:
+        await record(request)
+        return JSONResponse(VIP)
+
     async def text(request: Request) -> Response:
         await record(request)
         return PlainTextResponse("<html>not json</html>")
@@ -89,6 +95,7 @@ def _app(seen: list[dict[str, Any]]) -> Starlette:
             Route("/fail", fail, methods=methods),
             Route("/echo", echo, methods=methods),
             Route("/text", text, methods=methods),
+            Route("/vip", vip, methods=methods),
         ]
     )
 
