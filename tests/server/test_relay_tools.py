@@ -13,9 +13,7 @@ from typing import Any
 import pytest
 
 from reckon import ConfigError
-from reckon.server import Limits, RelayConfig, create_app
-from reckon.server._config import load_config_file
-from reckon.server._tool_config import RelayTool
+from reckon.server import Limits, RelayConfig, RelayTool, create_app, load_config_file
 from support import Relay
 from support._tool_endpoint import SECRET, SECRET_ENV, Endpoint, an_orders_endpoint
 
