@@ -36,6 +36,8 @@ export function createReckon(options = {}) {
   for (const spec of options.tools || []) tools.register(spec);
   tools.isLive = (runId) => sandbox.channel.isPending(runId);
   sandbox.channel.tools = tools;
+  // The relay's tools (`reckon serve` config), asked through the agent worker.
+  if (options.agent !== false) tools.useRelay({ list: () => agent.relayTools(), call: (name, args) => agent.callRelayTool(name, args) });
   events.addEventListener("conversation", () => tools.forgetApprovals());
   const persist = options.persist === false ? null : new Persistence({ sandbox, agent, emit, session: options.session, withAgent: options.agent !== false, store: options.store });
   // Asks and notebook imports under way (or waiting their turn): the conversation they
@@ -292,7 +294,10 @@ export function createReckon(options = {}) {
   // once the sandbox is up, so a page whose policy forbids it says so at once.
   if (options.agent !== false) {
     const report = (/** @type {any} */ err) => agent.closed || emit("error", { message: `agent: ${err.message || err}` });
-    const spawn = () => agent.spawn().then(() => agent.failed).catch(report);
+    const spawn = () => {
+      agent.spawn().then(() => tools.loadRelay(), () => {}); // reckon.tools() lists the relay's soon
+      return agent.spawn().then(() => agent.failed).catch(report);
+    };
     sandboxReady.then(spawn, spawn);
   }
   return api;

@@ -18,13 +18,18 @@ const RESERVED = new Set(["False", "None", "True", "and", "as", "assert", "async
 const ARGS_SHOWN = 2_000; // characters of a call's arguments kept in its record
 const WAIT_POLL_MS = 250;
 const KEPT_RUNS = 16;
+// A relay tool's time limit here is the relay's own plus this: the relay's message
+// (which names its limit) arrives first.
+const RELAY_GRACE_MS = 5_000;
 
 /** @typedef {{timeoutMs: number, callsPerRun: number, callsPerAsk: number, resultBytes: number}} ToolLimits */
 /** @type {Readonly<ToolLimits>} */
 export const TOOL_DEFAULTS = Object.freeze({ timeoutMs: 30_000, callsPerRun: 50, callsPerAsk: 200, resultBytes: 5_000_000 });
 
 /** @typedef {{name: string, description: string, parameters: Record<string, any>, returns?: Record<string, any>, policy: "run" | "ask" | "once",
- *   timeoutMs?: number, run: (args: any, context: {signal: AbortSignal}) => unknown}} ToolSpec */
+ *   timeoutMs?: number, run: (args: any, context: {signal: AbortSignal}) => unknown, relay?: boolean}} ToolSpec */
+/** Where the relay's tools come from (agent/client.js: through the agent worker).
+ * @typedef {{list: () => Promise<unknown[]>, call: (name: string, args: unknown) => Promise<unknown>}} RelaySource */
 /** @typedef {{call: number, runId: number, name: string, args: unknown, status: string, size: number, ms: number, message?: string, request?: string}} ToolRecord */
 /** @typedef {(request: {id: string, name: string, args: unknown, policy: string, description: string}) => unknown} ToolApprover */
 
@@ -65,6 +70,46 @@ export class ToolHost {
     /** @type {{runId: number, texts: string[]}} what the last run's calls returned (for schema privacy) */
     this.values = { runId: -1, texts: [] };
     this.isLive = (/** @type {number} */ _runId) => true;
+    /** @type {RelaySource | null} */
+    this.relay = null;
+    /** @type {Map<string, ToolSpec>} the relay's tools (`reckon serve` config), once listed */
+    this.relayTools = new Map();
+    /** @type {Promise<void> | null} */
+    this.relayListed = null;
+  }
+
+  /** Lend the relay's tools too (docs/configuration.md, *Relay tools*). @param {RelaySource} source */
+  useRelay(source) {
+    this.relay = source;
+    this.relayListed = null;
+  }
+
+  /** Lists the relay's tools once (a relay without tools, or no relay: none). Each is a
+   * host tool like the page's, with the same checks, policies, limits and records; its
+   * `run` asks the relay, which checks the arguments again. A page tool of the same name wins. */
+  loadRelay() {
+    const source = this.relay;
+    if (!source) return Promise.resolve();
+    if (!this.relayListed) {
+      this.relayListed = source.list().then((list) => {
+        for (const spec of list) {
+          const s = /** @type {Record<string, any>} */ (spec);
+          try {
+            const name = String(s.name);
+            const tool = checkedTool({ name, description: s.description, parameters: s.parameters, returns: s.returns, policy: s.policy, timeoutMs: Number(s.timeoutMs) + RELAY_GRACE_MS, run: (/** @type {unknown} */ args) => source.call(name, args) });
+            this.relayTools.set(name, { ...tool, relay: true });
+          } catch (err) {
+            console.warn(`Reckon: the relay's tool ${JSON.stringify(s && s.name)} is left out: ${String((err && /** @type {any} */ (err).message) || err)}`);
+          }
+        }
+      }, () => {});
+    }
+    return this.relayListed;
+  }
+
+  /** A page tool, else the relay's tool of that name. @param {string} name */
+  lookup(name) {
+    return this.tools.get(name) || this.relayTools.get(name) || null;
   }
 
   /** @param {unknown} spec */
@@ -81,9 +126,10 @@ export class ToolHost {
     return had ? { status: "ok", name } : { status: "error", message: `no tool named ${JSON.stringify(name)}` };
   }
 
-  /** What the model and the person are told: [{name, description, parameters, returns?, policy}]. */
+  /** What the model and the person are told: [{name, description, parameters, returns?, policy, relay?}]. */
   describe() {
-    return [...this.tools.values()].map(({ name, description, parameters, returns, policy }) => ({ name, description, parameters, ...(returns ? { returns } : {}), policy }));
+    const relay = [...this.relayTools.values()].filter((t) => !this.tools.has(t.name));
+    return [...this.tools.values(), ...relay].map(({ name, description, parameters, returns, policy, relay: fromRelay }) => ({ name, description, parameters, ...(returns ? { returns } : {}), policy, ...(fromRelay ? { relay: true } : {}) }));
   }
 
   /** A new ask: its calls are counted from zero. */
@@ -153,9 +199,10 @@ export class ToolHost {
     this.askCalls++;
     if (made >= this.limits.callsPerRun) return finish({ status: "error", capped: true, message: `tools: this cell called tools ${this.limits.callsPerRun} times, the most one run may; call them in fewer, larger steps (a tool's arguments can ask for more at once)` }, { status: "refused" });
     if (this.askCalls > this.limits.callsPerAsk) return finish({ status: "error", capped: true, message: `tools: this question made ${this.limits.callsPerAsk} tool calls, the most one question may; answer from what the calls so far returned` }, { status: "refused" });
-    const tool = this.tools.get(name) || null;
+    if (!this.tools.has(name)) await this.loadRelay();
+    const tool = this.lookup(name);
     if (!tool) {
-      const known = [...this.tools.keys()];
+      const known = this.describe().map((t) => t.name);
       return finish({ status: "error", message: `no tool named ${JSON.stringify(name)}; ${known.length ? `the tools are: ${known.join(", ")}` : "this page lends no tools"}` }, { status: "refused" });
     }
     let args;

@@ -55,6 +55,8 @@ AGENT_METHODS = (
     "importState",
     "exportSession",
     "importNotebook",
+    "relayTools",
+    "relayTool",
 )
 AGENT_EVENTS = ("step", "delta", "waiting", "usage", "proposal")
 

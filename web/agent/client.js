@@ -82,6 +82,24 @@ export class Agent extends EventTarget {
     return { models, default: this.info.default_model || DEMO_MODEL, demo: !this.info.models.length, authRequired: this.authRequired === true };
   }
 
+  /** The relay's host tools, `[{name, description, parameters, returns?, policy, timeoutMs,
+   * maxResultBytes}]`, asked through the worker (it alone talks to the relay; it needs no
+   * interpreter for this); [] when there is no relay or it offers none. */
+  async relayTools() {
+    await this.spawn();
+    const reply = await this.rpc.call("relayTools", { relay: this.relay, token: this.token });
+    return reply.status === "ok" && Array.isArray(reply.tools) ? reply.tools : [];
+  }
+
+  /** Call a relay tool through the worker: its result, or an Error with the relay's message.
+   * @param {string} name @param {unknown} args */
+  async callRelayTool(name, args) {
+    await this.spawn();
+    const reply = await this.rpc.call("relayTool", { relay: this.relay, token: this.token, name, args: JSON.stringify(args) });
+    if (reply.status !== "ok") throw new Error(String(reply.message));
+    return JSON.parse(String(reply.text));
+  }
+
   /** How to talk to a model, from the relay's profile: {tools, context_window} (PROTOCOL.md §5). @param {string} model */
   modelOptions(model) {
     const options = this.info && this.info.model_options;
@@ -168,7 +186,12 @@ export class Agent extends EventTarget {
       listFiles: (args) => sandbox.listFiles(String(args.dir)).then((files) => ({ status: "ok", files }), (err) => ({ status: "error", files: [], message: String(err.message || err) })),
       inspect: (args) => /** @type {Promise<import("../shared/protocol.js").InspectResult>} */ (sandbox.inspect(String(args.path))),
       // The host tools the page lends now, for the prompt (web/tools.js).
-      tools: () => ({ status: "ok", tools: sandbox.channel.tools ? sandbox.channel.tools.describe() : [] }),
+      // The relay's tools are among them once listed (tools.js, loadRelay).
+      tools: async () => {
+        const host = sandbox.channel.tools;
+        if (host) await host.loadRelay();
+        return { status: "ok", tools: host ? host.describe() : [] };
+      },
     };
   }
 

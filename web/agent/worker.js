@@ -59,11 +59,47 @@ const methods = {
     return { status: "ok", format: kind, text: host.export_session(kind) };
   },
   importNotebook: ({ text, name }) => fromPython(() => host.import_notebook(String(text), String(name || "notebook")), { cells: 0, ok: 0, failed: 0 }),
+  // The relay's host tools (PROTOCOL.md §5, *Relay tools*): fetched here, since this
+  // worker is the only browser context that talks to the relay. Plain JS: no Python needed.
+  async relayTools({ relay, token }) {
+    const { ok, body, problem } = await relayFetch(relay, token, "/api/tools");
+    if (ok && body && body.status === "ok" && Array.isArray(body.tools)) return { status: "ok", tools: body.tools };
+    return { status: "error", tools: [], message: problem || "the relay offers no tools" };
+  },
+  async relayTool({ relay, token, name, args }) {
+    // `args` is JSON text the page parsed and checked; the relay checks it again.
+    const request = { method: "POST", headers: { "Content-Type": "application/json" }, body: `{"name":${JSON.stringify(String(name))},"args":${String(args)}}` };
+    const { body, problem } = await relayFetch(relay, token, "/api/tools/call", request);
+    if (body && body.status === "ok") return { status: "ok", text: JSON.stringify(body.result === undefined ? null : body.result) };
+    if (body && body.status === "error") return { status: "error", message: String(body.error) };
+    return { status: "error", message: problem || "the relay gave no answer" };
+  },
 };
+
+/** A relay route's JSON answer, or why there is none (the relay's own refusals, in its
+ * error shape: a token missing, a limit).
+ * @param {string} relay @param {string | null} token @param {string} path @param {RequestInit} [init] */
+async function relayFetch(relay, token, path, init = {}) {
+  const headers = { .../** @type {Record<string, string>} */ (init.headers || {}), ...(token ? { Authorization: `Bearer ${token}` } : {}) };
+  try {
+    const resp = await fetch(`${String(relay).replace(/\/$/, "")}${path}`, { ...init, headers });
+    /** @type {any} */
+    let body = null;
+    try {
+      body = await resp.json();
+    } catch {
+      return { ok: false, body: null, problem: `the relay answered HTTP ${resp.status}, not JSON (is this a plain static server?)` };
+    }
+    const refused = body && body.error && typeof body.error === "object" ? `the relay refused the call: ${String(body.error.message)}` : "";
+    return { ok: resp.ok, body: refused ? null : body, problem: refused };
+  } catch (err) {
+    return { ok: false, body: null, problem: `the relay could not be reached (${String((err && /** @type {Error} */ (err).message) || err)})` };
+  }
+}
 
 // Every call but `start` waits for it, and fails as it did.
 /** @param {string} method */
-const gate = async (method) => (method === "start" || !Object.hasOwn(methods, method) || (await booting) ? null : "the agent did not start");
+const gate = async (method) => (method === "start" || method === "relayTools" || method === "relayTool" || !Object.hasOwn(methods, method) || (await booting) ? null : "the agent did not start");
 // The worker's own `self` is its port to the page (lib.dom types it as a Window).
 const port = /** @type {import("../shared/seam.js").PortLike} */ (/** @type {unknown} */ (self));
 const page = serve(port, methods, { gate });

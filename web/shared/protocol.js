@@ -55,7 +55,7 @@
  * }} SandboxApi
  */
 /** A host tool as the agent and the person are told of it (web/tools.js).
- * @typedef {{name: string, description: string, parameters: Record<string, unknown>, returns?: Record<string, unknown>, policy: string}} ToolInfo
+ * @typedef {{name: string, description: string, parameters: Record<string, unknown>, returns?: Record<string, unknown>, policy: string, relay?: boolean}} ToolInfo
  */
 /** The sandbox methods the page answers itself (PROTOCOL.md §3).
  * @typedef {{
@@ -100,6 +100,8 @@ export const FRAME_MESSAGES = Object.freeze(["frame-connect", "frame-ready", "fr
  *   importState: (args: {state: unknown}) => {status: string, asks?: number, message?: string},
  *   exportSession: (args: {format: string}) => {status: string, format: string, text: string, message?: string},
  *   importNotebook: (args: {text: string, name: string}) => {status: string, question?: string, cells: number, ok: number, failed: number, asks?: number, conversation?: boolean, message?: string},
+ *   relayTools: (args: {relay: string, token: string | null}) => {status: string, tools: Record<string, unknown>[], message?: string},
+ *   relayTool: (args: {relay: string, token: string | null, name: string, args: string}) => {status: string, text?: string, message?: string},
  * }} AgentApi
  */
 /** The reply to `ask` (PROTOCOL.md §4, the `done` shape).
@@ -108,7 +110,7 @@ export const FRAME_MESSAGES = Object.freeze(["frame-connect", "frame-ready", "fr
  */
 
 /** The agent worker's methods (PROTOCOL.md §4). */
-export const AGENT_METHODS = Object.freeze(["start", "ask", "stop", "reset", "transcript", "configure", "decide", "exportState", "importState", "exportSession", "importNotebook"]);
+export const AGENT_METHODS = Object.freeze(["start", "ask", "stop", "reset", "transcript", "configure", "decide", "exportState", "importState", "exportSession", "importNotebook", "relayTools", "relayTool"]);
 /** Events from the agent worker. */
 export const AGENT_EVENTS = Object.freeze(["step", "delta", "waiting", "usage", "proposal"]);
 

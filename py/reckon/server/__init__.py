@@ -11,6 +11,7 @@ from reckon.server._app import create_app
 from reckon.server._config import Profile, RelayConfig, load_config_file
 from reckon.server._errors import RelayError
 from reckon.server._identity import mint_token
+from reckon.server._tool_config import RelayTool
 
 __all__ = [
     "Client",
@@ -18,6 +19,7 @@ __all__ = [
     "Profile",
     "RelayConfig",
     "RelayError",
+    "RelayTool",
     "create_app",
     "load_config_file",
     "mint_token",

@@ -72,8 +72,8 @@ class Client:
 class Limits:
     """What each client (or each address, when nobody has an identity) may use.
 
-    None means no limit. Calls are counted on ``POST /v1/chat/completions`` only: that
-    is the route that spends the upstream's key.
+    None means no limit. Calls are counted on ``POST /v1/chat/completions``, the route
+    that spends the upstream's key, and on ``POST /api/tools/call`` (no tokens: _tools).
     """
 
     requests_per_minute: int | None = None

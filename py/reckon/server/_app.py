@@ -15,13 +15,14 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
 from reckon.server._config import RelayConfig
-from reckon.server._errors import RelayError, error_response
+from reckon.server._errors import RelayError, Scrubber, error_response
 from reckon.server._guard import Guard
 from reckon.server._limits import Limiter
 from reckon.server._metrics import Metrics, MetricsMiddleware
 from reckon.server._openapi import serve_openapi
 from reckon.server._relay import ChatCompletions
 from reckon.server._site import Site
+from reckon.server._tools import RelayTools
 from reckon.server._upstream import Upstreams
 
 __all__ = ["create_app"]
@@ -39,6 +40,11 @@ def create_app(config: RelayConfig) -> Starlette:
     upstreams = Upstreams(config)
     metrics = Metrics(in_flight=lambda: upstreams.in_flight)
     limiter = Limiter(config, metrics, upstreams.scrubber)
+    tools = RelayTools(
+        config,
+        limiter=limiter,
+        scrubber=lambda: Scrubber([*upstreams.secrets(), *tools.secrets()]),
+    )
 
     async def list_models(request: Request) -> Response:
         targets, failures = await upstreams.catalogue()
@@ -80,6 +86,8 @@ def create_app(config: RelayConfig) -> Starlette:
         Route("/v1/chat/completions", chat, methods=["POST"]),
         Route("/v1/models", list_models, methods=["GET"]),
         Route("/api/info", info, methods=["GET"]),
+        Route("/api/tools", tools.listing, methods=["GET"]),
+        Route("/api/tools/call", tools.call, methods=["POST"]),
         Route("/openapi.json", serve_openapi, methods=["GET"]),
     ]
     if config.metrics != "off":
@@ -109,7 +117,7 @@ def create_app(config: RelayConfig) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with upstreams, limiter.running():
+        async with upstreams, limiter.running(), tools.running():
             yield
 
     app = Starlette(
@@ -143,7 +151,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     if exc.status_code == 404:
         message = (
             f"There is no {request.url.path} here. The relay offers POST /v1/chat/completions, "
-            "GET /v1/models and GET /api/info."
+            "GET /v1/models, GET /api/info, GET /api/tools and POST /api/tools/call."
         )
     elif exc.status_code == 405:
         message = f"{request.method} is not allowed on {request.url.path}."

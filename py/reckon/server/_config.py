@@ -24,6 +24,7 @@ from reckon.server._access import (
     check_redis_url,
     limits_from_table,
 )
+from reckon.server._tool_config import RelayTool, tools_from_tables
 
 __all__ = ["DEFAULT_KEY_ENV", "Profile", "RelayConfig", "load_config_file"]
 
@@ -145,6 +146,8 @@ class RelayConfig:
     # Peers whose X-Forwarded-For names the client (uvicorn's forwarded_allow_ips);
     # empty: uvicorn's default, loopback only (or $FORWARDED_ALLOW_IPS).
     trusted_proxies: list[str] = field(default_factory=list)
+    # HTTP endpoints the relay calls for a cell's host tool calls (_tool_config, _tools).
+    tools: list[RelayTool] = field(default_factory=list)
 
     @property
     def auth_required(self) -> bool:
@@ -172,6 +175,9 @@ class RelayConfig:
                     "(scheme and host, optional port, no path or trailing slash)"
                 )
         _check_access(self)
+        tool_names = [t.name for t in self.tools]
+        if len(set(tool_names)) != len(tool_names):
+            raise ConfigError("tool names must be unique")
 
 
 _TIMEOUTS = (
@@ -204,9 +210,10 @@ _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "redis": str,
     "metrics": str,
     "trusted_proxies": list,
+    "tool": list,
 }
 # Lists of tables, checked table by table below.
-_TABLE_LISTS = ("profile", "client")
+_TABLE_LISTS = ("profile", "client", "tool")
 _PROFILE_KEYS: dict[str, type] = {
     "name": str,
     "base_url": str,
@@ -250,7 +257,7 @@ def load_config_file(path: Path) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
     _check(data, _TOP_KEYS, str(path))
-    own = ("profile", "site", "client", "limits", "redis")
+    own = ("profile", "site", "client", "limits", "redis", "tool")
     settings: dict[str, Any] = {k: v for k, v in data.items() if k not in own}
     if "site" in data:
         settings["site_dir"] = (path.parent / data["site"]).resolve()
@@ -260,6 +267,8 @@ def load_config_file(path: Path) -> dict[str, Any]:
         settings["limits"] = Limits(**limits_from_table(data["limits"], str(path)))
     if "client" in data:
         settings["clients"] = _clients(data["client"], path)
+    if "tool" in data:
+        settings["tools"] = tools_from_tables(data["tool"], str(path))
     for key in _TIMEOUTS:
         if key in settings:
             settings[key] = float(settings[key])

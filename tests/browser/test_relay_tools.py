@@ -1,0 +1,170 @@
+"""Relay tools in the browser: `reckon serve --config` names an HTTP endpoint as a tool,
+and a cell on the static site the relay serves calls it like a page's host tool (asked
+through the agent worker, the only browser context that talks to the relay), with the
+same checks, policies and records (docs/configuration.md, *Relay tools*)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from support import reckon_serve
+from support._tool_endpoint import SECRET, SECRET_ENV, Endpoint, an_orders_endpoint
+
+from .helpers import a_chat_page_with, ok, run
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def an_endpoint() -> Iterator[Endpoint]:
+    with an_orders_endpoint() as endpoint:
+        yield endpoint
+
+
+@pytest.fixture(scope="module")
+def a_relay_with_tools(
+    an_endpoint: Endpoint, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    config = tmp_path_factory.mktemp("relay") / "relay.toml"
+    config.write_text(
+        f"""
+[[tool]]
+name = "get_orders"
+description = "The shop's orders of one month: id, month, amount, customer."
+url = "{an_endpoint.url}/orders"
+[tool.parameters]
+type = "object"
+required = ["month"]
+additionalProperties = false
+properties.month = {{ type = "integer", minimum = 1, maximum = 12 }}
+[tool.secret_headers]
+X-Api-Key = "{SECRET_ENV}"
+
+[[tool]]
+name = "failing"
+description = "An endpoint that is down."
+url = "{an_endpoint.url}/fail"
+
+[[tool]]
+name = "guarded"
+description = "Needs the person's approval."
+url = "{an_endpoint.url}/orders"
+policy = "ask"
+""",
+        encoding="utf-8",
+    )
+    with reckon_serve("--config", str(config), env={SECRET_ENV: SECRET}) as served:
+        yield served.url
+
+
+@pytest.fixture(scope="module")
+def a_page(a_browser: Any, a_relay_with_tools: str) -> Iterator[Any]:
+    # The chat page: its createReckon() has an agent (console.html has none, so no relay tools).
+    with a_chat_page_with(a_browser, a_relay_with_tools, "a,b\n1,2\n") as page:
+        page.evaluate(
+            "() => { window.__tools = []; "
+            "window.reckon.on('tool', (d) => window.__tools.push(d)); }"
+        )
+        yield page
+
+
+@pytest.fixture
+def page(a_page: Any, an_endpoint: Endpoint) -> Any:
+    an_endpoint.seen.clear()
+    a_page.evaluate("() => window.__tools.splice(0)")
+    return a_page
+
+
+def test_a_cell_calls_a_relay_tool_and_gets_the_rows(page: Any, an_endpoint: Endpoint) -> None:
+    result = ok(
+        run(
+            page,
+            "rows = await tools.get_orders(month=3)\n"
+            "df = await tools.get_orders(month=3, as_frame=True)\n"
+            "print(len(rows), sum(r['amount'] for r in rows), list(df.customer))",
+        )
+    )
+
+    assert result["stdout"] == "2 200.5 ['Ada', 'Bo']\n"
+    # The relay forwarded both calls with its secret header; the browser never held it.
+    assert [seen["headers"]["x-api-key"] for seen in an_endpoint.seen] == [SECRET, SECRET]
+    first = result["tools"][0]
+    assert (
+        first["name"] == "get_orders" and first["args"] == {"month": 3} and first["status"] == "ok"
+    )
+    events = page.evaluate("() => window.__tools.splice(0)")
+    assert [e["status"] for e in events] == ["ok", "ok"]
+    listed = page.evaluate("() => window.reckon.tools()")
+    mine = next(t for t in listed if t["name"] == "get_orders")
+    assert mine["relay"] is True and mine["policy"] == "run"
+    assert (
+        SECRET not in str(listed)
+        and an_endpoint.url not in str(listed)
+        and SECRET not in str(result)
+    )
+
+
+def test_bad_arguments_and_a_failing_endpoint_are_tool_errors(
+    page: Any, an_endpoint: Endpoint
+) -> None:
+    result = ok(
+        run(
+            page,
+            "for call in (lambda: tools.get_orders(month=13), lambda: tools.failing()):\n"
+            "    try:\n"
+            "        await call()\n"
+            "    except ToolError as e:\n"
+            "        print(e)",
+        )
+    )
+
+    lines = result["stdout"].splitlines()
+    assert "month must be at most 12, not 13" in lines[0]
+    assert lines[1].endswith("failing failed: its endpoint answered HTTP 500: database down")
+    assert [seen["path"] for seen in an_endpoint.seen] == ["/fail"]  # the bad call went nowhere
+
+
+def test_a_relay_tools_policy_holds_in_the_browser(page: Any, an_endpoint: Endpoint) -> None:
+    # The person answers each request: the first denied, the second allowed.
+    page.evaluate(
+        "() => { window.__asked = []; window.reckon.on('tool-request', (r) => { "
+        "window.__asked.push(r.name); window.reckon.decideTool(r.id, "
+        "window.__asked.length === 1 ? {action: 'deny', reason: 'not today'} "
+        ": {action: 'allow'}); }); }"
+    )
+    result = ok(
+        run(
+            page,
+            "try:\n    await tools.guarded()\nexcept ToolError as e:\n    print(e)\n"
+            "print(await tools.guarded())",
+        )
+    )
+
+    denied, allowed = result["stdout"].splitlines()
+    assert denied == (
+        "guarded: the person denied this call (not today); do not call it again for this question"
+    )
+    assert allowed == "[]" and page.evaluate("() => window.__asked") == ["guarded", "guarded"]
+    assert len(an_endpoint.seen) == 1  # only the allowed call reached the endpoint
+    assert [r["status"] for r in result["tools"]] == ["denied", "ok"]
+
+
+def test_a_page_tool_of_the_same_name_wins(page: Any, an_endpoint: Endpoint) -> None:
+    page.evaluate(
+        "() => window.reckon.registerTool({name: 'get_orders', description: 'the page', "
+        "parameters: {type: 'object', properties: {month: {type: 'integer'}}}, "
+        "run: () => ['page']})"
+    )
+    try:
+        shadowed = ok(run(page, "print(await tools.get_orders(month=3))"))
+        names = page.evaluate("() => window.reckon.tools().map((t) => [t.name, Boolean(t.relay)])")
+    finally:
+        page.evaluate("() => window.reckon.unregisterTool('get_orders')")
+    again = ok(run(page, "print(len(await tools.get_orders(month=4)))"))
+
+    assert shadowed["stdout"] == "['page']\n" and names.count(["get_orders", False]) == 1
+    assert ["get_orders", True] not in names
+    assert again["stdout"] == "1\n" and len(an_endpoint.seen) == 1
