@@ -12,7 +12,7 @@ from ._assemble import assemble
 from ._check import check, check_site
 from ._cli import main
 from ._context import ROOT, Context, Fetched, Paths
-from ._duckdb import SQL_FILES, duckdb_tarball, ship_duckdb
+from ._duckdb import duckdb_tarball
 from ._fetch import (
     artifact_key,
     close_over,
@@ -33,7 +33,6 @@ __all__ = [
     "ALL",
     "PURE_PACKAGES",
     "ROOT",
-    "SQL_FILES",
     "STAGES",
     "BuildError",
     "ChecksumError",
@@ -63,7 +62,6 @@ __all__ = [
     "reckon_sources",
     "reckon_wheel_key",
     "seam_source",
-    "ship_duckdb",
     "verify",
     "verify_duckdb",
     "verify_packages",

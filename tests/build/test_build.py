@@ -167,13 +167,7 @@ def test_the_site_ships_duckdb_for_the_first_sql_only() -> None:
         pytest.fail("run `python build.py` first")
     info = json.loads((SITE / "build-info.json").read_text())
     names = info["sandbox"]["sql_files"]
-    assert sorted(names) == [
-        "duckdb-1.32.0-blocking.js",
-        "duckdb-1.32.0-coi-pthread.js",
-        "duckdb-1.32.0-coi.js",
-        "duckdb-1.32.0-coi.wasm",
-        "duckdb-1.32.0-eh.wasm",
-    ]
+    assert sorted(names) == ["duckdb-1.32.0-blocking.js", "duckdb-1.32.0-eh.wasm"]
     assert info["sandbox"]["duckdb"] == "1.32.0"
     # Never among what a start fetches (Pyodide's, the eager packages, the rest).
     started = {*info["core"], *info["sandbox"]["files"], *info["sandbox"]["eager_files"]}
@@ -183,26 +177,6 @@ def test_the_site_ships_duckdb_for_the_first_sql_only() -> None:
     script = (SITE / "pyodide" / "duckdb-1.32.0-blocking.js").read_text()
     assert script.startswith("// @duckdb/duckdb-wasm 1.32.0 (MIT)")
     assert "self.__reckonDuckDB = " in script and "sourceMappingURL" not in script
-    # The build with threads: its worker's dispatcher is gone, its bindings class kept,
-    # and neither it nor a thread's worker has a Worker constructor of its own.
-    threaded = (SITE / "pyodide" / "duckdb-1.32.0-coi.js").read_text()
-    assert threaded.startswith("// @duckdb/duckdb-wasm 1.32.0 (MIT)")
-    assert "self.__reckonDuckDBThreads = (Worker) => {" in threaded
-    assert "globalThis.onmessage=async" not in threaded and "made={Bindings:" in threaded
-    pthread = (SITE / "pyodide" / "duckdb-1.32.0-coi-pthread.js").read_text()
-    assert 'for (const name of ["Worker", "SharedWorker"])' in pthread
-    assert (SITE / "pyodide" / "duckdb-1.32.0-coi.wasm").read_bytes()[:4] == b"\0asm"
-
-
-def test_a_duckdb_package_whose_threaded_worker_changed_is_refused(tmp_path: Path) -> None:
-    package = tmp_path / "package"
-    for source in sitebuild.SQL_FILES.values():
-        (package / source).parent.mkdir(parents=True, exist_ok=True)
-        (package / source).write_text('"use strict";var duckdb=(()=>{globalThis.onmessage=1})();')
-    out = tmp_path / "pyodide"
-    out.mkdir()
-    with pytest.raises(BuildError, match="found 0 times"):
-        sitebuild.ship_duckdb(package, out)
 
 
 def test_a_duckdb_tarball_with_the_wrong_hash_is_refused(a_cache: Context) -> None:

@@ -3,7 +3,7 @@
 // over (asking for one the page still holds back). Nothing else has a network.
 // A part of the sandbox worker (see main.js): the page joins the parts into
 // one closure, so nothing here is reachable from a cell.
-/* exported RuntimeFiles, DUCKDB_THREAD_WORKER */
+/* exported RuntimeFiles */
 
 const MIME = { wasm: "application/wasm", json: "application/json", js: "text/javascript" };
 
@@ -86,11 +86,8 @@ class RuntimeFiles {
 }
 
 // Nothing a cell starts may outlive it: no worker of its own, which would keep running
-// after the run, a restart or reset() (the second outside attack). A worker has no other
-// realm to fetch the constructors back from. The one use here, DuckDB's threads (sql.js:
-// workers of its own blob: script, ended with this worker), gets the constructor from
-// this closure, which no cell reaches.
-const DUCKDB_THREAD_WORKER = self.Worker;
+// after the run, a restart or reset() (the second outside attack). Nothing here needs
+// one, and a worker has no other realm to fetch the constructors back from.
 for (const name of ["Worker", "SharedWorker"]) {
   delete (/** @type {any} */ (self)[name]);
   Object.defineProperty(self, name, { value: undefined, writable: false, configurable: false });
