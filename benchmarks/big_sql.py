@@ -3,15 +3,20 @@ Reckon's browser sandbox (`run_sql` on DuckDB-wasm) against CPython on the same 
 
 For each size, the same query runs:
 
-- in Reckon in headless Chromium: the file is handed to the page as a disk-backed
-  `File` (as a file picker does) and mounted; `run_sql` registers that same `File` with
-  DuckDB, which scans it in place (one thread). Time is the cell's own, after a first
-  `run_sql("SELECT 1")` that loads DuckDB (its time is shown apart); peak memory is the
-  growth of the resident memory of this run's Chromium processes over the query (other
-  browsers on the machine are not counted);
+- in Reckon in headless Chromium, twice: under `reckon serve` (COOP/COEP: the frame is
+  cross-origin isolated, so DuckDB-wasm's build with threads runs, one per core, at
+  most 8) and on a plain static server (the single-threaded build). The file is handed
+  to the page as a disk-backed `File` (as a file picker does) and mounted; `run_sql`
+  registers that same `File` with DuckDB, which scans it in place. Time is the cell's
+  own, after a first `run_sql` that loads DuckDB (its time is shown apart); peak
+  memory is the growth of the resident memory of this run's Chromium processes over
+  the query (other browsers on the machine are not counted). Every wait in the browser
+  has a deadline (`--timeout`, benchmarks/_watch.py): a step that hangs ends the run
+  and names itself;
 - in CPython with the `duckdb` package (`pip install duckdb==1.4.3`, pinned in
-  requirements-dev.txt: the version inside DuckDB-wasm 1.32.0), on one thread and on
-  every core; a subprocess each, time and peak resident memory;
+  requirements-dev.txt: the version inside DuckDB-wasm 1.32.0), on one thread and at
+  its default thread count (the target compares with this one); a subprocess each,
+  time and peak resident memory;
 - in CPython with pandas, reading the three columns it needs in chunks.
 
 The generated files are the rows of `big_file.py` (seeded); a file of N GB (N > 1) is
@@ -19,7 +24,7 @@ the 1 GB file's rows N times over (generating rows runs at about 6 MB/s here). T
 kept in `--keep` (default `~/.cache/reckon/bench`) between runs. Every engine's answer
 is compared with CPython DuckDB's.
 
-    python benchmarks/big_sql.py [--sizes 1000,5000] [--keep DIR]
+    python benchmarks/big_sql.py [--sizes 1000,5000] [--keep DIR] [--timeout S]
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +44,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from _watch import PageLog, watchdog  # noqa: E402
 from big_file import generate  # noqa: E402
 from startup import serve  # noqa: E402
-from support import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from support import CHROMIUM, CHROMIUM_ARGS, reckon_serve  # noqa: E402
 
 QUERY = (
     "SELECT region, COUNT(*) AS n, SUM(price) AS total FROM {table} "
@@ -48,9 +56,9 @@ QUERY = (
 
 DUCKDB = """import duckdb
 con = duckdb.connect()
-con.execute("SET threads = {threads}")
-con.execute("SET enable_progress_bar = false")
+{threads}con.execute("SET enable_progress_bar = false")
 frame = con.sql({query!r}).df()
+print('THREADS', con.sql("SELECT current_setting('threads')").fetchone()[0])
 """
 PANDAS = """import pandas as pd
 parts = []
@@ -117,7 +125,7 @@ class PeakSampler:
         self._thread.join()
 
 
-def in_cpython(code: str) -> tuple[float, float, list[Any]]:
+def in_cpython(code: str) -> tuple[float, float, list[Any], str]:
     script = (
         "import json, time, resource\nt = time.perf_counter()\n"
         + code
@@ -128,48 +136,71 @@ def in_cpython(code: str) -> tuple[float, float, list[Any]]:
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     lines = dict(line.split(" ", 1) for line in out.stdout.splitlines() if " " in line)
-    return float(lines["SECONDS"]), int(lines["PEAK_KB"]) / 1024, json.loads(lines["ANSWER"])
+    seconds, peak = float(lines["SECONDS"]), int(lines["PEAK_KB"]) / 1024
+    return seconds, peak, json.loads(lines["ANSWER"]), lines.get("THREADS", "")
 
 
-def in_reckon(browser: Any, site_url: str, path: Path) -> tuple[float, float, float, Any]:
-    """(query s, peak MB, DuckDB load s, answer or error text)."""
+def in_reckon(
+    browser: Any, site_url: str, path: Path, *, limit: float
+) -> tuple[float, float, float, int, Any]:
+    """(query s, peak MB, DuckDB load s, DuckDB's threads, answer or error text)."""
     context = browser.new_context()
     page = context.new_page()
-    page.goto(f"{site_url}/console.html")
-    page.evaluate(
-        """async () => {
-          const { createReckon } = await import("./reckon.js");
-          window.bench = createReckon({ persist: false, agent: false });
-          await window.bench.ready();
-          const input = document.createElement("input");
-          input.type = "file";
-          input.id = "bench-file";
-          document.body.appendChild(input);
-        }"""
-    )
-    page.set_input_files("#bench-file", str(path))
-    reply = page.evaluate(
-        """async () => {
-          const file = document.getElementById("bench-file").files[0];
-          return window.bench.sandbox.mountFile("/data/" + file.name, file);
-        }"""
-    )
+    log = PageLog(page)
+    with watchdog("open the console page", limit, log):
+        page.goto(f"{site_url}/console.html")
+    with watchdog("sandbox ready", limit, log):
+        page.evaluate(
+            """async () => {
+              const { createReckon } = await import("./reckon.js");
+              window.bench = createReckon({ persist: false, agent: false });
+              await window.bench.ready();
+              const input = document.createElement("input");
+              input.type = "file";
+              input.id = "bench-file";
+              document.body.appendChild(input);
+            }"""
+        )
+    with watchdog("mount the file", limit, log):
+        page.set_input_files("#bench-file", str(path))
+        reply = page.evaluate(
+            """async () => {
+              const file = document.getElementById("bench-file").files[0];
+              return window.bench.sandbox.mountFile("/data/" + file.name, file);
+            }"""
+        )
     assert reply["status"] == "ok", reply
-    run = "(c) => window.bench.run(c, { timeoutMs: 3600000 })"
-    loaded = page.evaluate(run, "run_sql('SELECT 1 AS one')")
-    assert loaded["status"] == "ok", loaded
+    # The cell's own deadline is the limit too: a query that runs past it is stopped.
+    run = f"(c) => window.bench.run(c, {{ timeoutMs: {int(limit * 1000)} }})"
+    load = "print(run_sql(\"SELECT current_setting('threads') AS t\")['t'][0])"
+    with watchdog("load DuckDB", limit + 30, log):
+        loaded = page.evaluate(run, load)
+    assert loaded["status"] == "ok", (loaded, log.tail())
     load_s = loaded["duration_ms"] / 1000
+    threads = int(loaded["stdout"].strip())
     table = path.stem.replace("-", "_")
     code = f"frame = run_sql({QUERY.format(table=table)!r})\nimport json\n" + ANSWER
     before = own_chromium_mb()
-    with PeakSampler() as sampler:
+    with PeakSampler() as sampler, watchdog(f"the query on {path.name}", limit + 30, log):
         result = page.evaluate(run, code)
     context.close()
     if result["status"] != "ok":
         error = result.get("error") or {}
-        return float("nan"), sampler.peak - before, load_s, f"{result['status']}: {error}"
+        return float("nan"), sampler.peak - before, load_s, threads, f"{result['status']}: {error}"
     answer = json.loads(result["stdout"].split("ANSWER ", 1)[1].splitlines()[0])
-    return result["duration_ms"] / 1000, sampler.peak - before, load_s, answer
+    return result["duration_ms"] / 1000, sampler.peak - before, load_s, threads, answer
+
+
+@contextmanager
+def served_sites(site: Path) -> Iterator[list[tuple[str, str]]]:
+    """(how, URL): `reckon serve` (cross-origin isolated) and a plain static server."""
+    static_url, server = serve(site)
+    flags = ["--upstream", "http://127.0.0.1:9/v1", "--model", "unused"]
+    try:
+        with reckon_serve(*flags, site=site, env={"RECKON_UPSTREAM_KEY": "unused"}) as relay:
+            yield [("reckon serve", relay.url), ("static server", static_url)]
+    finally:
+        server.shutdown()
 
 
 def make_file(path: Path, size: int) -> None:
@@ -209,43 +240,50 @@ def main() -> int:
     parser.add_argument("--site", type=Path, default=ROOT / "dist" / "site")
     parser.add_argument("--keep", type=Path, default=Path.home() / ".cache" / "reckon" / "bench",
                         help="where the generated files are kept between runs")  # fmt: skip
+    parser.add_argument("--timeout", type=float, default=900,
+                        help="seconds any one browser step may take")  # fmt: skip
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
     args.keep.mkdir(parents=True, exist_ok=True)
     rows = []
-    site_url, server = serve(args.site)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with served_sites(args.site) as sites, sync_playwright() as pw:
+        with watchdog("start Chromium", 60):
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for size in (int(s) for s in args.sizes.split(",")):
             path = args.keep / f"big-{size}mb.csv"
             make_file(path, size)
             scan = f"read_csv({str(path)!r})"
             runs: list[tuple[str, float, float, Any]] = []
-            for threads in (1, 0):
-                code = DUCKDB.format(threads=threads or _cores(), query=QUERY.format(table=scan))
-                label = (
-                    "CPython DuckDB, 1 thread" if threads else f"CPython DuckDB, {_cores()} threads"
+            for one in (False, True):
+                setting = 'con.execute("SET threads = 1")\n' if one else ""
+                code = DUCKDB.format(threads=setting, query=QUERY.format(table=scan))
+                seconds, peak, answer, threads = in_cpython(code)
+                how = "1 thread" if one else f"default: {threads} threads"
+                runs.append((f"CPython DuckDB, {how}", seconds, peak, answer))
+            pandas = in_cpython(PANDAS.format(path=str(path)))
+            runs.append(("CPython pandas, chunked", *pandas[:3]))
+            for how, url in sites:
+                ours_s, ours_mb, load_s, threads, answer = in_reckon(
+                    browser, url, path, limit=args.timeout
                 )
-                runs.append((label, *in_cpython(code)))
-            runs.append(("CPython pandas, chunked", *in_cpython(PANDAS.format(path=str(path)))))
-            ours_s, ours_mb, load_s, answer = in_reckon(browser, site_url, path)
-            runs.insert(0, (f"Reckon run_sql (DuckDB-wasm; loading it: {load_s:.1f} s)",
-                            ours_s, ours_mb, answer))  # fmt: skip
+                plural = "s" if threads > 1 else ""
+                label = (f"Reckon run_sql, {how} (DuckDB-wasm, {threads} thread{plural}; "
+                         f"loading it: {load_s:.1f} s)")  # fmt: skip
+                runs.insert(len(runs) - 3, (label, ours_s, ours_mb, answer))
             rows.append((path.stat().st_size / 1e6, runs))
             print(f"{size} MB done", file=sys.stderr)
         browser.close()
-    server.shutdown()
     print("big CSV, filtered group-by: Reckon run_sql (DuckDB-wasm in Chromium) vs CPython")
     print(f"query: {QUERY.format(table='<file>')}")
-    print("| file MB | engine | s | peak MB | vs CPython DuckDB 1 thread | result |")
+    print(f"machine: {_cores()} cores")
+    print("| file MB | engine | s | peak MB | vs CPython DuckDB, default threads | result |")
     print("|---|---|---|---|---|---|")
     for actual, runs in rows:
-        reference = runs[1][3]
-        base = runs[1][1]
+        reference = next(r for r in runs if r[0].startswith("CPython DuckDB, default"))
         for label, seconds, peak, answer in runs:
             print(f"| {actual:.0f} | {label} | {seconds:.1f} | {peak:.0f} | "
-                  f"{seconds / base:.2f}x | {same(answer, reference)} |")  # fmt: skip
+                  f"{seconds / reference[1]:.2f}x | {same(answer, reference[3])} |")  # fmt: skip
     return 0
 
 
