@@ -142,6 +142,7 @@ def test_a_pandas_read_of_a_loaded_upload_runs_as_read_table(executor: KernelExe
         pytest.param("@Noord-Holland", "@region[Noord-Holland]", id="hyphenated"),
         pytest.param("@-1,234", "@region[-1,234]", id="number"),
         pytest.param("@Food and drink", None, id="spaces-unclear"),
+        pytest.param("@2012-06-26 20:00:00", "@region[2012-06-26 20:00:00]", id="date-and-time"),
         pytest.param("Ask a@b.com", None, id="an-email"),
     ],
 )

@@ -109,7 +109,13 @@ def _timestamp_part(answer: str, name: str) -> str | None:
 # One @value at the end of the answer, not an e-mail's @: a word or a number, with
 # nothing after it but a full stop. A value with spaces ("@Food and drink") is not
 # taken: where it ends cannot be told.
-_BARE = re.compile(r"(?:^|(?<=[\s(:]))@(-?[\w.,\-–]*\w)(?=\.?\s*$)")
+# One word or number, or a date with its time ("@2012-06-26 20:00:00", seen for
+# @hour[YYYY-MM-DD HH:MM:SS]); words with spaces are left: "@Food and drink" may be
+# "@Food" and more words.
+_BARE = re.compile(
+    r"(?:^|(?<=[\s(:]))@(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?|-?[\w.,\-–]*\w)"
+    r"(?=\.?\s*$)"
+)
 _AT = re.compile(r"(?:^|(?<=[\s(:]))@")
 
 
