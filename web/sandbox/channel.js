@@ -129,12 +129,16 @@ export class SandboxChannel {
   openFrame() {
     return new Promise((resolve, reject) => {
       const frame = document.createElement("iframe");
-      frame.setAttribute("sandbox", "allow-scripts");
+      // A site of its own when the relay gives the sandbox one (runtime.js, load):
+      // another origin and another process, kept empty by the relay's headers and
+      // checked empty by the frame. Else an opaque origin (SECURITY.md).
+      const site = this.runtime.sandboxOrigin;
+      if (!site) frame.setAttribute("sandbox", "allow-scripts");
       frame.setAttribute("allow", "cross-origin-isolated");
       frame.setAttribute("aria-hidden", "true");
       frame.title = "Reckon sandbox";
       frame.style.display = "none";
-      frame.src = new URL("sandbox.html", this.runtime.root).href;
+      frame.src = new URL("sandbox.html", site || this.runtime.root).href;
       frame.addEventListener("load", () => {
         const channel = new MessageChannel();
         /** @type {import("../shared/seam.js").Caller<import("../shared/protocol.js").FrameApi>} */
@@ -148,8 +152,8 @@ export class SandboxChannel {
             crash: (msg) => this.recover("crash", typeof msg.message === "string" ? msg.message : null),
           },
         });
-        // "*" because the frame's origin is opaque ("null"); the port is the channel.
-        /** @type {Window} */ (frame.contentWindow).postMessage({ type: "frame-connect" }, "*", [channel.port2]);
+        // "*" for the opaque frame (its origin is "null"); the port is the channel.
+        /** @type {Window} */ (frame.contentWindow).postMessage({ type: "frame-connect" }, site || "*", [channel.port2]);
       }, { once: true }); // a document loaded later in this frame is not ours: no port for it
       frame.addEventListener("error", () => reject(new Error("the sandbox frame failed to load")));
       this.container.appendChild(frame);

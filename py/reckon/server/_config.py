@@ -24,6 +24,7 @@ from reckon.server._access import (
     check_redis_url,
     limits_from_table,
 )
+from reckon.server._sandbox_site import check_sandbox_origin
 
 __all__ = ["DEFAULT_KEY_ENV", "Profile", "RelayConfig", "load_config_file"]
 
@@ -145,6 +146,8 @@ class RelayConfig:
     # Peers whose X-Forwarded-For names the client (uvicorn's forwarded_allow_ips);
     # empty: uvicorn's default, loopback only (or $FORWARDED_ALLOW_IPS).
     trusted_proxies: list[str] = field(default_factory=list)
+    # The sandbox frame on a site of its own (_sandbox_site): None keeps the opaque frame.
+    sandbox_origin: str | None = None
 
     @property
     def auth_required(self) -> bool:
@@ -172,6 +175,7 @@ class RelayConfig:
                     "(scheme and host, optional port, no path or trailing slash)"
                 )
         _check_access(self)
+        self.sandbox_origin = check_sandbox_origin(self.sandbox_origin)
 
 
 _TIMEOUTS = (
@@ -204,6 +208,7 @@ _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "redis": str,
     "metrics": str,
     "trusted_proxies": list,
+    "sandbox_origin": str,
 }
 # Lists of tables, checked table by table below.
 _TABLE_LISTS = ("profile", "client")
