@@ -19,12 +19,14 @@ from typing import Any
 
 import pytest
 
-from support import CHROMIUM, CHROMIUM_ARGS, SITE, ServeProcess, reckon_serve
+from support import CHROMIUM, CHROMIUM_ARGS, SITE, ServeProcess, reckon_serve, serve_folder
 
 from .attack_kit import PRELUDE, SENTINEL, Attack, attack_fails_cleanly, fill
 from .helpers import Canary, call, page_call, run
 from .test_attacks_contexts import PAGE_ATTACKS
 from .test_attacks_network import NETWORK_ATTACKS
+from .test_widget_hosts import TWO_WIDGETS
+from .widget_kit import wait_ready, widget_call
 
 pytestmark = pytest.mark.browser
 
@@ -145,6 +147,33 @@ def test_the_sandbox_runs_on_a_site_of_its_own(
     site = f"http://sandbox.localhost:{a_sandbox_site_relay.port}"
     assert frame == {"src": f"{site}/sandbox.html", "sandbox": None}
     assert origin == repr(site)
+
+
+def test_a_widget_on_another_site_keeps_the_opaque_frame(
+    a_profile_browser: Any, tmp_path: Path
+) -> None:
+    """The relay's mode header is not exposed to another origin: a widget there frames
+    the sandbox as before (opaque), and it runs."""
+    with (
+        serve_folder(tmp_path) as host,
+        reckon_serve("--sandbox-origin", "auto", "--allow-origin", host) as served,
+    ):
+        page_html = TWO_WIDGETS.format(site=served.url)
+        (tmp_path / "one.html").write_text(page_html.split('<reckon-chat id="two"')[0])
+        page = a_profile_browser.new_page()
+        try:
+            page.goto(f"{host}/one.html")
+            wait_ready(page, "one")
+            ran = widget_call(page, "one", "return await chat.reckon.run('1+1');")
+            cdp = a_profile_browser.new_cdp_session(page)
+            targets = cdp.send("Target.getTargets")["targetInfos"]
+            cdp.detach()
+        finally:
+            page.close()
+    frames = [t["url"] for t in targets if t["type"] == "iframe"]
+    assert ran["result"]["text"] == "2", ran
+    assert f"{served.url}/sandbox.html" in frames, frames
+    assert not [url for url in frames if "sandbox.localhost" in url], frames
 
 
 def test_what_a_cell_stores_is_gone_at_the_next_boot(
