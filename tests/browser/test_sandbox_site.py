@@ -268,3 +268,23 @@ def test_a_heap_bomb_ends_only_the_sandbox(
     print(f"heap bomb ended in {took:.1f} s: {result['error']}")
     cdp.detach()
     page.close()
+
+
+def test_a_sandbox_site_that_does_not_answer_is_a_clear_error(a_profile_browser: Any) -> None:
+    """A configured origin this browser cannot reach (`.invalid` never resolves): ready()
+    fails naming it and what to check, instead of waiting for ever."""
+    with reckon_serve("--sandbox-origin", "http://sandbox.invalid") as served:
+        page = a_profile_browser.new_page()
+        try:
+            page.goto(f"{served.url}/console.html")
+            started = time.monotonic()
+            wait = "await withDeadline(window.reckon.ready(), deadlineMs, 'ready'); return null;"
+            message = page_call(
+                page, f"try {{ {wait} }} catch (err) {{ return String(err.message || err); }}",
+                deadline_s=90,
+            )  # fmt: skip
+            took = time.monotonic() - started
+        finally:
+            page.close()
+    assert message is not None and "sandbox site http://sandbox.invalid" in message, message
+    assert "did not answer" in message and took < 60, (message, took)

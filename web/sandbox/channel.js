@@ -17,6 +17,9 @@ import { ChannelWatch } from "./watch.js";
 // A live frame answers a ping at once (its main thread runs no Python). One that does
 // not answer in this long while requests wait, or after a restart, is dead: replaced.
 const PING_MS = 10_000;
+// How long a loaded frame on a site of its own may take to say it is ready (it runs
+// one small script; on a busy machine seconds).
+const SITE_MS = 30_000;
 
 export class SandboxChannel {
   /** @param {{runtime: SandboxRuntime, container: HTMLElement, config: Record<string, any>, emit: Emit, recover: Recover}} options */
@@ -145,6 +148,7 @@ export class SandboxChannel {
         const port = connect(channel.port1, {
           on: {
             "frame-ready": (msg) => {
+              clearTimeout(silent);
               this.crossOriginIsolated = msg.crossOriginIsolated === true;
               resolve(port);
             },
@@ -154,6 +158,9 @@ export class SandboxChannel {
         });
         // "*" for the opaque frame (its origin is "null"); the port is the channel.
         /** @type {Window} */ (frame.contentWindow).postMessage({ type: "frame-connect" }, site || "*", [channel.port2]);
+        // A sandbox site that will not be framed here (its frame-ancestors), or that is
+        // not this relay, loads an error page that never answers: say so, not hang.
+        const silent = site ? setTimeout(() => reject(new Error(`the sandbox site ${site} did not answer; it must be served by the relay that served this page (reckon serve --sandbox-origin), reachable from this browser, and allow this page to frame it`)), SITE_MS) : undefined;
       }, { once: true }); // a document loaded later in this frame is not ours: no port for it
       frame.addEventListener("error", () => reject(new Error("the sandbox frame failed to load")));
       this.container.appendChild(frame);
