@@ -16,6 +16,11 @@ rejects the snapshot, gets. The time is read with one plain `evaluate` (a wait t
 Playwright's injected script would cost the page's main thread ~25 ms at its start).
 Prints medians and ratios.
 
+`--sandbox-site` adds, in the same run, the sandbox on a site of its own against the
+opaque frame, both under `reckon serve` (issue #35; `_site_modes.py`): cold, a new tab,
+warm after a browser restart, the first chart after that warm start, and `run("1+1")`
+from ready and idle, each run in a new Chromium profile on disk.
+
 `--baseline DIR` adds another build of the site (e.g. the previous commit's) as
 "baseline" rows, interleaved with the others; `--no-cold-boot` leaves the "no snapshot"
 rows out. Every step has `--timeout` seconds (180): one that fails or hangs ends the run
@@ -23,7 +28,7 @@ with its name, its reason and the page's last console lines; each visit's time g
 stderr as it lands.
 
     python benchmarks/startup.py [--runs 5] [--site dist/site] [--baseline DIR] [--browser-ui]
-                                 [--timeout 180]
+                                 [--timeout 180] [--sandbox-site]
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "benchmarks")]
 
+from _site_modes import measure_site_modes, print_site_modes  # noqa: E402
 from _watch import BOUNDED, PageLog, watchdog  # noqa: E402
 from support import (  # noqa: E402
     CHROMIUM,
@@ -151,6 +157,11 @@ def main() -> int:
     parser.add_argument(
         "--timeout", type=float, default=180, help="seconds any one step may take (default 180)"
     )
+    parser.add_argument(
+        "--sandbox-site",
+        action="store_true",
+        help="also the sandbox on a site of its own vs the opaque frame, under reckon serve",
+    )
     args = parser.parse_args()
     args.site = a_built_site(args.site, "--site")
     args.baseline = args.baseline and a_built_site(args.baseline, "--baseline")
@@ -198,6 +209,11 @@ def main() -> int:
                             "/".join(f"{o['status']}:{o.get('source')}" for o in settled)
                         )
             browser.close()
+            if args.sandbox_site:
+                modes = measure_site_modes(
+                    pw, site=args.site, naive_url=naive_url, runs=args.runs, flags=flags,
+                    limit=args.timeout,
+                )  # fmt: skip
         site_server.shutdown()
         naive_server.shutdown()
         if base_server:
@@ -226,6 +242,8 @@ def main() -> int:
     print(f"reckon warm vs reckon cold: {med['reckon cold'] / med['reckon warm']:.2f}x")
     new_tab = med["reckon warm, new tab"] / med["reckon warm"]
     print(f"reckon warm, new tab vs same tab: {new_tab:.2f}x")
+    if args.sandbox_site:
+        print_site_modes(modes, args.runs)
     return 0
 
 

@@ -17,6 +17,9 @@ import { ChannelWatch } from "./watch.js";
 // A live frame answers a ping at once (its main thread runs no Python). One that does
 // not answer in this long while requests wait, or after a restart, is dead: replaced.
 const PING_MS = 10_000;
+// How long a loaded frame on a site of its own may take to say it is ready (it runs
+// one small script; on a busy machine seconds).
+const SITE_MS = 30_000;
 
 export class SandboxChannel {
   /** @param {{runtime: SandboxRuntime, container: HTMLElement, config: Record<string, any>, emit: Emit, recover: Recover}} options */
@@ -129,18 +132,23 @@ export class SandboxChannel {
   openFrame() {
     return new Promise((resolve, reject) => {
       const frame = document.createElement("iframe");
-      frame.setAttribute("sandbox", "allow-scripts");
+      // A site of its own when the relay gives the sandbox one (runtime.js, load):
+      // another origin and another process, kept empty by the relay's headers and
+      // checked empty by the frame. Else an opaque origin (SECURITY.md).
+      const site = this.runtime.sandboxOrigin;
+      if (!site) frame.setAttribute("sandbox", "allow-scripts");
       frame.setAttribute("allow", "cross-origin-isolated");
       frame.setAttribute("aria-hidden", "true");
       frame.title = "Reckon sandbox";
       frame.style.display = "none";
-      frame.src = new URL("sandbox.html", this.runtime.root).href;
+      frame.src = new URL("sandbox.html", site || this.runtime.root).href;
       frame.addEventListener("load", () => {
         const channel = new MessageChannel();
         /** @type {import("../shared/seam.js").Caller<import("../shared/protocol.js").FrameApi>} */
         const port = connect(channel.port1, {
           on: {
             "frame-ready": (msg) => {
+              clearTimeout(silent);
               this.crossOriginIsolated = msg.crossOriginIsolated === true;
               resolve(port);
             },
@@ -148,8 +156,11 @@ export class SandboxChannel {
             crash: (msg) => this.recover("crash", typeof msg.message === "string" ? msg.message : null),
           },
         });
-        // "*" because the frame's origin is opaque ("null"); the port is the channel.
-        /** @type {Window} */ (frame.contentWindow).postMessage({ type: "frame-connect" }, "*", [channel.port2]);
+        // "*" for the opaque frame (its origin is "null"); the port is the channel.
+        /** @type {Window} */ (frame.contentWindow).postMessage({ type: "frame-connect" }, site || "*", [channel.port2]);
+        // A sandbox site that will not be framed here (its frame-ancestors), or that is
+        // not this relay, loads an error page that never answers: say so, not hang.
+        const silent = site ? setTimeout(() => reject(new Error(`the sandbox site ${site} did not answer; it must be served by the relay that served this page (reckon serve --sandbox-origin), reachable from this browser, and allow this page to frame it`)), SITE_MS) : undefined;
       }, { once: true }); // a document loaded later in this frame is not ours: no port for it
       frame.addEventListener("error", () => reject(new Error("the sandbox frame failed to load")));
       this.container.appendChild(frame);

@@ -129,14 +129,16 @@ export class Sandbox extends EventTarget {
   async start() {
     const t0 = performance.now();
     const { runtime, channel, snapshots } = this;
-    // The frame and the worker's script do not depend on the build info: under way first.
-    const framing = Promise.all([channel.openFrame(), fetchParts(runtime.root, WORKER_PARTS, SEAM_SOURCE)]);
+    // The worker's script does not depend on the build info: under way first. The frame
+    // waits for it: its response says where the frame lives (runtime.js, load).
+    const loaded = runtime.load();
+    const framing = Promise.all([loaded.then(() => channel.openFrame()), fetchParts(runtime.root, WORKER_PARTS, SEAM_SOURCE)]);
     framing.catch(() => {});
     // The worker's installer for the rest of the stack; without it, Pyodide's loadPackage.
     const installer = fetch(new URL("sandbox/install.js", runtime.root)).then((r) => (r.ok ? r.blob() : null), () => null);
     const recipe = snapshots.enabled ? fetchParts(runtime.root, RECIPE_PARTS) : null;
     if (recipe) recipe.catch(() => {});
-    await runtime.load();
+    await loaded;
     // Three ways to a ready interpreter, fastest first: the snapshot an earlier visit
     // kept, the snapshot the build ships, a cold boot (README "Fast starts"). With a
     // snapshot the package files are not needed to start: they are held back, and sent

@@ -1,5 +1,7 @@
 "use strict";
-// The sandbox frame: an opaque-origin <iframe sandbox="allow-scripts">. It holds
+// The sandbox frame: an opaque-origin <iframe sandbox="allow-scripts">, or under
+// `reckon serve --sandbox-origin` a frame on a site of its own whose storage it wipes
+// and checks empty before each worker starts (SECURITY.md). It holds
 // no secrets and has no network (its CSP says connect-src 'none'). It only starts
 // the sandbox worker from Blobs the page hands it, with a MessagePort the page made
 // for that worker: requests and replies go over it, page <-> worker directly. What
@@ -18,6 +20,7 @@
   const ends = new WeakMap();
   /** @type {{workerSource: Blob, runtime: Record<string, Blob>, config: Record<string, any>} | null} */
   let boot = null;
+  let starts = 0; // the latest start() wins
   // Only a cross-origin-isolated frame can share memory with its worker; then
   // interrupt() is a soft KeyboardInterrupt instead of a restart.
   const signal = self.crossOriginIsolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
@@ -37,9 +40,71 @@
     return started;
   }
 
-  /** @param {MessagePort} port */
-  function start(port) {
+  /** What is left in this frame's site storage (the site-of-its-own mode), as a sentence,
+   * or null when it is empty. Checked after wiping it, so that a cell's leftovers from
+   * before a restart are gone too. A store the browser denies this frame (an opaque
+   * origin; a browser that blocks third-party storage) holds nothing anyone here can
+   * read or write: empty.
+   * @returns {Promise<string | null>} */
+  async function leftovers() {
+    if (self.origin === "null") return null;
+    /** @type {string[]} */
+    const left = [];
+    /** @param {string} what @param {() => Promise<number>} wipeAndCount */
+    const check = async (what, wipeAndCount) => {
+      try {
+        const count = await wipeAndCount();
+        if (count) left.push(`${count} ${what}`);
+      } catch (err) {
+        // The browser denies this store to the frame (and so to its workers): nothing in it.
+        if (/SecurityError|NotAllowedError|denied/.test(`${err && /** @type {any} */ (err).name} ${err && /** @type {any} */ (err).message}`)) return;
+        left.push(`${what} that could not be checked (${String((err && /** @type {any} */ (err).message) || err)})`);
+      }
+    };
+    await check("localStorage keys", async () => {
+      localStorage.clear();
+      return localStorage.length;
+    });
+    await check("IndexedDB databases", async () => {
+      for (const { name } of await indexedDB.databases()) if (name) await gone(indexedDB.deleteDatabase(name));
+      return (await indexedDB.databases()).length;
+    });
+    await check("caches", async () => {
+      for (const key of await caches.keys()) await caches.delete(key);
+      return (await caches.keys()).length;
+    });
+    await check("service workers", async () => {
+      for (const reg of await navigator.serviceWorker.getRegistrations()) await reg.unregister();
+      return (await navigator.serviceWorker.getRegistrations()).length;
+    });
+    await check("files in the origin's private file system", async () => {
+      const opfs = /** @type {any} */ (await navigator.storage.getDirectory());
+      for await (const name of opfs.keys()) await opfs.removeEntry(name, { recursive: true });
+      let count = 0;
+      for await (const _name of opfs.keys()) count += 1;
+      return count;
+    });
+    return left.length ? `the sandbox site's storage is not empty (${left.join(", ")}); close every Reckon tab and reload` : null;
+  }
+
+  /** @param {IDBOpenDBRequest} req */
+  const gone = (req) => new Promise((resolve) => {
+    req.onsuccess = req.onerror = req.onblocked = () => resolve(null);
+  });
+
+  /** Start the sandbox's worker, once the site's storage is empty; if it is not, no
+   * worker starts and the page's boot call gets the reason as its reply.
+   * @param {MessagePort} port */
+  async function start(port) {
+    const turn = ++starts;
+    const problem = await leftovers();
+    if (turn !== starts) return port.close(); // another start came meanwhile: it wins
     const source = /** @type {NonNullable<typeof boot>} */ (boot);
+    if (problem) {
+      port.postMessage({ type: "reply", id: 0, status: "error", message: problem });
+      port.close();
+      return;
+    }
     worker = startWorker("reckon-sandbox", port, { ...source.config, interruptBuffer: signal ? signal.buffer : null });
     worker.onerror = (ev) => {
       ev.preventDefault();
@@ -57,12 +122,14 @@
   const notes = {
     "frame-start": withPort((msg, port) => {
       if (worker) worker.terminate(); // a start again, with other files (the page's fallback)
+      worker = null;
       boot = { workerSource: msg.workerSource, runtime: msg.runtime, config: msg.config };
       start(port);
     }),
     "frame-restart": withPort((msg, port) => {
       if (!boot) return;
       if (worker) worker.terminate();
+      worker = null;
       if (msg.snapshot !== undefined) boot.config = { ...boot.config, snapshot: msg.snapshot };
       start(port);
     }),

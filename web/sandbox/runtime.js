@@ -22,11 +22,18 @@ export class SandboxRuntime {
     this.blobs = {};
     /** @type {number | undefined} when the reported downloads were in (bootMarks.fetched) */
     this.fetchedMs = undefined;
+    /** @type {string | null} the sandbox's own site, when the relay gives it one (else an opaque frame) */
+    this.sandboxOrigin = null;
   }
 
-  /** Read build-info.json (not cached: a rebuilt site says so at once). */
+  /** Read build-info.json (not cached: a rebuilt site says so at once). `reckon serve
+   * --sandbox-origin` says on it where the sandbox frame lives (py/reckon/server/
+   * _sandbox_site.py); a plain static server, or a relay seen from another origin (the
+   * header is not exposed to it), says nothing: the opaque frame. */
   async load() {
-    this.info = await (await fetch(new URL("build-info.json", this.root), { cache: "no-cache" })).json();
+    const resp = await fetch(new URL("build-info.json", this.root), { cache: "no-cache" });
+    this.sandboxOrigin = siteOrigin(resp.headers.get("Reckon-Sandbox-Origin"), this.root);
+    this.info = await resp.json();
     return this.info;
   }
 
@@ -120,6 +127,19 @@ export class SandboxRuntime {
     );
     if (report) this.fetchedMs = performance.now();
     return Object.fromEntries(entries);
+  }
+}
+
+/** The sandbox origin the relay named, if it is an http(s) origin of another site than
+ * the page's. @param {string | null} value @param {URL} root */
+function siteOrigin(value, root) {
+  if (!value) return null;
+  try {
+    const url = new URL(value);
+    if ((url.protocol !== "http:" && url.protocol !== "https:") || url.origin !== value || url.host === root.host) return null;
+    return url.origin;
+  } catch {
+    return null;
   }
 }
 

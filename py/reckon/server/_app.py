@@ -21,6 +21,7 @@ from reckon.server._limits import Limiter
 from reckon.server._metrics import Metrics, MetricsMiddleware
 from reckon.server._openapi import serve_openapi
 from reckon.server._relay import ChatCompletions
+from reckon.server._sandbox_site import SandboxSite
 from reckon.server._site import Site
 from reckon.server._tools import RelayTools
 from reckon.server._upstream import Upstreams
@@ -99,7 +100,11 @@ def create_app(config: RelayConfig) -> Starlette:
         routes.append(Route("/", no_site))
 
     # Outermost, so that the guard's refusals are counted too.
-    middleware = [Middleware(MetricsMiddleware, metrics=metrics), Middleware(Guard, config=config)]
+    middleware = [
+        Middleware(MetricsMiddleware, metrics=metrics),
+        Middleware(Guard, config=config),
+        Middleware(SandboxSite, config=config),
+    ]
     if config.allowed_origins:
         # Lets a copy of the site hosted elsewhere call the relay; the Guard
         # has already refused every origin not on this list.

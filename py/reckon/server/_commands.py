@@ -103,6 +103,12 @@ def add_serve_command(commands: Commands) -> None:
     )
     add("--metrics", choices=METRICS_MODES, help="who may read GET /metrics (default token)")
     add(
+        "--sandbox-origin",
+        metavar="URL",
+        help="serve the sandbox frame from a site of its own: auto (sandbox.localhost), "
+        "an origin, or off (default off: an opaque-origin frame)",
+    )
+    add(
         "--trust-proxy",
         metavar="ADDR",
         **many,
@@ -179,6 +185,8 @@ def config_from_namespace(args: argparse.Namespace) -> RelayConfig:
     settings["redis_url"] = redis or None
     if args.metrics is not None:
         settings["metrics"] = args.metrics
+    if args.sandbox_origin is not None:
+        settings["sandbox_origin"] = args.sandbox_origin
     return RelayConfig(**settings)
 
 

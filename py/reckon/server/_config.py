@@ -24,6 +24,7 @@ from reckon.server._access import (
     check_redis_url,
     limits_from_table,
 )
+from reckon.server._sandbox_site import check_sandbox_origin
 from reckon.server._tool_config import RelayTool, tools_from_tables
 
 __all__ = ["DEFAULT_KEY_ENV", "Profile", "RelayConfig", "load_config_file"]
@@ -148,6 +149,8 @@ class RelayConfig:
     trusted_proxies: list[str] = field(default_factory=list)
     # HTTP endpoints the relay calls for a cell's host tool calls (_tool_config, _tools).
     tools: list[RelayTool] = field(default_factory=list)
+    # The sandbox frame on a site of its own (_sandbox_site): None keeps the opaque frame.
+    sandbox_origin: str | None = None
 
     @property
     def auth_required(self) -> bool:
@@ -178,6 +181,7 @@ class RelayConfig:
         tool_names = [t.name for t in self.tools]
         if len(set(tool_names)) != len(tool_names):
             raise ConfigError("tool names must be unique")
+        self.sandbox_origin = check_sandbox_origin(self.sandbox_origin)
 
 
 _TIMEOUTS = (
@@ -211,6 +215,7 @@ _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "metrics": str,
     "trusted_proxies": list,
     "tool": list,
+    "sandbox_origin": str,
 }
 # Lists of tables, checked table by table below.
 _TABLE_LISTS = ("profile", "client", "tool")

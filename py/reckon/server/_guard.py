@@ -27,6 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from reckon.server._config import RelayConfig
 from reckon.server._errors import RelayError, error_response
 from reckon.server._identity import IDENTITY, Keyring
+from reckon.server._sandbox_site import sandbox_host_names
 
 __all__ = ["Guard"]
 
@@ -56,6 +57,10 @@ class Guard:
             names.add(f"[{config.host}]" if ":" in config.host else config.host.lower())
         self.names = names
         self.extra = {h.lower() for h in config.allowed_hosts}
+        # The sandbox's own site, when it has one: served by this relay too.
+        sandbox_names, sandbox_extra = sandbox_host_names(config)
+        self.names |= sandbox_names
+        self.extra |= sandbox_extra
         self.origins = set(config.allowed_origins)
         self.keyring = Keyring(config)
         self.metrics_protected = config.metrics == "token"
