@@ -86,21 +86,20 @@ def a_sandbox_site_relay() -> Iterator[ServeProcess]:
 
 
 @pytest.fixture(scope="module")
-def a_profile_browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
+def a_profile_browser(a_browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     profile: Path = tmp_path_factory.mktemp("profile")
     # Third-party storage allowed, as in a person's browser by default (this Chromium
     # denies it to a headless profile's frames, which would prove nothing here).
     (profile / "Default").mkdir()
     prefs = {"profile": {"cookie_controls_mode": 0, "block_third_party_cookies": False}}
     (profile / "Default" / "Preferences").write_text(json.dumps(prefs))
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
-        )
-        yield context
-        context.close()
+    # On the session's Playwright: a second sync_playwright() in one process fails once
+    # another browser test has started the first.
+    context = a_browser.browser_type.launch_persistent_context(
+        str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+    )
+    yield context
+    context.close()
 
 
 def open_console(context: Any, url: str) -> tuple[Any, dict[str, Any]]:

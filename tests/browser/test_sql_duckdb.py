@@ -179,3 +179,27 @@ def test_a_long_query_stops_at_the_cells_deadline_and_the_session_goes_on(reckon
     assert result["restarted"] is False  # cancelled in DuckDB, not by replacing the worker
     assert result["duration_ms"] < 10_000, result["duration_ms"]
     assert ok(run(reckon, "kept + 1"))["result"]["text"] == "42"
+
+
+def test_a_cell_cannot_swap_duckdbs_runtime_functions(reckon: Any) -> None:
+    """DuckDB's compiled code calls DUCKDB_RUNTIME.<function>(Module, …): a cell that
+    swapped one through `js` was handed DuckDB's module (found in a review)."""
+    assert upload_file_object(reckon, "duck swap.csv", SALES.encode())["status"] == "ok"
+    ok(run_sql(reckon, "SELECT COUNT(*) AS n FROM duck_swap"))
+    attack = (
+        "import js\n"
+        "from pyodide.ffi import create_proxy\n"
+        "seen = []\n"
+        "spy = create_proxy(lambda *args: seen.append(len(args)) or 0)\n"
+        "for target, key, value in ((js.DUCKDB_RUNTIME, 'readFile', spy),\n"
+        "                           (js.DUCKDB_RUNTIME, 'openFile', spy),\n"
+        "                           (js.globalThis, 'DUCKDB_RUNTIME', js.Object.new())):\n"
+        "    try:\n"
+        "        setattr(target, key, value)\n"
+        "    except Exception as exc:\n"
+        "        print('refused', key, type(exc).__name__)\n"
+        "n = run_sql('SELECT SUM(qty) AS n FROM duck_swap')['n'][0]\n"
+        "print('seen', len(seen), 'n', n)\n"
+    )
+    out = ok(run(reckon, attack))["stdout"]
+    assert "seen 0 n 10" in out, out

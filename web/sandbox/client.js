@@ -129,10 +129,12 @@ export class Sandbox extends EventTarget {
   async start() {
     const t0 = performance.now();
     const { runtime, channel, snapshots } = this;
-    // The worker's script does not depend on the build info: under way first. The frame
-    // waits for it: its response says where the frame lives (runtime.js, load).
+    // The worker's script does not depend on the build info: under way first. So is the
+    // frame, unless this page may frame another site: then it waits for the build info,
+    // whose response says where the frame lives (runtime.js, load).
     const loaded = runtime.load();
-    const framing = Promise.all([loaded.then(() => channel.openFrame()), fetchParts(runtime.root, WORKER_PARTS, SEAM_SOURCE)]);
+    const opening = mayFrameAnotherSite() ? loaded.then(() => channel.openFrame()) : channel.openFrame();
+    const framing = Promise.all([opening, fetchParts(runtime.root, WORKER_PARTS, SEAM_SOURCE)]);
     framing.catch(() => {});
     // The worker's installer for the rest of the stack; without it, Pyodide's loadPackage.
     const installer = fetch(new URL("sandbox/install.js", runtime.root)).then((r) => (r.ok ? r.blob() : null), () => null);
@@ -277,4 +279,14 @@ export class Sandbox extends EventTarget {
   deleteFile(path, options = {}) {
     return this.fileCalls.deleteFile(path, options);
   }
+}
+
+/** Whether this page's policy lets it frame a site other than its own: `reckon serve
+ * --sandbox-origin` adds the sandbox's site to the `<meta>` policy's frame-src
+ * (py/reckon/server/_sandbox_site.py). Every other page opens the opaque frame without
+ * waiting for the build info (it cost the cold start a round trip). */
+function mayFrameAnotherSite() {
+  const meta = document.querySelector('meta[http-equiv="Content-Security-Policy"]');
+  const frames = /(?:^|;)\s*frame-src([^;]*)/i.exec((meta && meta.getAttribute("content")) || "");
+  return !!frames && frames[1].trim().split(/\s+/).some((source) => source && source !== "'self'");
 }

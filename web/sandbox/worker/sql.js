@@ -74,6 +74,7 @@ class SqlEngine {
       const bundles = { mvp: { mainModule: indexURL + "duckdb-mvp.wasm", mainWorker: null }, eh: { mainModule: indexURL + wasm, mainWorker: null } };
       const db = await lib.createDuckDB(bundles, new lib.VoidLogger(), lib.BROWSER_RUNTIME);
       await db.instantiate(() => {});
+      sealRuntime(lib.BROWSER_RUNTIME);
       db.open({ path: ":memory:", query: { castBigIntToDouble: false } });
       const conn = db.connect().useUnsafe((/** @type {unknown} */ _bindings, /** @type {number} */ id) => id);
       const limitMB = this.memoryLimitMB || Math.floor(this.memory.limit / 1048576 / 2);
@@ -161,4 +162,15 @@ class SqlEngine {
       },
     };
   }
+}
+
+/** DuckDB's compiled code calls `globalThis.DUCKDB_RUNTIME.<function>(Module, …)`: a
+ * cell that swapped one through `js` would be handed DuckDB's module, and could reopen
+ * the database its settings were locked on. The functions and the global stay as they
+ * are (their data fields change as files come and go). @param {any} runtime */
+function sealRuntime(runtime) {
+  for (const key of Object.keys(runtime)) {
+    if (typeof runtime[key] === "function") Object.defineProperty(runtime, key, { writable: false, configurable: false });
+  }
+  Object.defineProperty(globalThis, "DUCKDB_RUNTIME", { value: runtime, writable: false, configurable: false });
 }
