@@ -11,7 +11,7 @@ from reckon.kernel._inspect import inspect
 from reckon.kernel._read import read_table
 from reckon.kernel._session import Kernel
 from reckon.kernel._sql import run_sql, sql_tables, table_name
-from reckon.kernel._tools import ToolError, Tools, set_transport
+from reckon.kernel._tools import ToolError, Tools, set_replay, set_transport
 
 __all__ = [
     "Kernel",
@@ -21,6 +21,7 @@ __all__ = [
     "list_files",
     "read_table",
     "run_sql",
+    "set_replay",
     "set_transport",
     "sql_tables",
     "table_name",

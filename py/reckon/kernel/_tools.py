@@ -6,7 +6,9 @@ holds the function, its schema, its policy and its limits (web/tools.js): nothin
 here decides what may run, so nothing here can be talked into running more.
 
 The transport is one coroutine function ``(name, args_json) -> reply_json`` that the
-worker gives the kernel (a JS bridge in the browser; a plain function on CPython).
+worker gives the kernel (a JS bridge in the browser; a plain function on CPython). A
+reproduced notebook sets a replay source over the cell's recorded calls instead
+(``set_replay``, ``_replay.py``): while it is set, no call reaches the transport.
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ import keyword
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
-__all__ = ["Tool", "ToolCall", "ToolError", "Tools", "call_tool", "set_transport"]
+from reckon.kernel._replay import Replay
+
+__all__ = ["Tool", "ToolCall", "ToolError", "Tools", "call_tool", "set_replay", "set_transport"]
 
 Transport = Callable[[str, str], Awaitable[Any] | str]
 
 _transport: Transport | None = None
+_replay: Replay | None = None
 
 _NO_TOOLS = (
     "no tools are available in this session: the page that embeds Reckon lends them "
@@ -45,6 +50,13 @@ def set_transport(transport: Transport | None) -> None:
     _transport = transport
 
 
+def set_replay(records: list[Any] | None) -> None:
+    """Answer calls from ``records`` (a notebook cell's ``metadata.reckon.tools``), in
+    order, instead of the transport; ``None`` gives calls back to the transport."""
+    global _replay
+    _replay = None if records is None else Replay(records)
+
+
 def _frame(value: Any) -> Any:
     import pandas as pd
 
@@ -60,7 +72,8 @@ def _frame(value: Any) -> Any:
 
 async def call_tool(name: str, args: dict[str, Any], *, as_frame: bool = False) -> Any:
     """Call the page's tool ``name`` with ``args``; its result, as JSON data."""
-    if _transport is None:
+    source = _replay if _replay is not None else _transport
+    if source is None:
         raise ToolError(_NO_TOOLS)
     try:
         payload = json.dumps(args, allow_nan=False)
@@ -68,7 +81,7 @@ async def call_tool(name: str, args: dict[str, Any], *, as_frame: bool = False) 
         raise ToolError(
             f"{name}: arguments must be JSON data (str, int, float, bool, None, list, dict): {exc}"
         ) from None
-    raw = _transport(name, payload)
+    raw = source(name, payload)
     # A refusal the worker makes itself comes back at once, as text: no turn of the
     # event loop per call, so a loop of refused calls ends quickly.
     reply = json.loads(raw if isinstance(raw, str) else str(await raw))

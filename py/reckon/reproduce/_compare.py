@@ -112,21 +112,40 @@ def why_different(code: str, fallback: str) -> str:
     return fallback
 
 
-def _tools_called(cell: dict[str, Any]) -> list[str]:
-    """The host tools a cell called in the browser (its ``metadata.reckon.tools``)."""
+# Why an export left a call's result out (web/tools.js, agent/export/_tool_calls.py).
+_OMITTED = {
+    "privacy": "under schema privacy what a tool returns is the person's data: no record keeps it",
+    "too large": "it was over 256 KB, or the cell's results over 1 MB",
+    "not JSON": "it was not JSON text",
+}
+
+
+def _unanswered(cell: dict[str, Any], where: str) -> str | None:
+    """Why a host tool call of the cell cannot be replayed from its
+    ``metadata.reckon.tools`` (the first such call), or None when all can: then a
+    difference is the code's, like any other cell's."""
     calls = cell.get("metadata", {}).get("reckon", {}).get("tools")
-    names = [str(c.get("name")) for c in calls or [] if isinstance(c, dict)]
-    return list(dict.fromkeys(names))
-
-
-def _tool_reason(names: list[str], where: str) -> str:
-    # An export records a call's name and arguments, not what it returned (the page
-    # never keeps that: agent/export/_tool_calls.py), so nothing can answer it again.
-    return (
-        f"it called the page's host tool{'s' if len(names) > 1 else ''} {', '.join(names)}: "
-        f"the notebook records the calls (metadata.reckon.tools), not what they returned, "
-        f"and no page lends them {where}"
-    )
+    for call in calls if isinstance(calls, list) else []:
+        if not isinstance(call, dict):
+            continue
+        name, status, args = str(call.get("name")), call.get("status"), call.get("args")
+        # The page keeps arguments over 2,000 characters as {"...": "<size>"}; the
+        # export, over 10,000, as args_chars.
+        if "args" not in call or (isinstance(args, dict) and list(args) == ["..."]):
+            why = "its arguments were too long to keep"
+        elif status == "ok" and "result" not in call:
+            omitted = str(call.get("resultOmitted") or "")
+            why = f"its result was not kept ({_OMITTED.get(omitted, omitted or 'no reason given')})"
+        elif status != "ok" and not isinstance(call.get("message"), str):
+            why = f"it gave no result in the browser ({status}) and its message was not kept"
+        else:
+            continue
+        return (
+            f"it called the page's host tool {name} and the notebook cannot replay that call "
+            f"(metadata.reckon.tools): {why}; {where} the call was a ToolError, "
+            '"not recorded"'
+        )
+    return None
 
 
 def _first_difference(a: str, b: str, where: str = "on CPython") -> str:
@@ -153,10 +172,12 @@ def compare_cell(
     code = _text(cell.get("source"))
     stored = cell.get("outputs") or []
 
-    called = _tools_called(cell)
+    # A cell's host tool calls are replayed from the notebook (reckon.kernel.set_replay):
+    # only one the record cannot answer explains a difference by itself.
+    unanswered = _unanswered(cell, where)
 
     def differ(output: str, detail: str, browser: str, cpython: str) -> dict[str, Any]:
-        why = _tool_reason(called, where) if called else why_different(code, detail)
+        why = unanswered or why_different(code, detail)
         return {"output": output, "why": why,
                 "browser": browser[:500], key: cpython[:500]}  # fmt: skip
 

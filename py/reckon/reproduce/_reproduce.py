@@ -27,8 +27,14 @@ sandbox's ``/data``. Both compare the outputs with the ones stored in the notebo
   there, with the same description and the same pixel size (within 3 pixels: a
   tight bounding box follows the text extents, which differ by a pixel).
 
+A cell that called the page's host tools has its calls answered from the notebook
+(``metadata.reckon.tools``: each call's result, or the error it was), in order,
+with no page (``reckon.kernel.set_replay``); a call the record does not answer (its
+result was not kept: schema privacy, too large) is a "not recorded" ``ToolError``.
+
 The report says which cells differed and, where the code shows it, why
-(randomness without a seed, the current time, the platform, an error).
+(randomness without a seed, the current time, the platform, an error, a host tool
+result the notebook does not keep).
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ __all__ = [
     "RUNS_FILE",
     "SandboxSession",
     "execute_cells",
+    "recorded_tools",
     "reproduce_in_sandbox",
     "reproduce_notebook",
 ]
@@ -97,13 +104,29 @@ def reproduce_notebook(
         for path in inputs:
             shutil.copyfile(path, work / "data" / path.name)
         sources = ["".join(c.get("source", "")) for c in code_cells]
-        runs = execute_cells(sources, work, timeout_s=timeout_s)
+        tools = [recorded_tools(c) for c in code_cells]
+        runs = execute_cells(sources, work, timeout_s=timeout_s, tools=tools)
         return _compare(code_cells, runs, workdir=str(work), rerun="cpython")
 
 
 # Run first, not compared: the exported cells read data/ and write output/ relative to
 # the notebook, and in the sandbox those are /data and /output.
 _SANDBOX_PREAMBLE = "import os as _reckon_os\n_reckon_os.chdir('/')\ndel _reckon_os\n"
+
+
+def recorded_tools(cell: dict[str, Any]) -> list[Any] | None:
+    """The host tool calls a notebook cell made in the browser, to replay; None if none."""
+    calls = cell.get("metadata", {}).get("reckon", {}).get("tools")
+    return calls if isinstance(calls, list) and calls else None
+
+
+def _replay_code(calls: list[Any] | None) -> str:
+    """A run, not compared, that sets the sandbox's replay of the next cell's calls.
+
+    The records go in as one string literal that ``json.loads`` reads: whatever the
+    notebook holds is data, never code. The run binds no name and shows nothing."""
+    records = "None" if calls is None else f"__import__('json').loads({json.dumps(calls)!r})"
+    return f"__import__('reckon.kernel', fromlist=['set_replay']).set_replay({records})"
 
 
 def reproduce_in_sandbox(
@@ -133,7 +156,17 @@ def reproduce_in_sandbox(
     prepared = session.run(_SANDBOX_PREAMBLE, timeout_ms=timeout_ms)
     if prepared.get("status") != "ok":
         raise SessionError(f"the fresh sandbox could not be prepared: {prepared.get('error')}")
-    runs = [session.run("".join(c.get("source", "")), timeout_ms=timeout_ms) for c in code_cells]
+    runs = []
+    replaying = False
+    for cell in code_cells:
+        calls = recorded_tools(cell)
+        if calls is not None or replaying:  # set for this cell; cleared after it
+            replayed = session.run(_replay_code(calls), timeout_ms=timeout_ms)
+            if replayed.get("status") != "ok":
+                why = replayed.get("error")
+                raise SessionError(f"the fresh sandbox could not replay a cell's tool calls: {why}")
+            replaying = calls is not None
+        runs.append(session.run("".join(cell.get("source", "")), timeout_ms=timeout_ms))
     return _compare(code_cells, runs, workdir="", rerun="fresh")
 
 
@@ -166,10 +199,21 @@ def _compare(
     }
 
 
-def execute_cells(sources: list[str], workdir: Path, *, timeout_s: float) -> list[dict[str, Any]]:
+def execute_cells(
+    sources: list[str],
+    workdir: Path,
+    *,
+    timeout_s: float,
+    tools: list[list[Any] | None] | None = None,
+) -> list[dict[str, Any]]:
     """Run ``sources`` in order in one namespace, in a CPython process started in
-    ``workdir``; returns one run result (PROTOCOL.md section 1) per cell."""
-    (workdir / "cells.json").write_text(json.dumps(sources), encoding="utf-8")
+    ``workdir``; returns one run result (PROTOCOL.md section 1) per cell.
+
+    ``tools`` holds, per cell, the host tool calls to replay (``recorded_tools``) or
+    None."""
+    replays = tools if tools is not None else [None] * len(sources)
+    cells = [{"source": s, "tools": t} for s, t in zip(sources, replays, strict=True)]
+    (workdir / "cells.json").write_text(json.dumps(cells), encoding="utf-8")
     root = str(Path(__file__).resolve().parents[2])  # the directory that holds reckon/
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
     env["MPLBACKEND"] = "Agg"

@@ -224,7 +224,7 @@ def export_notebook(transcript: Transcript | JSONDict, *, title: str = "Reckon s
             count += 1
             meta: JSONDict = {"step": step.get("index"), "ms": step.get("ms"), "ask": number}
             calls = recorded_calls(result)
-            if calls:  # the page's host tools it called (their results are not kept)
+            if calls:  # the page's host tools it called, with what they returned when kept
                 meta["tools"] = calls
             cells.append(
                 {

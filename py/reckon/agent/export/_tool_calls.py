@@ -1,10 +1,10 @@
 """A cell's host tool calls, as an exported notebook records them.
 
 A run result's ``tools`` records (PROTOCOL.md §1) hold each call's name, arguments,
-status and size, not what the tool returned: the page hands the returned JSON to the
-agent only for schema privacy, which never keeps it (``reckon/agent/_tool_values.py``).
-So an export records the calls, and a reproduced notebook can say that a cell's output
-came from the page, not replay it (``reckon/reproduce``)."""
+status and size, and what it returned as JSON text when the page kept it (at most
+256 KB, never under schema privacy; else ``resultOmitted`` says why). An export keeps
+that as ``result`` (JSON data), so a reproduced notebook replays the call instead of
+asking a page (``reckon/reproduce``, ``reckon.kernel.set_replay``)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,9 @@ _MESSAGE_CHARS = 500
 
 
 def recorded_calls(result: JSONDict) -> list[JSONDict]:
-    """``[{name, args, status, message?}]`` of a run result's host tool calls, in order;
-    arguments over ``ARGS_CHARS`` of JSON give way to ``args_chars``, their size."""
+    """``[{name, args, status, result?, resultOmitted?, message?}]`` of a run result's
+    host tool calls, in order; arguments over ``ARGS_CHARS`` of JSON give way to
+    ``args_chars``, their size."""
     calls: list[JSONDict] = []
     records = result.get("tools")
     for record in records if isinstance(records, list) else []:
@@ -36,6 +37,14 @@ def recorded_calls(result: JSONDict) -> list[JSONDict]:
             call["args"] = args
         else:
             call["args_chars"] = len(text)
+        kept = record.get("result")
+        if call["status"] == "ok" and isinstance(kept, str):
+            try:
+                call["result"] = json.loads(kept)
+            except ValueError:
+                call["resultOmitted"] = "not JSON"
+        elif isinstance(record.get("resultOmitted"), str):
+            call["resultOmitted"] = str(record["resultOmitted"])[:_MESSAGE_CHARS]
         message = record.get("message")
         if call["status"] != "ok" and isinstance(message, str) and message:
             call["message"] = message[:_MESSAGE_CHARS]
