@@ -35,6 +35,8 @@ export function createReckon(options = {}) {
   const tools = new ToolHost({ emit, limits: options.toolLimits, approve: options.onToolRequest });
   for (const spec of options.tools || []) tools.register(spec);
   tools.isLive = (runId) => sandbox.channel.isPending(runId);
+  // Under schema privacy a tool's result is the person's data: no record keeps it.
+  tools.keepsResults = () => [undefined, null, "full"].includes(/** @type {any} */ (agent.settings).privacy);
   sandbox.channel.tools = tools;
   // The relay's tools (`reckon serve` config), asked through the agent worker.
   if (options.agent !== false) tools.useRelay({ list: () => agent.relayTools(), call: (name, args) => agent.callRelayTool(name, args) });

@@ -15,11 +15,16 @@ import { TOOL_DEFAULTS, checkedTool, relaySpec } from "./tool-spec.js";
 const ARGS_SHOWN = 2_000; // characters of a call's arguments kept in its record
 const WAIT_POLL_MS = 250;
 const KEPT_RUNS = 16;
+// What a call returned is kept in its record (an exported notebook replays it) up to
+// these sizes of JSON text: a run's records are saved with its step in the browser's
+// store and with every save of the conversation, so they stay far below resultBytes.
+const RESULT_KEPT = 256 * 1024;
+const RUN_RESULTS_KEPT = 1024 * 1024;
 
 /** @typedef {import("./tool-spec.js").ToolSpec} ToolSpec */
 /** @typedef {import("./tool-spec.js").ToolLimits} ToolLimits */
 /** @typedef {import("./tool-spec.js").RelaySource} RelaySource */
-/** @typedef {{call: number, runId: number, name: string, args: unknown, status: string, size: number, ms: number, message?: string, request?: string}} ToolRecord */
+/** @typedef {{call: number, runId: number, name: string, args: unknown, status: string, size: number, ms: number, message?: string, request?: string, result?: string, resultOmitted?: "too large" | "privacy"}} ToolRecord */
 /** @typedef {(request: {id: string, name: string, args: unknown, policy: string, description: string}) => unknown} ToolApprover */
 
 export { TOOL_DEFAULTS, checkedTool };
@@ -44,6 +49,9 @@ export class ToolHost {
     /** @type {{runId: number, texts: string[]}} what the last run's calls returned (for schema privacy) */
     this.values = { runId: -1, texts: [] };
     this.isLive = (/** @type {number} */ _runId) => true;
+    /** Whether a record may keep what its call returned: not under schema privacy
+     * (reckon.js asks the agent's settings), where it is the person's data. */
+    this.keepsResults = () => true;
     /** @type {RelaySource | null} */
     this.relay = null;
     /** @type {Map<string, ToolSpec>} the relay's tools (`reckon serve` config), once listed */
@@ -262,7 +270,16 @@ export class ToolHost {
     }
     if (this.values.runId !== runId) this.values = { runId, texts: [] };
     this.values.texts.push(text);
-    return finish({ status: "ok", text }, { status: "ok", size });
+    return finish({ status: "ok", text }, { status: "ok", size, ...this.kept(text, size, runId) });
+  }
+
+  /** The record's `result` (the JSON text the cell got), or why it is left out.
+   * @param {string} text @param {number} size @param {number} runId @returns {Partial<ToolRecord>} */
+  kept(text, size, runId) {
+    if (!this.keepsResults()) return { resultOmitted: "privacy" };
+    const earlier = (this.byRun.get(runId) || []).reduce((sum, r) => sum + (r.result ? r.result.length : 0), 0);
+    if (size > RESULT_KEPT || earlier + text.length > RUN_RESULTS_KEPT) return { resultOmitted: "too large" };
+    return { result: text };
   }
 }
 

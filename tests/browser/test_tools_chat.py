@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from reckon.reproduce import reproduce_notebook
+from reckon.reproduce import reproduce_in_sandbox, reproduce_notebook
 
 from .helpers import no_overflow
-from .playlist_kit import Playlist
+from .playlist_kit import Playlist, a_console_page
 
 pytestmark = pytest.mark.browser
 
@@ -180,21 +180,42 @@ def test_a_restored_conversation_shows_its_tool_rows(
         context.close()
 
 
-@pytest.mark.slow
-def test_an_export_records_the_tool_calls_and_a_reproduction_says_why_it_differs(
-    a_tool_chat: Any, a_playlist: tuple[Playlist, str]
-) -> None:
-    """The exported notebook's cell carries its calls (name, arguments, status; not the
-    results, which the page never keeps), and reproducing it on CPython, where no page
-    lends the tools, names them as the reason the cell differs."""
-    page = a_tool_chat
-    model, _ = a_playlist
+class FreshSandbox:
+    """A fresh page's sandbox (its own browser context, no tools lent) as
+    ``reproduce_in_sandbox`` uses a session: the real JS API's ``run``."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+
+    def upload(self, file: Any) -> dict[str, Any]:
+        raise AssertionError("these notebooks read no files")
+
+    def run(self, code: str, *, timeout_ms: int | None = None) -> dict[str, Any]:
+        script = "([code, ms]) => window.reckon.run(code, ms ? { timeoutMs: ms } : {})"
+        result: dict[str, Any] = self.page.evaluate(script, [code, timeout_ms])
+        return result
+
+
+def export_of(page: Any, model: Playlist, cell: str, question: str) -> str:
     assert page.evaluate("() => window.reckon.newConversation()")["status"] == "ok"
-    model.queue = [("code", RESTORED_CELL), ("text", "March comes to 200.5.")]
-    start_ask(page, "March total, to export")
+    model.queue = [("code", cell), ("text", "Done.")]
+    start_ask(page, question)
     page.wait_for_function("() => window.outcome !== null")
     assert page.evaluate("() => window.outcome.status") == "ok"
-    text = page.evaluate("() => window.reckon.exportNotebook()")
+    text: str = page.evaluate("() => window.reckon.exportNotebook()")
+    return text
+
+
+@pytest.mark.slow
+def test_an_export_records_the_tool_results_and_a_reproduction_replays_them(
+    a_tool_chat: Any, a_playlist: tuple[Playlist, str], a_browser: Any, a_playlist_site: str
+) -> None:
+    """The exported notebook's cell carries its calls (name, arguments, status, and what
+    each returned, or the error it was), and reproducing it where no page lends the
+    tools, on CPython and in a fresh sandbox, answers them from that record: it matches."""
+    page = a_tool_chat
+    model, _ = a_playlist
+    text = export_of(page, model, RESTORED_CELL, "March total, to export")
     cells = [c for c in json.loads(text)["cells"] if c["cell_type"] == "code"]
     tooled = [c for c in cells if "tools" in c["metadata"]["reckon"]]
     assert len(tooled) == 1 and "tools.get_orders" in "".join(tooled[0]["source"])
@@ -203,10 +224,43 @@ def test_an_export_records_the_tool_calls_and_a_reproduction_says_why_it_differs
         ("get_orders", {"month": 3}, "ok"),
         ("get_orders", {"month": 13}, "refused"),
     ]
+    assert calls[0]["result"] == [{"id": 1, "month": 3, "amount": 120.5},
+                                  {"id": 2, "month": 3, "amount": 80}]  # fmt: skip
     assert "must be at most 12" in calls[1]["message"] and "message" not in calls[0]
-    assert not any(key in call for call in calls for key in ("result", "text", "value"))
+    assert "result" not in calls[1] and not any("resultOmitted" in c for c in calls)
     report = reproduce_notebook(text, timeout_s=120)
+    assert (report["differences"], report["share"]) == ([], 1.0)
+    with a_console_page(a_browser, a_playlist_site) as fresh:
+        report = reproduce_in_sandbox(FreshSandbox(fresh), text, timeout_ms=60_000)
+        assert (report["differences"], report["share"]) == ([], 1.0)
+        # The replay was for that cell only: a later call has no page to go to.
+        after = fresh.evaluate("() => window.reckon.run('await tools.get_orders(month=3)')")
+        assert "this page lends no tools" in after["error"]["message"], after
+
+
+@pytest.mark.slow
+def test_under_schema_privacy_no_tool_result_is_kept(
+    a_tool_chat: Any, a_playlist: tuple[Playlist, str], a_browser: Any, a_playlist_site: str
+) -> None:
+    """Under schema privacy what a tool returned is the person's data: the record says
+    ``resultOmitted: "privacy"`` and nothing of it is in the export; a reproduction
+    names that call as the reason the cell cannot be checked."""
+    page = a_tool_chat
+    model, _ = a_playlist
+    assert page.evaluate("() => window.reckon.configure({ privacy: 'schema' })")["status"] == "ok"
+    try:
+        cell = "rows = await tools.get_orders(month=3)\nprint(len(rows), 'orders')"
+        text = export_of(page, model, cell, "How many March orders?")
+    finally:
+        assert page.evaluate("() => window.reckon.configure({ privacy: 'full' })")["status"] == "ok"
+    (tooled,) = [c for c in json.loads(text)["cells"] if "tools" in c["metadata"].get("reckon", {})]
+    assert tooled["metadata"]["reckon"]["tools"] == [
+        {"name": "get_orders", "status": "ok", "args": {"month": 3}, "resultOmitted": "privacy"}
+    ]
+    assert "".join(tooled["outputs"][0]["text"]) == "2 orders\n"
+    assert "120.5" not in text and "amount" not in text
+    with a_console_page(a_browser, a_playlist_site) as fresh:
+        report = reproduce_in_sandbox(FreshSandbox(fresh), text, timeout_ms=60_000)
     (difference,) = report["differences"]
-    assert difference["output"] == "run" and "NameError" in difference["cpython"]
-    assert "host tool get_orders" in difference["why"]
-    assert "metadata.reckon.tools" in difference["why"]
+    assert difference["output"] == "run" and "not recorded" in difference["fresh"]
+    assert "host tool get_orders" in difference["why"] and "schema privacy" in difference["why"]

@@ -158,15 +158,16 @@ def reproduce_in_sandbox(
         raise SessionError(f"the fresh sandbox could not be prepared: {prepared.get('error')}")
     runs = []
     replaying = False
-    for cell in code_cells:
-        calls = recorded_tools(cell)
+    for cell in [*code_cells, None]:
+        calls = None if cell is None else recorded_tools(cell)
         if calls is not None or replaying:  # set for this cell; cleared after it
             replayed = session.run(_replay_code(calls), timeout_ms=timeout_ms)
             if replayed.get("status") != "ok":
                 why = replayed.get("error")
                 raise SessionError(f"the fresh sandbox could not replay a cell's tool calls: {why}")
             replaying = calls is not None
-        runs.append(session.run("".join(cell.get("source", "")), timeout_ms=timeout_ms))
+        if cell is not None:
+            runs.append(session.run("".join(cell.get("source", "")), timeout_ms=timeout_ms))
     return _compare(code_cells, runs, workdir="", rerun="fresh")
 
 
