@@ -101,7 +101,10 @@
     if (turn !== starts) return port.close(); // another start came meanwhile: it wins
     const source = /** @type {NonNullable<typeof boot>} */ (boot);
     if (problem) {
-      port.postMessage({ type: "reply", id: 0, status: "error", message: problem });
+      // The page's boot call (id 0) gets the reason, answered as the worker would.
+      /** @type {import("../shared/seam.js").Handlers<Pick<import("../shared/protocol.js").SandboxApi, "boot">>} */
+      const refuse = { boot: () => ({ status: "error", message: problem }) };
+      await serve(port, refuse).answer({ type: "call", id: 0, method: "boot" });
       port.close();
       return;
     }

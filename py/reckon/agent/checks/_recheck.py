@@ -83,6 +83,14 @@ _FORMAT = (
 # Said when the form is there but not filled in: small models copy `@total[value]`
 # as it stands, or write the number where the name goes (`@127[value]`).
 _FILL = " Keep the name before the brackets and put the computed value inside them."
+# Said when a form is filled under another name (seen: @mean_age[38.93], the first
+# answer copied whole, where @first[value] was asked). "Keep the name" would keep the
+# wrong one; the value is not moved by Reckon, since another name may mean another
+# quantity (@mean given where @median was asked).
+_RENAME = (
+    " Your answer writes {given}: the name before the brackets must be the asked one. If"
+    " the value is what the question asks, write it as {wanted}; if not, compute that."
+)
 _SHOWN = 8
 _ASKED_FORM = re.compile(r"@[A-Za-z_]\w*\[[^\[\]]*\]")
 
@@ -157,8 +165,23 @@ def recheck_message(
     forms = _ASKED_FORM.findall(question)
     if forms and "format" not in asked and not filled(question, answer):
         message = _FORMAT.format(form=" ".join(dict.fromkeys(forms)))
-        return "format", message + (_FILL if GIVEN_FORM.search(answer) else "")
+        return "format", message + _form_hint(forms, answer)
     return None
+
+
+def _form_hint(asked: list[str], answer: str) -> str:
+    """What the format message adds about the forms the answer gave: nothing (none),
+    the asked name (one form asked, one filled under another name), or to fill it in."""
+    given = list(GIVEN_FORM.finditer(answer))
+    if not given:
+        return ""
+    name, placeholder = asked[0][1:-1].split("[", 1)
+    if len({form.lower() for form in asked}) == 1 and len(given) == 1:
+        written, value = given[0].group(1), given[0].group(2).strip()
+        # A filled value: @East[name] is the value where the name goes, a slip _FILL is for.
+        if written.lower() != name.lower() and value.lower() not in ("", placeholder.lower()):
+            return _RENAME.format(given=given[0].group(0), wanted=f"@{name}[{value}]")
+    return _FILL
 
 
 def draft_request(question: str) -> str:
