@@ -425,10 +425,10 @@ def test_a_name_in_the_form_without_brackets_is_read() -> None:
     assert unprinted_name(question, "@Chemicals", [("print(s)", "Chemicals  -120\n")]) == ""
 
 
-def test_a_form_filled_under_another_name_goes_back_naming_both(executor: KernelExecutor) -> None:
+def test_a_form_filled_under_another_name_is_not_told_to_keep_it(executor: KernelExecutor) -> None:
     """Seen in the long-conversation benchmark: asked for @first[value], the 1.5B model
     copied its first answer whole (@mean_age[38.93]); told to "keep the name before the
-    brackets", it wrote the same again."""
+    brackets", it wrote the same again; told both names, it copied that sentence."""
     put_file(executor, "people.csv", "name,age\nAna,30\nBo,47.86\n")
     model = ScriptedModel([code_reply("print(round(df['age'].mean(), 2))"),
                            answer("The mean age is @mean_age[38.93]."),
@@ -439,8 +439,8 @@ def test_a_form_filled_under_another_name_goes_back_naming_both(executor: Kernel
     question = "What was your answer to my first question? Answer as @first[value]."
     outcome = run(agent.ask(question, environment=executor.environment()))
     sent = model.requests[3].messages[-1]["content"]
-    assert "writes @mean_age[38.93]" in sent and "write it as @first[38.93]" in sent
-    assert "Keep the name" not in sent
+    assert "in the form @first[value]" in sent
+    assert "Keep the name" not in sent and "mean_age" not in sent
     assert outcome["status"] == "ok" and outcome["answer"] == "My first answer was @first[38.93]."
     assert [s["kind"] for s in outcome["steps"]] == ["recheck", "answer"]
 
@@ -448,17 +448,15 @@ def test_a_form_filled_under_another_name_goes_back_naming_both(executor: Kernel
 @pytest.mark.parametrize(
     ("written", "said"),
     [
-        ("Left: @apples[value]", "Keep the name before the brackets"),
-        ("Left: @left[10]", "writes @left[10]: the name before the brackets must be"),
+        ("Left: @apples[value]", "before the brackets and put the computed value inside them."),
+        ("Left: @left[10]", "ending with exactly that form filled with the computed values."),
     ],
-)
-def test_an_unfilled_form_is_told_its_name(
-    executor: KernelExecutor, written: str, said: str
-) -> None:
+)  # fmt: skip
+def test_what_the_form_message_adds(executor: KernelExecutor, written: str, said: str) -> None:
     # Two lines printed: no one value for Reckon to put in the form itself.
     model = ScriptedModel([code_reply("print(3 * 4)\nprint(3 * 4 - 2)"), answer(written),
                            answer("@apples[10]")])  # fmt: skip
     question = WORD_PROBLEM + " Answer as @apples[value]."
     outcome = run(Agent(model, executor).ask(question, environment={}))
-    assert said in model.requests[2].messages[-1]["content"]
+    assert model.requests[2].messages[-1]["content"].endswith(said)
     assert outcome["answer"] == "@apples[10]"

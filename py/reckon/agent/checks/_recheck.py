@@ -83,14 +83,11 @@ _FORMAT = (
 # Said when the form is there but not filled in: small models copy `@total[value]`
 # as it stands, or write the number where the name goes (`@127[value]`).
 _FILL = " Keep the name before the brackets and put the computed value inside them."
-# Said when a form is filled under another name (seen: @mean_age[38.93], the first
-# answer copied whole, where @first[value] was asked). "Keep the name" would keep the
-# wrong one; the value is not moved by Reckon, since another name may mean another
+# Not said when a form is filled under another name (seen: @mean_age[38.93], the first
+# answer copied whole, where @first[value] was asked): "keep the name" keeps the wrong
+# one. Naming both forms did not help either: the 1.5B model copied that sentence into
+# its answer. Reckon does not move the value itself: another name may be another
 # quantity (@mean given where @median was asked).
-_RENAME = (
-    " Your answer writes {given}: the name before the brackets must be the asked one. If"
-    " the value is what the question asks, write it as {wanted}; if not, compute that."
-)
 _SHOWN = 8
 _ASKED_FORM = re.compile(r"@[A-Za-z_]\w*\[[^\[\]]*\]")
 
@@ -170,8 +167,8 @@ def recheck_message(
 
 
 def _form_hint(asked: list[str], answer: str) -> str:
-    """What the format message adds about the forms the answer gave: nothing (none),
-    the asked name (one form asked, one filled under another name), or to fill it in."""
+    """What the format message adds: to fill the form in, unless the answer gave none
+    or gave one filled under another name."""
     given = list(GIVEN_FORM.finditer(answer))
     if not given:
         return ""
@@ -180,7 +177,7 @@ def _form_hint(asked: list[str], answer: str) -> str:
         written, value = given[0].group(1), given[0].group(2).strip()
         # A filled value: @East[name] is the value where the name goes, a slip _FILL is for.
         if written.lower() != name.lower() and value.lower() not in ("", placeholder.lower()):
-            return _RENAME.format(given=given[0].group(0), wanted=f"@{name}[{value}]")
+            return ""
     return _FILL
 
 
