@@ -4,6 +4,8 @@ a table typed) is not an answer. Scripted models against the real kernel."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from reckon.agent import Agent
@@ -460,3 +462,19 @@ def test_what_the_form_message_adds(executor: KernelExecutor, written: str, said
     outcome = run(Agent(model, executor).ask(question, environment={}))
     assert model.requests[2].messages[-1]["content"].endswith(said)
     assert outcome["answer"] == "@apples[10]"
+
+
+def test_a_number_in_the_data_directorys_name_is_not_given(tmp_path: Path) -> None:
+    """Seen as a flaky test: its files lived in /tmp/pytest-of-root/pytest-25/, and the
+    guess @total[25] counted as a number the person gave. The person gives a file's
+    name, not the folder Reckon keeps it in."""
+    executor = KernelExecutor(tmp_path / "run-25")
+    put_file(executor, "sales.csv", "region,units\nNorth,14\nSouth,15\n")
+    model = ScriptedModel([code_reply("print(df['units'].sum())"), answer("@total[25]"),
+                           answer("@total[29]")])  # fmt: skip
+    question = "Total units? Answer as @total[value]."
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert [s["kind"] for s in outcome["steps"] if s.get("origin") != "reckon"] == [
+        "code", "recheck", "answer"
+    ]  # fmt: skip
+    assert "25" in outcome["steps"][-2]["message"] and outcome["answer"] == "@total[29]"

@@ -160,9 +160,12 @@ class Finishing:
     def _ground(self, answer: str) -> JSONDict:
         earlier = [{**s, "index": None} for s in self.earlier]
         given = [m["content"] for m in self.messages if is_question(m)]
+        # A file's path as the person gave it: its name (and folders) under the data
+        # directory, not the directory itself (a test's /tmp/pytest-25/ "gave" a 25).
+        root = str(self.environment.get("data_dir") or "/data").rstrip("/") + "/"
         for entry in self.environment.get("files") or []:
             if isinstance(entry, dict):
-                given.append(str(entry.get("path") or ""))
+                given.append(str(entry.get("path") or "").removeprefix(root))
                 given += [str(c.get("name") if isinstance(c, dict) else c)
                           for c in entry.get("columns") or []]  # fmt: skip
         return ground_answer(answer, step_sources([*earlier, *self.log.steps]), given=given)
