@@ -180,6 +180,17 @@ COMPUTED = {"numbers": [{"text": "7.25", "computed": True, "steps": [1]}], "ungr
         ("Answer as @mean[value].", 'It is {"mean": 7.25}', None),
         ("Answer as @mean[value].", 'It is:\n```json\n{"mean": 7.25}\n```', None),
         ("Answer as @mean[value].", "It is @7.25 or so", None),
+        # The asked name's place taken by the value too (seen: @East[East] for
+        # @region[name]); a number there stays, as above.
+        ("Answer as @region[name].", "@East[East]", "@region[East]"),
+        ("Answer as @region[name].", "It is @east[East].", "It is @region[East]."),
+        ("Answer as @region[name].", "@East[West]", None),
+        # No form at all beside the one computed number (seen, after the format recheck:
+        # "The number of distinct cities in people.csv is 4.").
+        ("Answer as @mean[value].", "The mean is 7.25.", "The mean is @mean[7.25]."),
+        ("Answer as @mean[mean_units].", "7.25", "@mean[7.25]"),
+        ("Answer as @top[name].", "The top is row 7.25.", None),
+        ("Answer as @mean[value].", "The mean is 7.25 (from `df.mean()`) @", None),
     ],
 )
 def test_repair_form(question: str, answer: str, repaired: str | None) -> None:
@@ -192,3 +203,23 @@ def test_an_unfilled_form_is_filled_only_from_a_single_computed_number() -> None
     assert repair_form("Answer as @mean[value].", "7.25 of 29. @mean[value]", two) is None
     guessed = {"numbers": [{"text": "7.25", "computed": False, "steps": []}]}
     assert repair_form("Answer as @mean[value].", "7.25. @mean[value]", guessed) is None
+
+
+def test_a_missing_form_is_filled_only_from_the_answers_one_number_computed() -> None:
+    question = "Answer as @mean[value]."
+
+    def grounding(*entries: tuple[str, bool, bool]) -> dict[str, Any]:
+        numbers = [{"text": text, "computed": computed, "steps": [1] if computed else []}
+                   for text, computed, _ in entries]  # fmt: skip
+        for number, (_, _, given) in zip(numbers, entries, strict=True):
+            if given:
+                number.update(given=True, steps=[])
+        return {"numbers": numbers}
+
+    two = grounding(("7.25", True, False), ("29", True, False))
+    assert repair_form(question, "The mean is 7.25 of 29.", two) is None
+    assert repair_form(question, "The mean is 7.25.", grounding(("7.25", False, False))) is None
+    assert repair_form(question, "The mean is 4.", grounding(("4", True, True))) is None
+    assert repair_form(question, "The mean is 4.", grounding(("4", True, False))) == (
+        "The mean is @mean[4]."
+    )

@@ -1,7 +1,7 @@
 """The ``@name[value]`` form a question asks the answer to end with: whether an answer
 fills it, and the form put right where the model wrote it wrongly but computed the value
-(the value where the name goes, the form left unfilled beside one computed number, a
-timestamp given for an hour or a year)."""
+(the value where the name goes, the form left unfilled or left out beside one computed
+number, a timestamp given for an hour or a year)."""
 
 from __future__ import annotations
 
@@ -41,9 +41,11 @@ def repair_form(
     for ``@mean[value]``), the answer given as JSON under the asked name
     (``{"mean": 3.17}``, ``{"mean": {"value": 3.17}}``, ``{"mean": [3.17]}``, fenced or
     not), and the form copied unfilled beside exactly one computed number (``The mean is
-    3.17. @mean[value]``). The value is the model's own; grounding still checks it. A
-    form copied unfilled with no number beside it takes ``last_value``, the output of
-    the last cell that ran, when that output is one value (``North``)."""
+    3.17. @mean[value]``) or left out (``The mean is 3.17.``), and a word given as both
+    name and value (``@East[East]`` for ``@region[name]``). The value is the model's
+    own; grounding still checks it. A form copied unfilled with no number beside it
+    takes ``last_value``, the output of the last cell that ran, when that output is one
+    value (``North``)."""
     asked = list(dict.fromkeys((n, p.strip().lower()) for n, p in _NAMED.findall(question)))
     if len(asked) != 1:
         return None
@@ -55,6 +57,8 @@ def repair_form(
         value = _json_value(answer, name)
         if value:
             return f"@{name}[{value}]"
+        if not _AT.search(answer):
+            return _lone_number(answer, name, placeholder, grounding)
         bare = _BARE.search(answer)
         if bare is None or len(_AT.findall(answer)) != 1:
             return None
@@ -64,13 +68,16 @@ def repair_form(
         return None
     form = forms[0]
     inside = form.group(2).strip()
-    if inside.lower() not in (placeholder, ""):
+    if inside.lower() not in (placeholder, "", form.group(1).lower()):
         return None
     written = form.group(1)
     numbers = find_numbers(written)
-    if len(numbers) == 1 and numbers[0].text == written:
+    unfilled = inside.lower() in (placeholder, "")
+    if unfilled and len(numbers) == 1 and numbers[0].text == written:
         value = written  # @3.17[value]
-    elif written.lower() == name.lower():
+    elif written.lower() == inside.lower() and written.lower() != name.lower() and not numbers:
+        value = inside  # @East[East] for @region[name]: the value in both places
+    elif unfilled and written.lower() == name.lower():
         computed = {
             str(n["text"]) for n in grounding.get("numbers") or []
             if n.get("computed") and not n.get("given") and n.get("steps")
@@ -84,6 +91,25 @@ def repair_form(
     else:
         return None
     return f"{answer[: form.start()]}@{name}[{value}]{answer[form.end() :]}"
+
+
+def _lone_number(answer: str, name: str, placeholder: str, grounding: JSONDict) -> str | None:
+    """A prose answer with no form at all, its one number computed by code, with that
+    number put in the form (seen after the format recheck: "The number of distinct
+    cities in people.csv is 4."). Not where the form asks for a name, nor where the
+    answer holds code, JSON or a table: there the one number may be something else."""
+    if "name" in placeholder or any(c in answer for c in "{}[]`|"):
+        return None
+    numbers = find_numbers(answer)
+    entries = grounding.get("numbers") or []
+    if len(numbers) != 1 or len(entries) != 1:
+        return None
+    entry, number = entries[0], numbers[0]
+    if entry.get("text") != number.text or not entry.get("computed") or not entry.get("steps"):
+        return None
+    if entry.get("given"):
+        return None
+    return f"{answer[: number.start]}@{name}[{number.text}]{answer[number.end :]}"
 
 
 # Seen: "@hour[2012-06-26T20:00:00.000000000]", an idxmax printed whole where the hour
