@@ -17,18 +17,35 @@ def call(code: str, call_id: str) -> ChatReply:
     return ChatReply(text="", tool_calls=[tool_call], finish_reason="tool_calls")
 
 
-def test_the_same_cell_with_the_same_output_is_called_out(executor: KernelExecutor) -> None:
+def test_the_same_cell_with_the_same_output_leaves_the_history(executor: KernelExecutor) -> None:
+    """The repeat is cut (a small model copies the exchange it sees again and again) and
+    one message asks the question again; the tally of runs goes on."""
     model = ScriptedModel(
         [call("print(6 * 7)", "c1"), call("print(6 * 7)", "c2"), call("print(6 * 7)", "c3"),
          answer("42.")]
     )  # fmt: skip
     outcome = run(Agent(model, executor).ask("6*7?", environment=executor.environment()))
     assert outcome["status"] == "ok" and outcome["answer"] == "42."
-    tool_answers = [m["content"] for m in model.requests[3].messages if m["role"] == "tool"]
-    first, second, third = tool_answers
-    assert "the code you ran before" not in first
-    assert "the code you ran before, with the same output (2 times now)" in second
-    assert "(3 times now)" in third
+    assert len([s for s in outcome["steps"] if s["kind"] == "code"]) == 3
+    second, third = model.requests[2].messages, model.requests[3].messages
+    assert [m["role"] for m in second[-3:]] == ["assistant", "tool", "user"]
+    assert "the code you ran before" not in second[-2]["content"]
+    assert "You ran the same code again, with the same output as before (2 times now)" in str(
+        second[-1]["content"]
+    )
+    assert str(second[-1]["content"]).endswith("The question: 6*7?")
+    assert len(third) == len(second) and "(3 times now)" in str(third[-1]["content"])
+
+
+def test_the_fourth_run_of_the_same_cell_ends_the_answer(executor: KernelExecutor) -> None:
+    """Seen: one cell eleven times, to the call limit; four ends it, with a message."""
+    model = ScriptedModel([call("print(6 * 7)", f"c{n}") for n in range(1, 7)])
+    outcome = run(Agent(model, executor).ask("6*7?", environment=executor.environment()))
+    assert outcome["status"] == "error" and len(model.requests) == 4
+    assert outcome["message"] == (
+        "The model ran the same code 4 times in a row, with the same output, "
+        "without answering, so I stopped."
+    )
 
 
 def test_the_same_code_with_a_new_output_is_not_called_out(executor: KernelExecutor) -> None:
@@ -55,7 +72,9 @@ def test_a_reply_that_is_only_the_last_cell_again_runs_and_is_told(
     assert outcome["status"] == "ok" and outcome["answer"] == "It is 42."
     code = [s for s in outcome["steps"] if s["kind"] == "code"]
     assert len(code) == 2
-    assert "the code you ran before, with the same output" in str(model.requests[2].messages[-1])
+    assert "You ran the same code again, with the same output" in str(
+        model.requests[2].messages[-1]
+    )
 
 
 def test_the_last_cell_quoted_in_an_answer_is_not_run_again(executor: KernelExecutor) -> None:

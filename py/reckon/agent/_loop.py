@@ -17,12 +17,12 @@ from reckon.agent._tool_values import ToolValues
 from reckon.agent._turns import Turns
 from reckon.agent._types import ChatReply, Executor, JSONDict, Model
 from reckon.agent.checks._finishing import Finishing, verification
-from reckon.agent.checks._recheck import drafted
+from reckon.agent.checks._recheck import drafted, is_question
 from reckon.agent.checks._verify import verification_prompt
 from reckon.agent.export._transcript import Transcript
 from reckon.agent.models._reply import Move, interpret, without_imagined_results
 from reckon.agent.models._requests import Requests
-from reckon.agent.models._retry import gives_up, start_fresh
+from reckon.agent.models._retry import cut_repeat, gives_up, repeats_out, start_fresh
 from reckon.agent.models._usage import add_usage
 from reckon.agent.privacy._preparing import HiddenValues, apply_privacy, load_lines, place_prompt
 from reckon.agent.privacy._privacy import Privacy
@@ -310,6 +310,12 @@ class Agent:
             return outcome("stopped", progress.last_text, steps, STOPPED)
         if getattr(self.model, "follows_rechecks", True):  # not the demo: it reads its own
             start_fresh(progress, self.messages)
+            question = next((m["content"] for m in reversed(self.messages) if is_question(m)), "")
+            cut_repeat(cells.repeats, self.messages, mark, str(question))
+        stuck = repeats_out(cells.repeats)
+        if stuck:
+            log.add({"kind": "error", "text": stuck}, started)
+            return outcome("error", progress.last_text, steps, stuck)
         if gives_up(progress, self.options.max_failures):
             message = (
                 f"The code failed {progress.failures} times in a row, so I stopped. "

@@ -7,6 +7,12 @@ failed attempts leave the history and the model is told, in one message, what we
 wrong each time (with the kernel's hints), and writes the code again from the last
 good state. And an answer gives up only when the failures stop being different:
 three in a row of which the newest repeats an earlier error, or twice the limit.
+
+The same goes for a cell that runs without error: a small model that ran the same
+code with the same output keeps doing so (seen: eleven times, to the call limit), with
+the history full of the exchange it copies. So the repeat leaves the history, one
+message says what it is and asks the question again, and the fourth run in a row of
+the same code ends the answer.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from __future__ import annotations
 from reckon.agent._steps import Progress
 from reckon.agent._types import JSONDict
 
-__all__ = ["FRESH_START", "gives_up", "start_fresh"]
+__all__ = ["FRESH_START", "REPEATED", "cut_repeat", "gives_up", "repeats_out", "start_fresh"]
 
 FRESH_START = "Your code failed {count} times in a row:"
 _AGAIN = (
@@ -22,6 +28,12 @@ _AGAIN = (
     "before these attempts, that avoids these errors."
 )
 _AFTER = 2  # failures in a row before the fresh start
+REPEATED = "You ran the same code again, with the same output as before ({count} times now)."
+_ANSWER_NOW = (
+    "Running it again will not change it. Give the final answer from that output now, "
+    "or, if it does not answer the question, write different code that does."
+)
+_MOST_REPEATS = 3  # the fourth run in a row of the same cell ends the answer
 
 
 def start_fresh(progress: Progress, messages: list[JSONDict]) -> bool:
@@ -46,3 +58,28 @@ def gives_up(progress: Progress, max_failures: int) -> bool:
         return False
     errors = progress.streak_errors
     return progress.failures >= 2 * max_failures or errors[-1] in errors[:-1]
+
+
+def cut_repeat(repeats: int, messages: list[JSONDict], mark: int, question: str) -> bool:
+    """After a reply that ran the last cell again with the same output (``repeats``:
+    how many times in a row, from ``Cells``): that exchange cut from ``messages`` (from
+    ``mark``) and one message in its place. Whether it was done."""
+    if repeats < 1:
+        return False
+    del messages[mark:]
+    if messages and str(messages[-1].get("content", "")).startswith(REPEATED[:30]):
+        messages.pop()  # the note after the last repeat: one note says it all
+    asked = f"\nThe question: {question}" if question else ""
+    said = f"{REPEATED.format(count=repeats + 1)} {_ANSWER_NOW}{asked}"
+    messages.append({"role": "user", "content": said})
+    return True
+
+
+def repeats_out(repeats: int) -> str:
+    """The message that ends an answer whose model keeps running one cell, or ``""``."""
+    if repeats < _MOST_REPEATS:
+        return ""
+    return (
+        f"The model ran the same code {repeats + 1} times in a row, with the same output, "
+        "without answering, so I stopped."
+    )
