@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reckon.agent import Agent
-from reckon.agent.checks._empty import column_as_value, empty_message, empty_result
+from reckon.agent.checks._empty import column_as_value, empty_message, empty_result, missing_again
 from reckon.agent.checks._form import repair_form, variable_form
 from reckon.agent.checks._names import unprinted_name
 from reckon.agent.checks._row_number import row_number_recheck
@@ -478,3 +478,36 @@ def test_a_number_in_the_data_directorys_name_is_not_given(tmp_path: Path) -> No
         "code", "recheck", "answer"
     ]  # fmt: skip
     assert "25" in outcome["steps"][-2]["message"] and outcome["answer"] == "@total[29]"
+
+
+def test_an_answer_without_the_form_takes_its_one_computed_number(executor: KernelExecutor) -> None:
+    """Seen after the format recheck: "The number of distinct cities in people.csv is 4."
+    The form is filled in place, with no model call spent on it."""
+    put_file(executor, "people.csv", "name,city\nAnn,Oslo\nBo,Rome\nCy,Oslo\nDi,Lima\nEd,Kyiv\n")
+    code = "print(df['city'].nunique())"
+    model = ScriptedModel([code_reply(code), answer("There are 4 distinct cities.")])
+    question = "In people.csv, how many distinct cities are there? Answer as @cities[value]."
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["answer"] == "There are @cities[4] distinct cities."
+    assert len(model.requests) == 2 and outcome["grounding"]["ungrounded"] == []
+
+
+def test_a_nan_given_again_goes_back_with_the_row_picked(executor: KernelExecutor) -> None:
+    """Seen in the seventh real-model run: @function[nan], picked twice from a budget's
+    largest row, its group's total, where the function column is blank."""
+    put_file(executor, "budget.csv", "GF,F,spent\nGov,,90\nGov,Justice,50\nGov,Police,40\n")
+    question = "Which function (column F) spent the most? Answer as @function[name]."
+    picked = "print(df.loc[df['spent'].idxmax(), 'F'])"
+    dropped = "rows = df.dropna(subset=['F'])\nprint(rows.loc[rows['spent'].idxmax(), 'F'])"
+    model = ScriptedModel([code_reply(picked), answer("@function[nan]"), code_reply(picked),
+                           answer("@function[nan]"), code_reply(dropped),
+                           answer("@function[Justice]")])  # fmt: skip
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["status"] == "ok" and outcome["answer"] == "@function[Justice]"
+    told = model.requests[4].messages[-1]["content"]
+    assert told.startswith("Your answer gives nan again") and "subtotal" in told
+
+
+def test_a_zero_or_an_empty_selection_gets_no_second_message() -> None:
+    assert missing_again("0.0") == "" and missing_again("an empty selection") == ""
+    assert missing_again("None").startswith("Your answer gives None again")

@@ -6,7 +6,10 @@ and traced: ``@total[0.0]`` (a year asked of rows when the years were columns),
 counted after the reader had made them missing values), ``@total_rounded[0]``. Such a
 value is far more often a selection that caught nothing, or a column of text, than the
 answer; so it goes back to the model once, with what to look at. A model whose zero is
-right says so again, and it stands.
+right says so again, and it stands. A NaN or None given again goes back once more, with
+the other common cause: the row picked has that column empty (seen: a budget's largest
+row was its group's total, with the function column blank, and the model picked it
+twice; the message about empty selections did not fit).
 """
 
 from __future__ import annotations
@@ -16,7 +19,14 @@ import re
 
 from reckon.agent.checks._form import GIVEN_FORM
 
-__all__ = ["EMPTY_RESULT", "column_as_value", "empty_message", "empty_result"]
+__all__ = [
+    "EMPTY_RESULT",
+    "MISSING_AGAIN",
+    "column_as_value",
+    "empty_message",
+    "empty_result",
+    "missing_again",
+]
 
 EMPTY_RESULT = (
     "Your answer gives {value}. A result of 0, NaN or None usually means the code selected "
@@ -33,6 +43,15 @@ _STAND = " If {value} is really the answer, give the same answer again."
 _COLUMN_AS_VALUE = (
     " Note: {value!r} is the name of a column of the table, not a value of {column!r}: "
     "its numbers are {frame}[{value!r}]."
+)
+
+MISSING_AGAIN = (
+    "Your answer gives {value} again: NaN and None are not answers. When a value is read "
+    "from a picked row (idxmax, .loc, .values[0], a filter then its first row), {value} "
+    "means that row has no value in the column read; in tables with total or subtotal "
+    "rows, those rows are often the largest and leave label columns empty. Leave out the "
+    "rows where that column is missing (for example df.dropna(subset=['column'])), pick "
+    "again, print the row you picked, and answer from it."
 )
 
 # A value that stands for nothing: zero written any way, NaN, None, an empty list.
@@ -67,6 +86,13 @@ def empty_message(value: str) -> str:
     """What the answer goes back with: a zero may stand, a NaN or None may not."""
     zero = re.fullmatch(r"[-+]?(?:0+(?:\.0*)?|\.0+)", value.strip()) is not None
     return EMPTY_RESULT.format(value=value, stand=_STAND.format(value=value) if zero else "")
+
+
+def missing_again(value: str) -> str:
+    """The second message for an answer of NaN or None (``""`` for a zero: it stands)."""
+    if re.fullmatch(r"[-+]?(?:0+(?:\.0*)?|\.0+)", value.strip()) or value == "an empty selection":
+        return ""
+    return MISSING_AGAIN.format(value=value)
 
 
 def column_as_value(codes: list[str], names: set[str]) -> str:

@@ -19,7 +19,7 @@ from reckon.agent._observe import trim_text, user_text
 from reckon.agent._types import JSONDict
 from reckon.agent.checks._date_parts import PART_MESSAGE
 from reckon.agent.checks._date_strings import STRING_MESSAGE
-from reckon.agent.checks._empty import EMPTY_RESULT, empty_message, empty_result
+from reckon.agent.checks._empty import EMPTY_RESULT, empty_message, empty_result, missing_again
 from reckon.agent.checks._form import GIVEN_FORM, filled
 from reckon.agent.checks._grounding import find_numbers
 from reckon.agent.checks._names import NAME_MESSAGE
@@ -110,7 +110,7 @@ def recheck_message(
 ) -> tuple[str, str] | None:
     """``(kind, message)`` to send the answer back with, or ``None`` to let it stand.
 
-    Each kind (``no-code``, ``draft``, ``unrun``, ``failed``, ``nothing``, ``row``,
+    Each kind (``no-code``, ``draft``, ``unrun``, ``failed``, ``nothing``, ``missing``, ``row``,
     ``name``, ``ungrounded``, ``period``, ``format``) is asked at most once an ask: ``asked`` holds
     those already sent.
     ``last_output`` (the last cell's printed text) is quoted with the ungrounded
@@ -143,6 +143,9 @@ def recheck_message(
     nothing = empty_result(answer, last_output) if has_files and ran_now else None
     if nothing is not None and "nothing" not in asked:
         return "nothing", empty_message(nothing) + column_value
+    again = missing_again(nothing) if nothing is not None else ""
+    if again and "missing" not in asked:
+        return "missing", again
     if row_number and "row" not in asked:
         return "row", row_number
     if name and has_files and ran_now and "name" not in asked:
