@@ -80,7 +80,7 @@ EVERY = (
          'the next call recorded for this cell is get_orders({"month": 3})'),
         ("await tools.refund_total()", "the next call recorded for this cell is get_orders"),
         ("await tools.get_orders(month=3)\n" + CATCH + "await tools.refund_total()",
-         "refund_total({}): its result was not kept (privacy)"),
+         "refund_total({}): its result was not kept (under schema privacy"),
         (EVERY + "await tools.get_orders(month=3)", "every one was replayed"),
     ],
 )  # fmt: skip
@@ -128,3 +128,18 @@ def test_clearing_the_replay_gives_calls_back_to_the_page(
     result = a_session("await tools.anything()")
     assert result["result"]["text"] == "'from the page'", result
     assert page_calls == ["anything"]
+
+
+def test_a_call_whose_arguments_were_not_kept_says_so_and_moves_on(
+    a_session: Runner, page_calls: list[str]
+) -> None:
+    """The same sentence ``reckon reproduce`` reports for the cell (``unreplayable``)."""
+    long = {"name": "search", "args": {"...": "3000 characters"}, "status": "ok", "result": []}
+    set_replay([long, RECORDS[0]])
+    result = a_session(
+        "try:\n    await tools.search(text='x' * 3000)\nexcept ToolError as e:\n    print(e)\n"
+        "len(await tools.get_orders(month=3))"
+    )
+    assert result["status"] == "ok", result["error"]
+    assert "its arguments were too long to keep" in result["stdout"]
+    assert result["result"]["text"] == "2" and page_calls == []

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["Replay"]
+__all__ = ["Replay", "unreplayable"]
 
 _SHOWN = 200  # characters of a call's arguments named in a message
 
@@ -24,6 +24,29 @@ _SHOWN = 200  # characters of a call's arguments named in a message
 def _spelled(name: str, args: Any) -> str:
     text = json.dumps(args, ensure_ascii=False, sort_keys=True)
     return f"{name}({text if len(text) <= _SHOWN else text[:_SHOWN] + '…'})"
+
+
+_OMITTED = {
+    "privacy": "under schema privacy what a tool returns is the person's data: no record keeps it",
+    "too large": "it was over 256 KB, or the cell's results over 1 MB",
+    "not JSON": "it was not JSON text",
+}
+
+
+def unreplayable(record: dict[str, Any]) -> str | None:
+    """Why a recorded call cannot be replayed, or None when it can: one sentence for
+    the cell's ``ToolError`` and for ``reckon reproduce``'s report alike."""
+    args, status = record.get("args"), record.get("status")
+    # The page keeps arguments over 2,000 characters as {"...": "<size>"}; the export,
+    # over 10,000, leaves them out (args_chars).
+    if "args" not in record or (isinstance(args, dict) and list(args) == ["..."]):
+        return "its arguments were too long to keep"
+    if status == "ok" and "result" not in record:
+        omitted = str(record.get("resultOmitted") or "")
+        return f"its result was not kept ({_OMITTED.get(omitted, omitted or 'no reason given')})"
+    if status != "ok" and not isinstance(record.get("message"), str):
+        return f"it gave no result in the browser ({status}) and its message was not kept"
+    return None
 
 
 def _refusal(message: str) -> str:
@@ -35,8 +58,9 @@ class Replay:
 
     A call whose name and arguments equal the next record's takes that record's outcome
     and moves on: its result, or the error it was in the browser (refused, denied,
-    failed: the recorded message). One whose result was not kept (privacy, too large)
-    moves on too and is a "not recorded" ``ToolError``; any other call is a "not
+    failed: the recorded message). One the record cannot answer (``unreplayable``: its
+    result or its arguments not kept) moves on too and is a "not recorded"
+    ``ToolError``; any other call is a "not
     recorded" ``ToolError`` that leaves the next record where it is."""
 
     def __init__(self, records: list[Any]) -> None:
@@ -53,21 +77,16 @@ class Replay:
             )
         record = self.records[self.next]
         wanted = _spelled(str(record.get("name")), record.get("args"))
-        if record.get("name") != name or "args" not in record or record["args"] != args:
+        why = unreplayable(record)
+        if record.get("name") != name or (why is None and record["args"] != args):
             return _refusal(
                 f"{_spelled(name, args)}: the next call recorded for this cell is {wanted}; "
                 "a reproduction replays the recorded calls in order, with the same arguments"
             )
         self.next += 1
-        status = record.get("status")
-        if status == "ok" and "result" in record:
+        if why is not None:
+            return _refusal(f"{wanted}: {why}, so the notebook has nothing to replay")
+        if record.get("status") == "ok":
             return json.dumps({"status": "ok", "text": json.dumps(record["result"])})
-        if status != "ok" and isinstance(record.get("message"), str):
-            # What the cell got in the browser was this error: it gets it again.
-            return json.dumps({"status": "error", "message": record["message"]})
-        if status != "ok":
-            why = f"it gave no result in the browser ({status}) and its message was not kept"
-        else:
-            omitted = record.get("resultOmitted")
-            why = f"its result was not kept ({omitted})" if omitted else "its result was not kept"
-        return _refusal(f"{wanted}: {why}, so the notebook has nothing to replay")
+        # What the cell got in the browser was this error: it gets it again.
+        return json.dumps({"status": "error", "message": record["message"]})

@@ -8,6 +8,8 @@ import re
 from html.parser import HTMLParser
 from typing import Any
 
+from reckon.kernel._replay import unreplayable
+
 __all__ = ["compare_cell", "normalize_text", "table_values", "why_different"]
 
 # Where a cell ran again: (the difference's key for the re-run's text, where it ran,
@@ -113,37 +115,19 @@ def why_different(code: str, fallback: str) -> str:
 
 
 # Why an export left a call's result out (web/tools.js, agent/export/_tool_calls.py).
-_OMITTED = {
-    "privacy": "under schema privacy what a tool returns is the person's data: no record keeps it",
-    "too large": "it was over 256 KB, or the cell's results over 1 MB",
-    "not JSON": "it was not JSON text",
-}
-
-
 def _unanswered(cell: dict[str, Any], where: str) -> str | None:
     """Why a host tool call of the cell cannot be replayed from its
     ``metadata.reckon.tools`` (the first such call), or None when all can: then a
     difference is the code's, like any other cell's."""
     calls = cell.get("metadata", {}).get("reckon", {}).get("tools")
     for call in calls if isinstance(calls, list) else []:
-        if not isinstance(call, dict):
-            continue
-        name, status, args = str(call.get("name")), call.get("status"), call.get("args")
-        # The page keeps arguments over 2,000 characters as {"...": "<size>"}; the
-        # export, over 10,000, as args_chars.
-        if "args" not in call or (isinstance(args, dict) and list(args) == ["..."]):
-            why = "its arguments were too long to keep"
-        elif status == "ok" and "result" not in call:
-            omitted = str(call.get("resultOmitted") or "")
-            why = f"its result was not kept ({_OMITTED.get(omitted, omitted or 'no reason given')})"
-        elif status != "ok" and not isinstance(call.get("message"), str):
-            why = f"it gave no result in the browser ({status}) and its message was not kept"
-        else:
+        why = unreplayable(call) if isinstance(call, dict) else None
+        if why is None:
             continue
         return (
-            f"it called the page's host tool {name} and the notebook cannot replay that call "
-            f"(metadata.reckon.tools): {why}; {where} the call was a ToolError, "
-            '"not recorded"'
+            f"it called the page's host tool {call.get('name')} and the notebook cannot "
+            f"replay that call (metadata.reckon.tools): {why}; {where} the call was a "
+            'ToolError, "not recorded"'
         )
     return None
 

@@ -175,7 +175,10 @@ def _form_hint(asked: list[str], answer: str) -> str:
     given = list(GIVEN_FORM.finditer(answer))
     if not given:
         return ""
-    name, placeholder = asked[0][1:-1].split("[", 1)
+    form = GIVEN_FORM.fullmatch(asked[0])
+    if form is None:
+        return _FILL
+    name, placeholder = form.group(1), form.group(2).strip()
     if len({form.lower() for form in asked}) == 1 and len(given) == 1:
         written, value = given[0].group(1), given[0].group(2).strip()
         # A filled value: @East[name] is the value where the name goes, a slip _FILL is for.
