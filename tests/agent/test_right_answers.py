@@ -11,6 +11,7 @@ import pytest
 from reckon.agent import Agent
 from reckon.agent.checks._empty import column_as_value, empty_message, empty_result, missing_again
 from reckon.agent.checks._form import repair_form, variable_form
+from reckon.agent.checks._label_max import label_max_recheck
 from reckon.agent.checks._names import unprinted_name
 from reckon.agent.checks._row_number import row_number_recheck
 from support import ScriptedModel
@@ -511,3 +512,38 @@ def test_a_nan_given_again_goes_back_with_the_row_picked(executor: KernelExecuto
 def test_a_zero_or_an_empty_selection_gets_no_second_message() -> None:
     assert missing_again("0.0") == "" and missing_again("an empty selection") == ""
     assert missing_again("None").startswith("Your answer gives None again")
+
+
+def test_the_largest_label_taken_for_the_largest_values_goes_back(
+    executor: KernelExecutor,
+) -> None:
+    """Seen in the seventh real-model run: "Which year has the highest January (Jan)
+    anomaly?" answered with ``jan['Year'].max()``, the table's last year."""
+    put_file(executor, "glb.csv", "Year,Jan,Feb\n2005,40,50\n2007,93,60\n2012,30,42\n")
+    question = "Which year has the highest January (Jan) anomaly? Answer as @year[value]."
+    latest = "jan = df[df['Jan'] != -99]\nprint(jan['Year'].max())"
+    picked = "print(df.loc[df['Jan'].idxmax(), 'Year'])"
+    model = ScriptedModel([code_reply(latest), answer("@year[2012]"),
+                           code_reply(picked), answer("@year[2007]")])  # fmt: skip
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["status"] == "ok" and outcome["answer"] == "@year[2007]"
+    told = model.requests[2].messages[-1]["content"]
+    assert told.startswith("The question asks which year has the highest Jan") and (
+        "jan.loc[jan['Jan'].idxmax(), 'Year']" in told
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "code", "sent_back"),
+    [
+        ("Which year had the lowest sales?", "print(df['year'].min())", True),
+        ("Which Year has the most rain?", "print(df.Year.max())", True),
+        ("Which year is the most recent?", "print(df['Year'].max())", False),
+        ("Which year has the highest Jan?", "print(df.sort_values('Jan')['Year'].max())", False),
+        ("Which year has the highest Jan?", "print(df['Jan'].max())", False),
+        ("What is the highest year?", "print(df['Year'].max())", False),
+    ],
+)  # fmt: skip
+def test_when_the_largest_label_is_sent_back(question: str, code: str, sent_back: bool) -> None:
+    said = label_max_recheck(question, [code], ["Year", "Jan", "sales", "rain"])
+    assert bool(said) is sent_back, said

@@ -13,6 +13,7 @@ from reckon.agent.checks._date_strings import string_correction
 from reckon.agent.checks._empty import column_as_value
 from reckon.agent.checks._form import repair_form, variable_form
 from reckon.agent.checks._grounding import ground_answer, step_outputs, step_sources
+from reckon.agent.checks._label_max import label_max_recheck
 from reckon.agent.checks._method import answer_method
 from reckon.agent.checks._names import unprinted_name
 from reckon.agent.checks._periods import columns, period_recheck
@@ -114,7 +115,7 @@ class Finishing:
             last_output=self._last_output(),
             last_error=progress.last_error if progress.failures else "",
             period=period,
-            row_number=row_number_recheck(self._question(), answer, codes),
+            row_number=self._row_check(answer, codes),
             column_value=column_as_value(codes, {n for n, _ in columns(self.environment)}),
             name=unprinted_name(self._question(), answer, self._outputs()),
             ran_now=progress.ran_code,
@@ -147,6 +148,15 @@ class Finishing:
         return (
             unpicked_recheck(question, codes, self.environment),
             unpicked_correction(question, codes, self.environment),
+        )
+
+    def _row_check(self, answer: str, codes: list[str]) -> str:
+        """A wrong row read for the asked label: a row's number given for a name
+        (``_row_number``), or the largest label taken for the largest value's
+        (``_label_max``)."""
+        question, names = self._question(), [n for n, _ in columns(self.environment)]
+        return row_number_recheck(question, answer, codes) or label_max_recheck(
+            question, codes, names
         )
 
     def _codes(self) -> list[str]:

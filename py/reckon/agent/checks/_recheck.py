@@ -116,7 +116,8 @@ def recheck_message(
     ``last_output`` (the last cell's printed text) is quoted with the ungrounded
     numbers; ``last_error`` is the error of the last cell when it failed; ``period`` is
     ``_periods``' message when the code grouped a period question by whole dates;
-    ``row_number`` is ``_row_number``'s when a row's number was given for a name;
+    ``row_number`` is ``_row_number``'s when a row's number was given for a name (or
+    ``_label_max``'s when the largest label was taken for the largest value's);
     ``column_value`` joins an answer of nothing when a column's name was compared as a
     value (``_empty``); ``name`` is a name the answer gives that no output shows
     (``_names``);

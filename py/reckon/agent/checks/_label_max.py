@@ -1,0 +1,106 @@
+"""The largest label taken for the label of the largest value: ``df['Year'].max()``
+printed for "Which year has the highest January anomaly?".
+
+Seen in the seventh real-model run: the cell filtered the January column, then printed
+``jan['Year'].max()``, the table's last year, and the answer ``@year[2012]`` was traced
+to that output: computed, and wrong (the year of the highest anomaly was 2007). Where
+the question asks which <thing> has the highest or lowest <measure>, and a cell of the
+answer takes the largest or smallest of the <thing> column itself with no step that
+picks a row by another column, the answer goes back once, with the way to read the
+label from the row where the measure is largest.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+__all__ = ["LABEL_MAX_MESSAGE", "label_max_recheck"]
+
+LABEL_MAX_MESSAGE = (
+    "The question asks which {noun} has the {extreme} {measure}, but your code took the "
+    "{extreme} {column!r} itself ({call}): that is a {noun} of the table, not the {noun} "
+    "whose {measure} is {extreme}. Take {column!r} from the row where {measure} is "
+    "{extreme}, for example {example}, print it, then answer from its output."
+)
+_WHICH = re.compile(
+    r"\b(?:which|what)\s+(?P<noun>[A-Za-z_]\w*)\s+(?:has|had|have|was|were|is|saw|shows?"
+    r"|showed|recorded|with|gets?|got)\b(?P<rest>.*)",
+    re.IGNORECASE | re.DOTALL,
+)
+_MAX = re.compile(r"\b(?:highest|largest|biggest|greatest|maximum|most(?!\s+recent))\b", re.I)
+_MIN = re.compile(r"\b(?:lowest|smallest|least|fewest|minimum)\b", re.IGNORECASE)
+# A step that picks a row by a value: with one, the label may be read from that row.
+_PICKS = re.compile(r"\b(?:idxmax|idxmin|argmax|argmin|sort_values|nlargest|nsmallest)\b")
+
+
+def label_max_recheck(question: str, codes: list[str], columns: list[str]) -> str:
+    """``LABEL_MAX_MESSAGE`` when ``question`` asks which <noun> has the highest or
+    lowest <measure>, and the last of this answer's cells (``codes``) that takes the
+    ``max()``/``min()`` of the <noun> column picks no row; ``columns``: the uploads'
+    column names, to name the measure. Else ``""``."""
+    asked = _WHICH.search(question)
+    if asked is None:
+        return ""
+    rest = asked.group("rest")
+    wants = "max" if _MAX.search(rest) else "min" if _MIN.search(rest) else ""
+    noun = asked.group("noun").lower()
+    if not wants:
+        return ""
+    for code in reversed(codes):
+        found = _label_extreme(code, noun, wants)
+        if found is None:
+            continue
+        if _PICKS.search(code):
+            return ""
+        frame, column, call = found
+        measure = _measure(rest, columns, column)
+        idx = "idxmax" if wants == "max" else "idxmin"
+        shown = repr(measure) if measure else "<the measure's column>"
+        example = f"{frame}.loc[{frame}[{shown}].{idx}(), {column!r}]"
+        extreme = (_MAX if wants == "max" else _MIN).search(rest)
+        return LABEL_MAX_MESSAGE.format(
+            noun=noun,
+            extreme=extreme.group(0).lower() if extreme else wants,
+            measure=measure or "the measure",
+            column=column,
+            call=call,
+            example=example,
+        )
+    return ""
+
+
+def _label_extreme(code: str, noun: str, wants: str) -> tuple[str, str, str] | None:
+    """``(frame, column, call)`` of the last ``frame['Noun'].max()`` (or ``.min()``,
+    or ``frame.Noun.max()``) in ``code`` whose column is the asked noun, or None."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+    found = None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if node.func.attr != wants or node.args or node.keywords:
+            continue
+        owner = node.func.value
+        column = frame = None
+        if isinstance(owner, ast.Subscript) and isinstance(owner.slice, ast.Constant):
+            column, frame = owner.slice.value, owner.value
+        elif isinstance(owner, ast.Attribute):
+            column, frame = owner.attr, owner.value
+        if not isinstance(column, str) or not isinstance(frame, ast.Name):
+            continue
+        if column.lower() in (noun, noun.rstrip("s"), noun + "s"):
+            found = (frame.id, column, ast.unparse(node))
+    return found
+
+
+def _measure(rest: str, columns: list[str], label: str) -> str:
+    """The one column the question names after the extreme word, other than the label
+    (``Jan`` in "the highest January (Jan) anomaly"), or ``""``."""
+    named = [
+        c for c in dict.fromkeys(columns)
+        if c != label and c.strip() and re.search(rf"(?<!\w){re.escape(c)}(?!\w)", rest)
+    ]  # fmt: skip
+    return named[0] if len(named) == 1 else ""
