@@ -92,12 +92,22 @@ export class Agent extends EventTarget {
   }
 
   /** Call a relay tool through the worker: its result, or an Error with the relay's message.
-   * @param {string} name @param {unknown} args */
-  async callRelayTool(name, args) {
+   * `signal` ends it early (the cell ended): the worker aborts its request, and the relay
+   * its call to the tool's endpoint.
+   * @param {string} name @param {unknown} args @param {AbortSignal} [signal] */
+  async callRelayTool(name, args, signal) {
     await this.spawn();
-    const reply = await this.rpc.call("relayTool", { relay: this.relay, token: this.token, name, args: JSON.stringify(args) });
-    if (reply.status !== "ok") throw new Error(String(reply.message));
-    return JSON.parse(String(reply.text));
+    if (signal && signal.aborted) throw new Error(`${name}: cancelled before it was sent`);
+    const id = this.rpc.reserve();
+    const cancel = () => void this.rpc.call("cancelRelayTool", { call: id });
+    if (signal) signal.addEventListener("abort", cancel, { once: true });
+    try {
+      const reply = await this.rpc.call("relayTool", { relay: this.relay, token: this.token, name, args: JSON.stringify(args) }, { id });
+      if (reply.status !== "ok") throw new Error(String(reply.message));
+      return JSON.parse(String(reply.text));
+    } finally {
+      if (signal) signal.removeEventListener("abort", cancel);
+    }
   }
 
   /** How to talk to a model, from the relay's profile: {tools, context_window} (PROTOCOL.md §5). @param {string} model */
