@@ -1,25 +1,25 @@
 // One host tool call within its bounds (web/tools.js makes the checks around it): the
-// tool's time limit, and its cell's life. Whichever ends first aborts the tool's
+// tool's time limit, and its cell's life (interrupted, its time limit, an ask stopped:
+// the page learns it from the run's reply). Whichever ends first aborts the tool's
 // `signal`, so what the tool started stops too instead of running on for nobody: for a
 // relay tool, the agent worker's request, and with it the relay's call to the tool's
-// endpoint (PROTOCOL.md §4, `cancelRelayTool`).
+// endpoint (PROTOCOL.md §4, `cancelRelayTool`). The cell is ended by the sandbox worker,
+// which raises the interrupt in it (sandbox/worker/tools.js), never from here: an
+// answer from here racing the interrupt would let it land in the kernel's own code.
 
 // How often a call looks whether its cell still runs: the cell ends on the worker's
 // side first (an interrupt, its time limit), and the page learns it from the run's reply.
 const LIVE_POLL_MS = 100;
 
 /** @typedef {import("./tool-spec.js").ToolSpec} ToolSpec */
-/** How a call ended: its value, what it threw, its time limit, or its cell (or stop()) first.
+/** How a call ended: its value, what it threw, its time limit, or its cell first.
  * @typedef {{status: "ok", value: unknown} | {status: "failed", error: unknown} | {status: "late"} | {status: "ended"}} Ran */
 
-/** Run `tool` on a copy of `args`; `calls` holds its AbortController while it runs (stop()
- * aborts them all). Never rejects.
- * @param {ToolSpec} tool @param {unknown} args
- * @param {{timeoutMs: number, isLive: () => boolean, calls: Set<AbortController>}} bounds
+/** Run `tool` on a copy of `args`. Never rejects.
+ * @param {ToolSpec} tool @param {unknown} args @param {{timeoutMs: number, isLive: () => boolean}} bounds
  * @returns {Promise<Ran>} */
-export async function runBounded(tool, args, { timeoutMs, isLive, calls }) {
+export async function runBounded(tool, args, { timeoutMs, isLive }) {
   const abort = new AbortController();
-  calls.add(abort);
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   let timer;
   /** @type {ReturnType<typeof setInterval> | undefined} */
@@ -28,7 +28,6 @@ export async function runBounded(tool, args, { timeoutMs, isLive, calls }) {
   const cut = new Promise((resolve) => {
     timer = setTimeout(() => resolve({ status: "late" }), timeoutMs);
     poll = setInterval(() => isLive() || resolve({ status: "ended" }), LIVE_POLL_MS);
-    abort.signal.addEventListener("abort", () => resolve({ status: "ended" }), { once: true });
   });
   /** @type {Promise<Ran>} */
   const ran = Promise.resolve()
@@ -41,9 +40,11 @@ export async function runBounded(tool, args, { timeoutMs, isLive, calls }) {
   } finally {
     clearTimeout(timer);
     clearInterval(poll);
-    calls.delete(abort);
   }
 }
+
+/** The message of a call whose cell ended first. @param {string} name */
+export const cancelled = (name) => `${name}: cancelled, its cell ended first (interrupted, stopped or out of time)`;
 
 export const OVER = Symbol("over");
 

@@ -9,7 +9,7 @@
 // function, an object or a promise of the page, and an approval lives only here, keyed
 // by an id made here.
 
-import { OVER, boundedJson, megabytes, runBounded } from "./tool-run.js";
+import { OVER, boundedJson, cancelled, megabytes, runBounded } from "./tool-run.js";
 import { validate } from "./tool-schema.js";
 import { TOOL_DEFAULTS, checkedTool, relaySpec } from "./tool-spec.js";
 
@@ -59,8 +59,6 @@ export class ToolHost {
     this.relayTools = new Map();
     /** @type {Promise<void> | null} */
     this.relayListed = null;
-    /** @type {Set<AbortController>} the calls running now (tool-run.js) */
-    this.calls = new Set();
   }
 
   /** Lend the relay's tools too (docs/configuration.md, *Relay tools*). @param {RelaySource} source */
@@ -125,6 +123,9 @@ export class ToolHost {
   take(runId) {
     const records = this.byRun.get(runId) || [];
     this.byRun.delete(runId);
+    // A call still running leaves with its run's result as the cancelled call it is
+    // about to be (tool-run.js ends it within a poll): it has no message of its own yet.
+    for (const record of records) if (record.status === "error" && record.message === undefined) record.message = cancelled(record.name);
     return records;
   }
 
@@ -148,10 +149,9 @@ export class ToolHost {
     return { status: "ok" };
   }
 
-  /** Deny every approval still waiting, and end every call under way (stop()). */
+  /** Deny every approval still waiting (stop()). */
   denyAll() {
     for (const resolve of [...this.waiting.values()]) resolve({ allow: false, reason: "stopped" });
-    for (const abort of [...this.calls]) abort.abort();
   }
 
   /** A `tool-call` event of run `msg.id`; `reply` sends the `tool-result` note.
@@ -241,13 +241,13 @@ export class ToolHost {
   async runTool(tool, args, runId, finish) {
     const { name } = tool;
     const timeoutMs = tool.timeoutMs || this.limits.timeoutMs;
-    const ran = await runBounded(tool, args, { timeoutMs, isLive: () => this.isLive(runId), calls: this.calls });
+    const ran = await runBounded(tool, args, { timeoutMs, isLive: () => this.isLive(runId) });
     if (ran.status === "failed") {
       const err = /** @type {any} */ (ran.error);
       return finish({ status: "error", message: `${name} failed: ${String((err && err.message) || err).slice(0, 2000)}` }, { status: "error" });
     }
     if (ran.status === "late") return finish({ status: "error", message: `${name} did not answer within ${Math.round(timeoutMs / 1000)} s (its time limit); try again later, or ask for less` }, { status: "timeout" });
-    if (ran.status === "ended" || !this.isLive(runId)) return finish({ status: "error", message: `${name}: cancelled, its cell was interrupted or stopped while the tool ran` }, { status: "error" });
+    if (ran.status === "ended" || !this.isLive(runId)) return finish({ status: "error", message: cancelled(name) }, { status: "error" });
     const { value } = ran;
     const limit = this.limits.resultBytes;
     let text;

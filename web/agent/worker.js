@@ -77,7 +77,7 @@ const methods = {
     const request = { method: "POST", headers: { "Content-Type": "application/json" }, body: `{"name":${JSON.stringify(String(name))},"args":${String(args)}}`, signal: abort.signal };
     try {
       const { body, problem } = await relayFetch(relay, token, "/api/tools/call", request);
-      if (abort.signal.aborted) return { status: "error", message: `${String(name)}: cancelled, its cell ended first (interrupted or stopped)` };
+      if (abort.signal.aborted) return { status: "error", message: `${String(name)}: cancelled, its cell ended first` };
       if (body && body.status === "ok") return { status: "ok", text: JSON.stringify(body.result === undefined ? null : body.result) };
       if (body && body.status === "error") return { status: "error", message: String(body.error) };
       return { status: "error", message: problem || "the relay gave no answer" };
