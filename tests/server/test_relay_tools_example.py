@@ -5,10 +5,6 @@ key only the relay holds. Both are the shipped files, as the docs tell a person 
 
 from __future__ import annotations
 
-import os
-import selectors
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,38 +14,22 @@ import pytest
 
 from reckon.server import RelayConfig, load_config_file
 from support import ROOT, reckon_serve
+from support._example_api import (
+    DOCUMENTED_URL,
+    EXAMPLE_CONFIG,
+    EXAMPLE_KEY,
+    EXAMPLE_KEY_ENV,
+    example_config,
+    the_shipments_api,
+)
 
-EXAMPLES = ROOT / "web" / "examples"
-CONFIG = EXAMPLES / "relay-tools.toml"
-API = EXAMPLES / "shipments_api.py"
-KEY_ENV = "SHIPMENTS_API_KEY"
-KEY = "shipments-example-key-7f3a9c51e2"
-DOCUMENTED_URL = "http://127.0.0.1:8765/shipments"
+KEY_ENV, KEY = EXAMPLE_KEY_ENV, EXAMPLE_KEY
 
 
 @pytest.fixture(scope="module")
 def an_api() -> Iterator[str]:
-    """The example's API on a free port: its URL, once it says where it listens."""
-    env = {**os.environ, KEY_ENV: KEY}
-    process = subprocess.Popen(
-        [sys.executable, str(API), "--port", "0"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        with selectors.DefaultSelector() as waiting:
-            waiting.register(process.stdout, selectors.EVENT_READ)
-            if not waiting.select(timeout=20):
-                pytest.fail("shipments_api.py said nothing within 20 s")
-        line = process.stdout.readline()
-        assert line.startswith("shipments API on http://127.0.0.1:"), line
-        yield line.split(" on ", 1)[1].strip()
-    finally:
-        process.terminate()
-        process.wait(10)
+    with the_shipments_api() as url:
+        yield url
 
 
 def test_the_documented_config_parses_with_the_relays_loader(
@@ -57,7 +37,7 @@ def test_the_documented_config_parses_with_the_relays_loader(
 ) -> None:
     monkeypatch.setenv(KEY_ENV, KEY)
 
-    config = RelayConfig(**load_config_file(CONFIG))
+    config = RelayConfig(**load_config_file(EXAMPLE_CONFIG))
 
     [tool] = config.tools
     assert (tool.name, tool.url, tool.method, tool.policy) == (
@@ -92,8 +72,7 @@ def test_the_api_wants_its_key(an_api: str) -> None:
 
 def test_the_relay_lists_and_calls_the_example_tool(an_api: str, tmp_path: Path) -> None:
     # The shipped config, with the port the API got instead of the documented 8765.
-    config = tmp_path / "relay-tools.toml"
-    config.write_text(CONFIG.read_text().replace(DOCUMENTED_URL, an_api), encoding="utf-8")
+    config = example_config(an_api, tmp_path)
 
     with (
         reckon_serve("--config", str(config), site=None, env={KEY_ENV: KEY}) as served,
