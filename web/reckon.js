@@ -39,7 +39,7 @@ export function createReckon(options = {}) {
   tools.keepsResults = () => [undefined, null, "full"].includes(/** @type {any} */ (agent.settings).privacy);
   sandbox.channel.tools = tools;
   // The relay's tools (`reckon serve` config), asked through the agent worker.
-  if (options.agent !== false) tools.useRelay({ list: () => agent.relayTools(), call: (name, args) => agent.callRelayTool(name, args) });
+  if (options.agent !== false) tools.useRelay({ list: () => agent.relayTools(), call: (name, args, signal) => agent.callRelayTool(name, args, signal) });
   events.addEventListener("conversation", () => tools.forgetApprovals());
   const persist = options.persist === false ? null : new Persistence({ sandbox, agent, emit, session: options.session, withAgent: options.agent !== false, store: options.store });
   // Asks and notebook imports under way (or waiting their turn): the conversation they

@@ -19,7 +19,7 @@ export const TOOL_DEFAULTS = Object.freeze({ timeoutMs: 30_000, callsPerRun: 50,
 /** @typedef {{name: string, description: string, parameters: Record<string, any>, returns?: Record<string, any>, policy: "run" | "ask" | "once",
  *   timeoutMs?: number, run: (args: any, context: {signal: AbortSignal}) => unknown, relay?: boolean}} ToolSpec */
 /** Where the relay's tools come from (agent/client.js: through the agent worker).
- * @typedef {{list: () => Promise<unknown[]>, call: (name: string, args: unknown) => Promise<unknown>}} RelaySource */
+ * @typedef {{list: () => Promise<unknown[]>, call: (name: string, args: unknown, signal: AbortSignal) => Promise<unknown>}} RelaySource */
 
 /** A registration's problem, thrown as a TypeError at once. @param {unknown} spec @returns {ToolSpec} */
 export function checkedTool(spec) {
@@ -45,7 +45,7 @@ export function relaySpec(spec, source) {
   const s = /** @type {Record<string, any>} */ (spec);
   try {
     const name = String(s.name);
-    const tool = checkedTool({ name, description: s.description, parameters: s.parameters, returns: s.returns, policy: s.policy, timeoutMs: Number(s.timeoutMs) + RELAY_GRACE_MS, run: (/** @type {unknown} */ args) => source.call(name, args) });
+    const tool = checkedTool({ name, description: s.description, parameters: s.parameters, returns: s.returns, policy: s.policy, timeoutMs: Number(s.timeoutMs) + RELAY_GRACE_MS, run: (/** @type {unknown} */ args, /** @type {{signal: AbortSignal}} */ { signal }) => source.call(name, args, signal) });
     return { ...tool, relay: true };
   } catch (err) {
     console.warn(`Reckon: the relay's tool ${JSON.stringify(s && s.name)} is left out: ${String((err && /** @type {any} */ (err).message) || err)}`);

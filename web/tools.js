@@ -9,6 +9,7 @@
 // function, an object or a promise of the page, and an approval lives only here, keyed
 // by an id made here.
 
+import { OVER, boundedJson, cancelled, megabytes, runBounded } from "./tool-run.js";
 import { validate } from "./tool-schema.js";
 import { TOOL_DEFAULTS, checkedTool, relaySpec } from "./tool-spec.js";
 
@@ -122,6 +123,9 @@ export class ToolHost {
   take(runId) {
     const records = this.byRun.get(runId) || [];
     this.byRun.delete(runId);
+    // A call still running leaves with its run's result as the cancelled call it is
+    // about to be (tool-run.js ends it within a poll): it has no message of its own yet.
+    for (const record of records) if (record.status === "error" && record.message === undefined) record.message = cancelled(record.name);
     return records;
   }
 
@@ -237,23 +241,14 @@ export class ToolHost {
   async runTool(tool, args, runId, finish) {
     const { name } = tool;
     const timeoutMs = tool.timeoutMs || this.limits.timeoutMs;
-    const abort = new AbortController();
-    /** @type {ReturnType<typeof setTimeout> | undefined} */
-    let timer;
-    const late = new Promise((resolve) => (timer = setTimeout(() => resolve(LATE), timeoutMs)));
-    let value;
-    try {
-      value = await Promise.race([Promise.resolve().then(() => tool.run(structuredClone(args), { signal: abort.signal })), late]);
-    } catch (err) {
-      return finish({ status: "error", message: `${name} failed: ${String((err && /** @type {any} */ (err).message) || err).slice(0, 2000)}` }, { status: "error" });
-    } finally {
-      clearTimeout(timer);
+    const ran = await runBounded(tool, args, { timeoutMs, isLive: () => this.isLive(runId) });
+    if (ran.status === "failed") {
+      const err = /** @type {any} */ (ran.error);
+      return finish({ status: "error", message: `${name} failed: ${String((err && err.message) || err).slice(0, 2000)}` }, { status: "error" });
     }
-    if (value === LATE) {
-      abort.abort();
-      return finish({ status: "error", message: `${name} did not answer within ${Math.round(timeoutMs / 1000)} s (its time limit); try again later, or ask for less` }, { status: "timeout" });
-    }
-    if (!this.isLive(runId)) return finish({ status: "error", message: `${name}: its cell ended first` }, { status: "error" });
+    if (ran.status === "late") return finish({ status: "error", message: `${name} did not answer within ${Math.round(timeoutMs / 1000)} s (its time limit); try again later, or ask for less` }, { status: "timeout" });
+    if (ran.status === "ended" || !this.isLive(runId)) return finish({ status: "error", message: cancelled(name) }, { status: "error" });
+    const { value } = ran;
     const limit = this.limits.resultBytes;
     let text;
     try {
@@ -281,24 +276,4 @@ export class ToolHost {
     if (size > RESULT_KEPT || earlier + text.length > RUN_RESULTS_KEPT) return { resultOmitted: "too large" };
     return { result: text };
   }
-}
-
-const LATE = Symbol("late");
-const OVER = Symbol("over");
-
-/** JSON text of `value`, given up (OVER thrown) as soon as it is sure to pass `limit`
- * characters: a 100 MB result is refused before it is copied, and the page stays
- * responsive. @param {unknown} value @param {number} limit */
-function boundedJson(value, limit) {
-  let total = 0;
-  return JSON.stringify(value, (key, item) => {
-    total += key.length + (typeof item === "string" ? item.length + 3 : 4);
-    if (total > limit) throw OVER;
-    return item;
-  });
-}
-
-/** @param {number} bytes */
-function megabytes(bytes) {
-  return bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${Math.ceil(bytes / 1e3)} kB`;
 }

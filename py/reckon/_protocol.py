@@ -57,6 +57,7 @@ AGENT_METHODS = (
     "importNotebook",
     "relayTools",
     "relayTool",
+    "cancelRelayTool",
 )
 AGENT_EVENTS = ("step", "delta", "waiting", "usage", "proposal")
 

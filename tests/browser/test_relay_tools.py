@@ -1,10 +1,12 @@
 """Relay tools in the browser: `reckon serve --config` names an HTTP endpoint as a tool,
 and a cell on the static site the relay serves calls it like a page's host tool (asked
 through the agent worker, the only browser context that talks to the relay), with the
-same checks, policies and records (docs/configuration.md, *Relay tools*)."""
+same checks, policies and records (docs/configuration.md, *Relay tools*). A call whose
+cell is interrupted, or whose ask is stopped, ends at the tool's endpoint too."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +18,9 @@ from support._tool_endpoint import SECRET, SECRET_ENV, Endpoint, an_orders_endpo
 from .helpers import a_chat_page_with, ok, run
 
 pytestmark = pytest.mark.browser
+
+HANG_LIMIT_S = 30  # the hanging tool's time limit: the ends below come long before it
+CANCELLED = "hang: cancelled, its cell ended first (interrupted, stopped or out of time)"
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +58,12 @@ name = "guarded"
 description = "Needs the person's approval."
 url = "{an_endpoint.url}/orders"
 policy = "ask"
+
+[[tool]]
+name = "hang"
+description = "Never answers while its caller waits."
+url = "{an_endpoint.url}/hang"
+timeout = {HANG_LIMIT_S}
 """,
         encoding="utf-8",
     )
@@ -74,6 +85,7 @@ def a_page(a_browser: Any, a_relay_with_tools: str) -> Iterator[Any]:
 @pytest.fixture
 def page(a_page: Any, an_endpoint: Endpoint) -> Any:
     an_endpoint.seen.clear()
+    an_endpoint.hung.clear()
     a_page.evaluate("() => window.__tools.splice(0)")
     return a_page
 
@@ -168,3 +180,45 @@ def test_a_page_tool_of_the_same_name_wins(page: Any, an_endpoint: Endpoint) -> 
     assert shadowed["stdout"] == "['page']\n" and names.count(["get_orders", False]) == 1
     assert ["get_orders", True] not in names
     assert again["stdout"] == "1\n" and len(an_endpoint.seen) == 1
+
+
+def until(check: Any, deadline_s: float = 20.0) -> None:
+    deadline = time.monotonic() + deadline_s
+    while not check():
+        assert time.monotonic() < deadline, "not within the deadline"
+        time.sleep(0.05)
+
+
+def test_a_relay_call_in_flight_ends_at_its_endpoint_when_the_cell_does(
+    page: Any, an_endpoint: Endpoint
+) -> None:
+    # (An ask stopped interrupts its cell the same way: test_relay_tools_agent.py.)
+    page.evaluate("() => { window.__run = window.reckon.run('await tools.hang()'); }")
+    until(lambda: [s["path"] for s in an_endpoint.seen] == ["/hang"])  # the call is in flight
+    asked = time.monotonic()
+    page.evaluate("() => window.reckon.interrupt()")
+    result = page.evaluate("() => window.__run")
+    until(lambda: len(an_endpoint.hung) == 1)
+    noticed = time.monotonic() - asked
+
+    # The endpoint saw its caller (the relay) close the request within seconds of the
+    # interrupt, not at the tool's 30 s limit: the worker's fetch was aborted, and the
+    # relay stopped its own call when the browser's connection closed.
+    closed_after = an_endpoint.hung[0]
+    assert closed_after is not None and closed_after < 10, closed_after
+    assert noticed < 5, noticed
+    # The cell ends as any interrupted cell does, at once (not at the watchdog's restart).
+    error = result["error"]
+    assert (result["status"], error["type"], error["message"]) == (
+        "interrupted",
+        "KeyboardInterrupt",
+        "Execution interrupted",
+    ), result
+    assert result["duration_ms"] < 5000 and not result["restarted"], result
+    until(lambda: page.evaluate("() => window.__tools.length") > 0)
+    events = page.evaluate("() => window.__tools.splice(0)")
+    assert [(e["name"], e["status"]) for e in events] == [("hang", "error")]
+    assert events[0]["message"] == CANCELLED
+    # The page, the worker and the relay go on: the next call is answered.
+    again = ok(run(page, "print(len(await tools.get_orders(month=3)))"))
+    assert again["stdout"] == "2\n"

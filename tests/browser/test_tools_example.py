@@ -1,11 +1,17 @@
 """The example shop page (examples/tools.html): a <reckon-chat> that the page lends two
-tools through the element's `tools` property, over orders held in the page itself."""
+tools through the element's `tools` property, over orders held in the page itself; and
+served by the relay-tool example (docs/configuration.md, *An example to run*), the
+relay's `get_shipments` beside them, which a cell joins with the page's orders."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+from support import reckon_serve
+from support._example_api import EXAMPLE_KEY, EXAMPLE_KEY_ENV, example_config, the_shipments_api
 
 pytestmark = pytest.mark.browser
 
@@ -43,3 +49,38 @@ def test_the_example_page_lends_its_two_tools(a_browser: Any, a_playlist_site: s
     assert out["refunds"] == "48.25"
     assert out["log"][0].startswith('get_orders({"month":3}): ok, ')
     assert out["log"][1].startswith("refund_total({}): ok")
+
+
+@pytest.mark.slow
+def test_the_example_page_with_the_example_relay_tool(a_browser: Any, tmp_path: Path) -> None:
+    with (
+        the_shipments_api() as api,
+        reckon_serve(
+            "--config", str(example_config(api, tmp_path)), env={EXAMPLE_KEY_ENV: EXAMPLE_KEY}
+        ) as served,
+    ):
+        context = a_browser.new_context()
+        try:
+            page = context.new_page()
+            page.goto(f"{served.url}/examples/tools.html")
+            out = page.evaluate(
+                """async () => {
+                    const chat = document.getElementById("chat");
+                    await chat.ready();
+                    await chat.reckon.toolHost.loadRelay();
+                    const names = chat.tools.map(
+                        (t) => `${t.name}:${t.policy}:${Boolean(t.relay)}`);
+                    const ran = await chat.run("orders = await tools.get_orders(month=3)\\n"
+                        + "shipped = {s['order'] for s in await tools.get_shipments(month=3)}\\n"
+                        + "[o['id'] for o in orders if o['id'] not in shipped]");
+                    return { names, text: ran.result.text, error: ran.result.error };
+                }"""
+            )
+        finally:
+            context.close()
+    assert out["names"] == [
+        "get_orders:run:false",
+        "refund_total:ask:false",
+        "get_shipments:run:true",
+    ]
+    assert out["text"] == "[1007]", out  # March's order that has not shipped

@@ -29,6 +29,9 @@ def calls() -> Iterator[list[tuple[str, Any]]]:
             return json.dumps({"status": "ok", "text": json.dumps(rows)})
         if name == "count":
             return json.dumps({"status": "ok", "text": "3"})
+        if name == "interrupted":  # as the worker answers when the cell is interrupted
+            message = "tools.interrupted: the cell was interrupted while the tool ran"
+            return json.dumps({"status": "error", "interrupted": True, "message": message})
         return json.dumps({"status": "error", "message": f"no tool named {name!r}"})
 
     set_transport(page)
@@ -69,6 +72,17 @@ def test_a_refusal_is_a_tool_error_the_cell_can_catch(a_session: Runner, calls: 
         "try:\n    await tools.nope()\nexcept ToolError as e:\n    print('caught', e)"
     )
     assert caught["stdout"].startswith("caught no tool named"), caught
+
+
+def test_a_call_ended_by_an_interrupt_ends_the_cell_as_interrupted(
+    a_session: Runner, calls: list[Any]
+) -> None:
+    # Not a ToolError: a cell that catches those still stops when it is interrupted.
+    result = a_session(
+        "try:\n    await tools.interrupted()\nexcept ToolError:\n    print('went on')"
+    )
+    assert result["status"] == "interrupted", result
+    assert result["error"]["type"] == "KeyboardInterrupt" and result["stdout"] == ""
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,12 @@
 """A small orders API on loopback for the relay-tool tests: what a `[[tool]]` of
 `reckon serve` calls. It records every request it gets (path, headers, body), so a test
-can say what reached it (a secret header) and what never did (refused arguments)."""
+can say what reached it (a secret header) and what never did (refused arguments), and
+how long its caller kept a hanging call open (`/hang`)."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,12 +28,15 @@ ORDERS = [
 VIP = [{"customer": "Zelda Quartermaine", "amount": 98765.43}]
 SECRET = "orders-api-SECRET-5d1c9e0b7a"
 SECRET_ENV = "RECKON_TEST_ORDERS_KEY"
+HANG_S = 60.0  # how long /hang waits for its caller to go away before it answers
 
 
 @dataclass
 class Endpoint:
     url: str
     seen: list[dict[str, Any]] = field(default_factory=list)
+    # One per /hang call: seconds until its caller closed the connection (None: never).
+    hung: list[float | None] = field(default_factory=list)
 
     def tool(self, name: str, path: str, **options: Any) -> dict[str, Any]:
         """A `[[tool]]` table (as a dict) for `path` of this server."""
@@ -43,7 +48,7 @@ class Endpoint:
         }
 
 
-def _app(seen: list[dict[str, Any]]) -> Starlette:
+def _app(seen: list[dict[str, Any]], hung: list[float | None]) -> Starlette:
     async def record(request: Request) -> Any:
         body = await request.body()
         seen.append(
@@ -64,6 +69,21 @@ def _app(seen: list[dict[str, Any]]) -> Starlette:
     async def slow(request: Request) -> Response:
         await record(request)
         await asyncio.sleep(30)
+        return JSONResponse([])
+
+    async def hang(request: Request) -> Response:
+        # Never answers while its caller is there: the body is read, so the next message
+        # can only be http.disconnect, which comes as soon as the caller closes the socket.
+        await record(request)
+        started = time.monotonic()
+        try:
+            async with asyncio.timeout(HANG_S):
+                while (await request.receive())["type"] != "http.disconnect":
+                    pass
+        except TimeoutError:
+            hung.append(None)
+            return JSONResponse([])
+        hung.append(time.monotonic() - started)
         return JSONResponse([])
 
     async def huge(request: Request) -> Response:
@@ -91,6 +111,7 @@ def _app(seen: list[dict[str, Any]]) -> Starlette:
         routes=[
             Route("/orders", orders, methods=methods),
             Route("/slow", slow, methods=methods),
+            Route("/hang", hang, methods=methods),
             Route("/huge", huge, methods=methods),
             Route("/fail", fail, methods=methods),
             Route("/echo", echo, methods=methods),
@@ -103,5 +124,6 @@ def _app(seen: list[dict[str, Any]]) -> Starlette:
 @contextmanager
 def an_orders_endpoint() -> Iterator[Endpoint]:
     seen: list[dict[str, Any]] = []
-    with Running(_app(seen), lifespan="off") as server:
-        yield Endpoint(server.url, seen)
+    hung: list[float | None] = []
+    with Running(_app(seen, hung), lifespan="off") as server:
+        yield Endpoint(server.url, seen, hung)

@@ -82,20 +82,21 @@ export class Agent extends EventTarget {
     return { models, default: this.info.default_model || DEMO_MODEL, demo: !this.info.models.length, authRequired: this.authRequired === true };
   }
 
-  /** The relay's host tools, `[{name, description, parameters, returns?, policy, timeoutMs,
-   * maxResultBytes}]`, asked through the worker (it alone talks to the relay; it needs no
-   * interpreter for this); [] when there is no relay or it offers none. */
+  /** The relay's host tools (PROTOCOL.md §4, `relayTools`), asked through the worker, which
+   * alone talks to the relay (no interpreter needed); [] when there is none or none offered. */
   async relayTools() {
     await this.spawn();
     const reply = await this.rpc.call("relayTools", { relay: this.relay, token: this.token });
     return reply.status === "ok" && Array.isArray(reply.tools) ? reply.tools : [];
   }
 
-  /** Call a relay tool through the worker: its result, or an Error with the relay's message.
-   * @param {string} name @param {unknown} args */
-  async callRelayTool(name, args) {
+  /** Call a relay tool through the worker: its result, or an Error with the relay's message;
+   * `signal` aborted (its cell ended) cancels the request. @param {string} name @param {unknown} args @param {AbortSignal} [signal] */
+  async callRelayTool(name, args, signal) {
     await this.spawn();
-    const reply = await this.rpc.call("relayTool", { relay: this.relay, token: this.token, name, args: JSON.stringify(args) });
+    const id = this.rpc.reserve();
+    if (signal) signal.addEventListener("abort", () => void this.rpc.call("cancelRelayTool", { call: id }), { once: true });
+    const reply = await this.rpc.call("relayTool", { relay: this.relay, token: this.token, name, args: JSON.stringify(args) }, { id });
     if (reply.status !== "ok") throw new Error(String(reply.message));
     return JSON.parse(String(reply.text));
   }
@@ -185,8 +186,7 @@ export class Agent extends EventTarget {
       scan: (args) => sandbox.scan(String(args.code), { timeoutMs: timeout(args) }).then((result) => this.figures.lend(result)),
       listFiles: (args) => sandbox.listFiles(String(args.dir)).then((files) => ({ status: "ok", files }), (err) => ({ status: "error", files: [], message: String(err.message || err) })),
       inspect: (args) => /** @type {Promise<import("../shared/protocol.js").InspectResult>} */ (sandbox.inspect(String(args.path))),
-      // The host tools the page lends now, for the prompt (web/tools.js).
-      // The relay's tools are among them once listed (tools.js, loadRelay).
+      // The host tools the page lends now, for the prompt, the relay's once listed (web/tools.js).
       tools: async () => {
         const host = sandbox.channel.tools;
         if (host) await host.loadRelay();

@@ -17,6 +17,8 @@ importScripts(new URL("pyodide/pyodide.js", BASE).href);
 let host = null;
 /** @type {Promise<boolean> | null} true once `start` succeeded */
 let booting = null;
+/** @type {Map<number, AbortController>} relay tool calls under way, by their call's id */
+const toolCalls = new Map();
 
 /** Python's JSON reply, or an error reply when it raised. @param {() => string | Promise<string>} call */
 async function fromPython(call, extra = {}) {
@@ -66,13 +68,28 @@ const methods = {
     if (ok && body && body.status === "ok" && Array.isArray(body.tools)) return { status: "ok", tools: body.tools };
     return { status: "error", tools: [], message: problem || "the relay offers no tools" };
   },
-  async relayTool({ relay, token, name, args }) {
+  async relayTool({ relay, token, name, args }, { id }) {
     // `args` is JSON text the page parsed and checked; the relay checks it again.
-    const request = { method: "POST", headers: { "Content-Type": "application/json" }, body: `{"name":${JSON.stringify(String(name))},"args":${String(args)}}` };
-    const { body, problem } = await relayFetch(relay, token, "/api/tools/call", request);
-    if (body && body.status === "ok") return { status: "ok", text: JSON.stringify(body.result === undefined ? null : body.result) };
-    if (body && body.status === "error") return { status: "error", message: String(body.error) };
-    return { status: "error", message: problem || "the relay gave no answer" };
+    // Abortable (cancelRelayTool): the relay sees the connection close and stops its own
+    // call to the tool's endpoint, which would otherwise run on for nobody.
+    const abort = new AbortController();
+    toolCalls.set(id, abort);
+    const request = { method: "POST", headers: { "Content-Type": "application/json" }, body: `{"name":${JSON.stringify(String(name))},"args":${String(args)}}`, signal: abort.signal };
+    try {
+      const { body, problem } = await relayFetch(relay, token, "/api/tools/call", request);
+      if (abort.signal.aborted) return { status: "error", message: `${String(name)}: cancelled, its cell ended first` };
+      if (body && body.status === "ok") return { status: "ok", text: JSON.stringify(body.result === undefined ? null : body.result) };
+      if (body && body.status === "error") return { status: "error", message: String(body.error) };
+      return { status: "error", message: problem || "the relay gave no answer" };
+    } finally {
+      toolCalls.delete(id);
+    }
+  },
+  // `call` is the id of a `relayTool` call; one that already ended is not an error.
+  cancelRelayTool({ call }) {
+    const abort = toolCalls.get(Number(call));
+    if (abort) abort.abort();
+    return { status: "ok", cancelled: Boolean(abort) };
   },
 };
 
@@ -97,9 +114,11 @@ async function relayFetch(relay, token, path, init = {}) {
   }
 }
 
-// Every call but `start` waits for it, and fails as it did.
+// Every call but these waits for `start`, and fails as it did (the relay's tools are
+// plain JS: they need no interpreter).
+const NO_PYTHON = ["start", "relayTools", "relayTool", "cancelRelayTool"];
 /** @param {string} method */
-const gate = async (method) => (method === "start" || method === "relayTools" || method === "relayTool" || !Object.hasOwn(methods, method) || (await booting) ? null : "the agent did not start");
+const gate = async (method) => (NO_PYTHON.includes(method) || !Object.hasOwn(methods, method) || (await booting) ? null : "the agent did not start");
 // The worker's own `self` is its port to the page (lib.dom types it as a Window).
 const port = /** @type {import("../shared/seam.js").PortLike} */ (/** @type {unknown} */ (self));
 const page = serve(port, methods, { gate });

@@ -102,6 +102,7 @@ export const FRAME_MESSAGES = Object.freeze(["frame-connect", "frame-ready", "fr
  *   importNotebook: (args: {text: string, name: string}) => {status: string, question?: string, cells: number, ok: number, failed: number, asks?: number, conversation?: boolean, message?: string},
  *   relayTools: (args: {relay: string, token: string | null}) => {status: string, tools: Record<string, unknown>[], message?: string},
  *   relayTool: (args: {relay: string, token: string | null, name: string, args: string}) => {status: string, text?: string, message?: string},
+ *   cancelRelayTool: (args: {call: number}) => {status: string, cancelled: boolean},
  * }} AgentApi
  */
 /** The reply to `ask` (PROTOCOL.md §4, the `done` shape).
@@ -110,7 +111,7 @@ export const FRAME_MESSAGES = Object.freeze(["frame-connect", "frame-ready", "fr
  */
 
 /** The agent worker's methods (PROTOCOL.md §4). */
-export const AGENT_METHODS = Object.freeze(["start", "ask", "stop", "reset", "transcript", "configure", "decide", "exportState", "importState", "exportSession", "importNotebook", "relayTools", "relayTool"]);
+export const AGENT_METHODS = Object.freeze(["start", "ask", "stop", "reset", "transcript", "configure", "decide", "exportState", "importState", "exportSession", "importNotebook", "relayTools", "relayTool", "cancelRelayTool"]);
 /** Events from the agent worker. */
 export const AGENT_EVENTS = Object.freeze(["step", "delta", "waiting", "usage", "proposal"]);
 

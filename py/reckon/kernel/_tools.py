@@ -85,6 +85,10 @@ async def call_tool(name: str, args: dict[str, Any], *, as_frame: bool = False) 
     # A refusal the worker makes itself comes back at once, as text: no turn of the
     # event loop per call, so a loop of refused calls ends quickly.
     reply = json.loads(raw if isinstance(raw, str) else str(await raw))
+    if reply.get("interrupted") is True:
+        # The cell was interrupted (or hit its time limit) while it waited: it ends as
+        # any interrupted cell does, not with an error a `except ToolError` would hide.
+        raise KeyboardInterrupt(str(reply.get("message") or "interrupted"))
     if reply.get("status") != "ok":
         raise ToolError(str(reply.get("message") or f"the tool {name} failed"))
     value = json.loads(reply["text"]) if isinstance(reply.get("text"), str) else None

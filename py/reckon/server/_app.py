@@ -39,12 +39,13 @@ _NO_SITE = (
 def create_app(config: RelayConfig) -> Starlette:
     """The relay as an ASGI app: API routes, the static site, and the request guard."""
     upstreams = Upstreams(config)
-    metrics = Metrics(in_flight=lambda: upstreams.in_flight)
+    metrics = Metrics(in_flight=lambda: upstreams.in_flight, tools=[t.name for t in config.tools])
     limiter = Limiter(config, metrics, upstreams.scrubber)
     tools = RelayTools(
         config,
         limiter=limiter,
         scrubber=lambda: Scrubber([*upstreams.secrets(), *tools.secrets()]),
+        metrics=metrics.tools,
     )
 
     async def list_models(request: Request) -> Response:

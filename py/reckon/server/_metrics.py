@@ -2,16 +2,17 @@
 
 Counted per process: each replica answers for itself, and Prometheus adds them up.
 Every label value comes from a short fixed list (routes, statuses, error kinds,
-limit names) or from the relay's own configuration (profile names), never from a
-request: a path, a model name or a token could carry a secret, and would make the
-series unbounded. Nothing here sees a prompt, a key or a client token.
+limit names) or from the relay's own configuration (profile and tool names), never
+from a request: a path, a model name, a tool name or a token could carry a secret,
+and would make the series unbounded. Nothing here sees a prompt, a key or a client
+token.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from starlette.datastructures import Headers
 from starlette.requests import Request
@@ -20,12 +21,21 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from reckon.server import _json
 from reckon.server._errors import _DEFAULT_TYPES
+from reckon.server._tool_metrics import ToolMetrics
 from reckon.server._usage import Usage
 
 __all__ = ["CONTENT_TYPE", "Metrics", "MetricsMiddleware", "route_of"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-ROUTES = ("/v1/chat/completions", "/v1/models", "/api/info", "/openapi.json", "/metrics")
+ROUTES = (
+    "/v1/chat/completions",
+    "/v1/models",
+    "/api/info",
+    "/api/tools",
+    "/api/tools/call",
+    "/openapi.json",
+    "/metrics",
+)
 # Seconds; a laptop model can take minutes to its first token.
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 ERROR_KINDS = frozenset(
@@ -71,8 +81,11 @@ class _Histogram:
 class Metrics:
     """The relay's counters; ``in_flight`` reads the number of calls under way."""
 
-    def __init__(self, *, in_flight: Callable[[], int] = lambda: 0) -> None:
+    def __init__(
+        self, *, in_flight: Callable[[], int] = lambda: 0, tools: Iterable[str] = ()
+    ) -> None:
         self.in_flight = in_flight
+        self.tools = ToolMetrics(tools)
         self.requests: Counter[tuple[str, str]] = Counter()
         self.tokens: Counter[tuple[str, str]] = Counter()
         self.errors: Counter[str] = Counter()
@@ -129,6 +142,7 @@ class Metrics:
             )
         family("reckon_model_calls_in_flight", "gauge", "Model calls being forwarded now.")
         lines.append(f"reckon_model_calls_in_flight {self.in_flight()}")
+        lines.extend(self.tools.lines())
         return "\n".join(lines) + "\n"
 
     async def endpoint(self, request: Request) -> Response:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -25,7 +25,7 @@ from reckon.server._identity import IDENTITY, Identity
 from reckon.server._limits import Limiter
 from reckon.server._metrics import Metrics
 from reckon.server._pump import pump
-from reckon.server._request import ClientGone, parse_request, read_body
+from reckon.server._request import ClientGone, parse_request, read_body, until_disconnect
 from reckon.server._scrub import EventScrubber
 from reckon.server._upstream import (
     ResolvedModel,
@@ -55,20 +55,6 @@ def _error_event(error: RelayError, tail: bytes) -> bytes:
     code = {"code": error.code} if error.code else {}
     event = {"error": {"type": error.type, "message": error.message, **code}}
     return lead + b"data: " + json.dumps(event).encode() + b"\n\n"
-
-
-async def _until_disconnect(receive: Receive, work: Callable[[], Awaitable[None]]) -> None:
-    """Run `work`, cancelling it as soon as the client disconnects."""
-    async with anyio.create_task_group() as group:
-
-        async def watch() -> None:
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            group.cancel_scope.cancel()
-
-        group.start_soon(watch)
-        await work()
-        group.cancel_scope.cancel()
 
 
 class ChatCompletions:
@@ -119,7 +105,7 @@ class ChatCompletions:
 
         self.upstreams.in_flight += 1
         try:
-            await _until_disconnect(receive, work)
+            await until_disconnect(receive, work)
         finally:
             self.upstreams.in_flight -= 1
             usage = meter.result()

@@ -3,6 +3,7 @@ only the checks the relay needs (the model server is the judge of the rest)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -11,7 +12,7 @@ from starlette.types import Receive
 from reckon.server import _json
 from reckon.server._errors import RelayError
 
-__all__ = ["ClientGone", "parse_request", "read_body"]
+__all__ = ["ClientGone", "parse_request", "read_body", "until_disconnect"]
 
 _SHAPE_HINT = 'send {"model": "...", "messages": [{"role": "user", "content": "..."}]}'
 
@@ -48,6 +49,29 @@ async def _read_all(receive: Receive, limit: int) -> bytes:
             )
         if not message.get("more_body", False):
             return bytes(body)
+
+
+async def until_disconnect(receive: Receive, work: Callable[[], Awaitable[None]]) -> bool:
+    """Run `work`, cancelling it as soon as the client disconnects; False if it did.
+
+    Called once the body is read: the next message can only be ``http.disconnect``, so
+    the wait for it costs nothing until the client goes (and an abandoned model call or
+    tool call stops burning the upstream's time at once).
+    """
+    gone = False
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            nonlocal gone
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            gone = True
+            group.cancel_scope.cancel()
+
+        group.start_soon(watch)
+        await work()
+        group.cancel_scope.cancel()
+    return not gone
 
 
 def parse_request(body: bytes) -> dict[str, Any]:

@@ -8,7 +8,9 @@ call the route takes is answered with HTTP 200 and JSON data: ``{"status": "ok",
 "result": ...}`` or ``{"status": "error", "error": "...", "code": "..."}`` (errors as
 data, PROTOCOL.md §5, *Relay tools*); only the relay's own refusals (the guard's 401 and
 403, a body too large or too slow, the limits' 429) keep their HTTP status and the
-relay's error shape.
+relay's error shape. A browser that goes away (its cell interrupted, its ask stopped)
+ends the call to the endpoint at once. Each call is counted on ``GET /metrics`` by its
+tool and outcome (_tool_metrics.py).
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ from reckon.server import _json
 from reckon.server._config import RelayConfig
 from reckon.server._errors import RelayError, Scrubber
 from reckon.server._limits import Limiter
-from reckon.server._request import ClientGone, read_body
+from reckon.server._request import ClientGone, read_body, until_disconnect
 from reckon.server._tool_config import RelayTool
+from reckon.server._tool_metrics import ToolMetrics
 from reckon.server._tool_schema import validate
 
 __all__ = ["RelayTools"]
@@ -46,9 +49,20 @@ _EXCERPT = 300
 class ToolFailed(Exception):
     """A call that reached this route and failed: answered as data, with HTTP 200."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, *, tool: str | None = None) -> None:
         super().__init__(message)
         self.code, self.message = code, message
+        self.tool = tool  # the configured tool it was for, when the call named one
+
+    @property
+    def outcome(self) -> str:
+        """Its outcome on ``/metrics``: the relay's refusal, the time limit, or an error."""
+        if self.code in _REFUSALS:
+            return "refused"
+        return "timeout" if self.code == "timeout" else "error"
+
+
+_REFUSALS = frozenset({"bad_request", "unknown_tool", "bad_arguments"})
 
 
 def _answer(http: int, body: dict[str, Any]) -> JSONResponse:
@@ -63,12 +77,18 @@ class RelayTools:
     """The routes, and the HTTP client that reaches the tools' endpoints."""
 
     def __init__(
-        self, config: RelayConfig, *, limiter: Limiter, scrubber: Callable[[], Scrubber]
+        self,
+        config: RelayConfig,
+        *,
+        limiter: Limiter,
+        scrubber: Callable[[], Scrubber],
+        metrics: ToolMetrics,
     ) -> None:
         self.config = config
         self.tools = {t.name: t for t in config.tools}
         self.limiter = limiter
         self.scrubber = scrubber
+        self.metrics = metrics
         self.client: httpx.AsyncClient | None = None
         missing = [
             f"{env} (tool {t.name!r}, header {header})"
@@ -90,7 +110,10 @@ class RelayTools:
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         # No proxy or .netrc from the environment, no redirects: the configured URL only.
-        async with httpx.AsyncClient(trust_env=False, follow_redirects=False) as client:
+        # No timeout of httpx's own (5 s by default): each tool's `timeout` bounds its call.
+        async with httpx.AsyncClient(
+            trust_env=False, follow_redirects=False, timeout=None
+        ) as client:
             self.client = client
             try:
                 yield
@@ -101,31 +124,50 @@ class RelayTools:
         return _answer(200, {"status": "ok", "tools": [t.public for t in self.tools.values()]})
 
     async def call(self, request: Request) -> Response:
+        named: str | None = None  # a configured tool's name, once the body says it
         try:
             raw = await read_body(
                 request.receive, self.config.max_body_bytes, self.config.body_timeout
             )
             tool, args = self._parse(raw)
+            named = tool.name
             admission = await self.limiter.admit(request.scope, reserve=0)
         except ClientGone:
+            self.metrics.call(None, "cancelled")
             return Response(status_code=400)
         except RelayError as refused:
             # Refused by the relay's own rules (body size, limits): as the model routes are.
+            self.metrics.call(named, "refused")
             return refused.response()
         except ToolFailed as failed:
+            self.metrics.call(failed.tool, failed.outcome)
             return _error(failed)
         started = time.monotonic()
+        answer: list[Response] = []
+
+        async def work() -> None:
+            try:
+                result = await self._forward(tool, args)
+            except ToolFailed as failed:
+                self._count(tool, failed.outcome, failed.code, started)
+                answer.append(_error(failed))
+            else:
+                self._count(tool, "ok", "ok", started)
+                answer.append(_answer(200, {"status": "ok", "result": result}))
+
         try:
-            result = await self._forward(tool, args)
-        except ToolFailed as failed:
-            log.info("tool %s -> %s in %.0f ms", tool.name, failed.code, _ms(started))
-            return _error(failed)
+            if not await until_disconnect(request.receive, work):
+                self._count(tool, "cancelled", "cancelled (client went away)", started)
         finally:
             if admission is not None:
                 with anyio.CancelScope(shield=True):
                     await self.limiter.settle(admission, tokens=0)
-        log.info("tool %s -> ok in %.0f ms", tool.name, _ms(started))
-        return _answer(200, {"status": "ok", "result": result})
+        # Gone: nobody reads this answer, but the route must give one.
+        return answer[0] if answer else Response(status_code=499)
+
+    def _count(self, tool: RelayTool, outcome: str, said: str, started: float) -> None:
+        log.info("tool %s -> %s in %.0f ms", tool.name, said, _ms(started))
+        self.metrics.call(tool.name, outcome, time.monotonic() - started)
 
     def _parse(self, raw: bytes) -> tuple[RelayTool, dict[str, Any]]:
         try:
@@ -152,6 +194,7 @@ class RelayTools:
                 "bad_arguments",
                 f"{tool.name}: bad arguments: {'; '.join(problems)}. "
                 f"Its parameters: {json.dumps(tool.parameters)}",
+                tool=tool.name,
             )
         return tool, args
 

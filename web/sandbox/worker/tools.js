@@ -57,8 +57,14 @@ class ToolBridge {
     return new Promise((resolve) => {
       const timer = setInterval(() => {
         const due = cell.due();
-        if (due) end(ToolBridge.error(`tools.${name}: the cell was ${due === "timeout" ? "stopped at its time limit" : "interrupted"} while the tool ran`));
-        else if (link.fatal || cell.id !== run || !memory.cellRuns) end(ToolBridge.error(`tools.${name}: its cell ended before the tool answered`));
+        if (due) {
+          // The cell itself raises KeyboardInterrupt (reckon.kernel._tools), and the
+          // interrupt buffer stays quiet for this run: it would fire where Python runs
+          // next, the event loop's callback that resolves this very call, which
+          // swallows it, and the cell would wait for the page's watchdog (a restart).
+          if (cell.reason === null) cell.reason = due;
+          end(JSON.stringify({ status: "error", interrupted: true, message: `tools.${name}: the cell was ${due === "timeout" ? "stopped at its time limit" : "interrupted"} while the tool ran` }));
+        } else if (link.fatal || cell.id !== run || !memory.cellRuns) end(ToolBridge.error(`tools.${name}: its cell ended before the tool answered`));
       }, TOOL_POLL_MS);
       /** @param {string} reply */
       const end = (reply) => {
