@@ -547,3 +547,20 @@ def test_the_largest_label_taken_for_the_largest_values_goes_back(
 def test_when_the_largest_label_is_sent_back(question: str, code: str, sent_back: bool) -> None:
     said = label_max_recheck(question, [code], ["Year", "Jan", "sales", "rain"])
     assert bool(said) is sent_back, said
+
+
+def test_an_answer_sent_back_and_said_again_word_for_word_stands(
+    executor: KernelExecutor,
+) -> None:
+    """Seen in the eighth real-model run: three rechecks answered with one paragraph,
+    word for word, no code run between; a further message changes nothing."""
+    put_file(executor, "budget.csv", "GF,F,spent\nGov,,90\nGov,Justice,50\n")
+    question = "Which function (column F) spent the most? Answer as @function[name]."
+    picked = "print(df.loc[df['spent'].idxmax(), 'F'])"
+    said = "No row matched, so the answer is @function[nan]."
+    model = ScriptedModel([code_reply(picked), answer(said), answer(said), answer("unused")])
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["status"] == "ok" and outcome["answer"] == said
+    assert len(model.requests) == 3
+    assert [s["kind"] for s in outcome["steps"] if s.get("origin") != "reckon"] == [
+        "code", "recheck", "answer"]  # fmt: skip
