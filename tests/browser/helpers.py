@@ -22,7 +22,7 @@ from reckon._cli import main
 
 # The page-side helpers of the headless API (a deadline race, base64 for bytes):
 # the tests call the page exactly as reckon.Session does.
-from reckon.client._session import _PRELUDE
+from reckon.client._runtime import _PRELUDE
 from support import SALES, QuietServer, serving
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from reckon._exceptions import ConfigError, SessionError
 from reckon.agent.demo import DEMO_MODEL
-from reckon.client._browser import HeadlessChromium, find_chromium
-from reckon.client._thread_relay import ThreadRelay
+from reckon.client._runtime import Runtime, call_page
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page
@@ -25,71 +24,8 @@ if TYPE_CHECKING:
 __all__ = ["Runtime", "Session"]
 
 
-# Page-side helpers: a deadline for every call (a hung page fails the call with
-# a message instead of hanging Python) and base64 for bytes, which JSON lacks.
 # How long a stopped ask has to come back with its steps before the session gives up.
 _STOP_GRACE_S = 30.0
-_PRELUDE = """
-const withDeadline = (promise, ms, what) => {
-  let timer;
-  const deadline = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
-};
-const fromB64 = (b64) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-const toB64 = (bytes) => {
-  let s = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    s += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(s);
-};
-"""
-
-
-class Runtime:
-    """A relay and a headless Chromium, shared by the sessions opened on it."""
-
-    def __init__(
-        self,
-        site: str | os.PathLike[str] = "dist/site",
-        *,
-        upstream: str | None = None,
-        model: str | None = None,
-        key_env: str | None = None,
-        chromium: str | os.PathLike[str] | None = None,
-        tools: str = "auto",
-        context_window: int | None = None,
-    ) -> None:
-        site_dir = Path(site).resolve()
-        if not (site_dir / "build-info.json").is_file():
-            raise SessionError(
-                f"the site at {site_dir} is not built: in the checkout, `scripts/run` builds "
-                "it (or `.venv/bin/python build.py`, which writes dist/site), or pass "
-                "site=PATH to a built site"
-            )
-        executable = find_chromium(chromium)
-        self.relay = ThreadRelay(
-            site_dir,
-            upstream=upstream,
-            model=model,
-            key_env=key_env,
-            tools=tools,
-            context_window=context_window,
-        )
-        self.url = self.relay.start()
-        try:
-            self.chromium = HeadlessChromium(executable)
-        except BaseException:
-            self.relay.close()
-            raise
-
-    def close(self) -> None:
-        try:
-            self.chromium.close()
-        finally:
-            self.relay.close()
 
 
 class Session:
@@ -170,23 +106,9 @@ class Session:
         return self._runtime.url
 
     def _call(self, body: str, arg: Any, deadline_s: float) -> Any:
-        from playwright.sync_api import Error as PlaywrightError
-
         if self._context is None:
             raise SessionError("this session is closed")
-        script = f"async ([arg, deadlineMs]) => {{ {_PRELUDE}\n{body} }}"
-        page = self._page
-        try:
-            return self._runtime.chromium.call(
-                lambda: page.evaluate(script, [arg, int(deadline_s * 1000)]),
-                timeout_s=deadline_s + 15,
-            )
-        except PlaywrightError as exc:
-            # Keep the page's message, not Playwright's JS stack.
-            message = str(exc.message).split("\n    at ", 1)[0].strip()
-            raise SessionError(
-                message.removeprefix("Page.evaluate: ").removeprefix("Error: ")
-            ) from None
+        return call_page(self._runtime, self._page, body, arg, deadline_s)
 
     def upload(self, file: str | os.PathLike[str] | tuple[str, bytes]) -> dict[str, Any]:
         """Put a file (a path, or ``(name, bytes)``) in ``/data``; returns its summary

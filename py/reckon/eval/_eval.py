@@ -31,91 +31,27 @@ Definitions (also in docs/evaluation.md):
   ``--reproduce-on-host``): the same on plain CPython on this machine
   (``reproduce_notebook``), which runs the model's code outside any sandbox, with
   this machine's network and files. Never by default.
+
+A run's record and whether its answer is correct are in ``_record``; the headline
+numbers over all runs, in ``_summary``.
 """
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from reckon._exceptions import SessionError
 from reckon.client._session import Runtime, Session
-from reckon.eval._answers import matches_expected, normalized_answer, run_check
+from reckon.eval._answers import normalized_answer
 from reckon.eval._questions import Question
+from reckon.eval._record import RunRecord, _is_correct, _slim
+from reckon.eval._summary import summarize
 from reckon.reproduce import reproduce_in_sandbox, reproduce_notebook
 
 __all__ = ["RunRecord", "evaluate", "run_question", "summarize"]
-
-_ASKS_FORMAT = re.compile(r"@[A-Za-z_]\w*\[")
-
-
-@dataclass
-class RunRecord:
-    """One run of one question."""
-
-    question_id: str
-    attempt: int
-    status: str  # the ask's status (ok, error, stopped), or "session-error"
-    answer: str = ""
-    message: str | None = None
-    model: str | None = None
-    correct: bool = False
-    correct_lenient: bool = False
-    executed: bool = False
-    computed: bool = False
-    grounded: bool = False
-    ungrounded: list[str] = field(default_factory=list)
-    # The model's first answer, before any recheck sent it back: its numbers all traced.
-    first_grounded: bool = False
-    steps: int = 0
-    code_steps: int = 0
-    retries: int = 0
-    setup_seconds: float = 0.0
-    seconds: float = 0.0
-    normalized: str = ""
-    check_error: str | None = None
-    fresh_cells: int = 0  # the exported notebook, run again in a fresh browser sandbox
-    fresh_matched: int = 0
-    fresh_differences: list[dict[str, Any]] = field(default_factory=list)
-    fresh_error: str | None = None
-    cpython_cells: int = 0  # the same on this machine's CPython: only with reproduce_on_host
-    cpython_matched: int = 0
-    cpython_differences: list[dict[str, Any]] = field(default_factory=list)
-    cpython_error: str | None = None
-    verification: str | None = None  # with --verify: confirmed, disagrees or unavailable
-    steps_detail: list[dict[str, Any]] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def _is_correct(question: Question, answer: str, *, strict: bool = True) -> tuple[bool, str | None]:
-    if question.expected is not None:
-        # Strict only where the question itself asks for the @name[value] form.
-        strict = strict and bool(_ASKS_FORMAT.search(question.question))
-        return matches_expected(question.expected, answer, strict=strict), None
-    assert question.check_tree is not None
-    try:
-        return run_check(question.check_tree, answer), None
-    except Exception as exc:  # a check that raises is a wrong answer, with the reason kept
-        return False, f"{type(exc).__name__}: {exc}"
-
-
-def _slim(step: dict[str, Any]) -> dict[str, Any]:
-    """A step without figure images (kilobytes of base64 nobody reads in a report)."""
-    result = step.get("result")
-    if not isinstance(result, dict) or not result.get("figures"):
-        return step
-    figures = [
-        {k: v for k, v in f.items() if k != "png"} | {"png_chars": len(f.get("png") or "")}
-        for f in result["figures"]
-    ]
-    return {**step, "result": {**result, "figures": figures}}
 
 
 def run_question(
@@ -223,102 +159,6 @@ def _reproduce_on_host(record: RunRecord, notebook: str, question: Question) -> 
         return
     record.cpython_cells, record.cpython_matched = report["cells"], report["matched"]
     record.cpython_differences = report["differences"]
-
-
-def _median(values: list[float]) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    if len(ordered) % 2:
-        return ordered[middle]
-    return round((ordered[middle - 1] + ordered[middle]) / 2, 3)
-
-
-def _rate(hits: int, total: int) -> float | None:
-    return round(hits / total, 4) if total else None
-
-
-def summarize(questions: list[Question], records: list[RunRecord]) -> dict[str, Any]:
-    """The headline numbers and one row per question."""
-    rows = []
-    reproducible = repeated = 0
-    for question in questions:
-        runs = [r for r in records if r.question_id == question.id]
-        same = len(runs) > 1 and len({r.normalized for r in runs}) == 1
-        reproducible += same
-        repeated += len(runs) > 1
-        rows.append(
-            {
-                "id": question.id,
-                "runs": len(runs),
-                "correct": sum(r.correct for r in runs),
-                "correct_lenient": sum(r.correct_lenient for r in runs),
-                "executed": sum(r.executed for r in runs),
-                "grounded": sum(r.grounded for r in runs),
-                "reproducible": same if len(runs) > 1 else None,
-                "steps": [r.steps for r in runs],
-                "retries": [r.retries for r in runs],
-                "seconds": [r.seconds for r in runs],
-                "fresh": _rate(
-                    sum(r.fresh_matched for r in runs), sum(r.fresh_cells for r in runs)
-                ),
-                "cpython": _rate(
-                    sum(r.cpython_matched for r in runs), sum(r.cpython_cells for r in runs)
-                ),
-                "mean_seconds": round(sum(r.seconds for r in runs) / len(runs), 3) if runs else 0,
-            }
-        )
-    total = len(records)
-    answered = [r for r in records if r.status == "ok"]
-    return {
-        "questions": len(questions),
-        "runs": total,
-        "execution_success_rate": _rate(sum(r.executed for r in records), total),
-        "answer_accuracy": _rate(sum(r.correct for r in records), total),
-        "answer_accuracy_lenient": _rate(sum(r.correct_lenient for r in records), total),
-        "correct_and_computed": _rate(sum(r.correct and r.computed for r in records), total),
-        "grounded_answer_rate": _rate(sum(r.grounded for r in answered), len(answered)),
-        "grounded_first_answer_rate": _rate(sum(r.first_grounded for r in answered), len(answered)),
-        "ungrounded_answer_rate": _rate(sum(bool(r.ungrounded) for r in answered), len(answered)),
-        "median_seconds_per_run": _median([r.seconds for r in records]),
-        "reproducibility": _rate(reproducible, repeated),
-        "reproducibility_in_fresh_sandbox": _rate(
-            sum(r.fresh_matched for r in records), sum(r.fresh_cells for r in records)
-        ),
-        "reproducibility_vs_cpython": _rate(
-            sum(r.cpython_matched for r in records), sum(r.cpython_cells for r in records)
-        ),
-        "completion_rate": _rate(sum(r.status == "ok" for r in records), total),
-        "mean_steps": round(sum(r.steps for r in records) / total, 3) if total else None,
-        "total_retries": sum(r.retries for r in records),
-        "mean_seconds_per_run": round(sum(r.seconds for r in records) / total, 3)
-        if total
-        else None,
-        "mean_setup_seconds": round(sum(r.setup_seconds for r in records) / total, 3)
-        if total
-        else None,
-        "per_question": rows,
-        "verification": _verification(records),
-    }
-
-
-def _verification(records: list[RunRecord]) -> dict[str, Any] | None:
-    """How often the check confirmed right answers and caught wrong ones (--verify)."""
-    checked = [r for r in records if r.verification is not None]
-    if not checked:
-        return None
-    right = [r for r in checked if r.correct]
-    wrong = [r for r in checked if not r.correct]
-    return {
-        "checked": len(checked),
-        "confirmed": sum(r.verification == "confirmed" for r in checked),
-        "disagrees": sum(r.verification == "disagrees" for r in checked),
-        "unavailable": sum(r.verification == "unavailable" for r in checked),
-        "confirms_correct": _rate(sum(r.verification == "confirmed" for r in right), len(right)),
-        "catches_wrong": _rate(sum(r.verification == "disagrees" for r in wrong), len(wrong)),
-        "false_alarms": _rate(sum(r.verification == "disagrees" for r in right), len(right)),
-    }
 
 
 def evaluate(

@@ -9,8 +9,11 @@ read with ``read_table`` and handed over as a table; a Parquet file the engine
 cannot scan (the browser's), only the columns queries name (``_sql_columns``). The
 result is a pandas DataFrame, so it shows as a table like any trailing value.
 
-The engines (DuckDB-wasm in the browser; on CPython the ``duckdb`` package, else
-SQLite) are in ``_sql_engines``.
+This module is the entry (``run_sql``, ``query_file``) and the one database of the
+process. The engines (DuckDB-wasm in the browser; on CPython the ``duckdb`` package,
+else SQLite) are in ``_sql_engines``; how a file becomes a table or a view, and which
+version of it each holds, in ``_sql_database``; what a failed query says, in
+``_sql_errors``.
 """
 
 from __future__ import annotations
@@ -20,17 +23,15 @@ import re
 import sys
 from typing import Any
 
-from reckon.kernel._sql_columns import needed_columns, parquet_columns, read_parquet_columns
-from reckon.kernel._sql_engines import (
-    SqlError,
-    _BrowserDuckDB,
-    _Engine,
-    _ident,
-    _NativeDuckDB,
-    _SQLite,
-    _string,
+from reckon.kernel._sql_database import (
+    _Database,
+    _ensure_loaded,
+    _register,
+    _short,
+    _table_columns,
 )
-from reckon.kernel.tables import load_table, read_table
+from reckon.kernel._sql_engines import SqlError, _BrowserDuckDB, _ident, _NativeDuckDB, _SQLite
+from reckon.kernel._sql_errors import _label, _query_error, _quoted
 
 __all__ = ["SQL_NOT_LOADED", "query_file", "run_sql", "sql_engine", "sql_tables", "table_name"]
 
@@ -38,29 +39,8 @@ _TABLE_SUFFIXES = {
     ".csv", ".tsv", ".psv", ".ssv", ".txt", ".xlsx", ".xlsm", ".xls", ".ods", ".json",
     ".jsonl", ".ndjson", ".parquet", ".zip", ".gz",
 }  # fmt: skip
-# A file DuckDB cannot read in place is loaded whole with read_table: only up to this.
-_FRAME_LIMIT = 512 * 1024 * 1024
-_TEXT_SUFFIXES = (".csv", ".tsv", ".psv", ".ssv", ".txt")
-# Up to this a text table is the table read_table gives, tidied (a header over several
-# lines, "2.830" as 2830, "****" as missing), so SQL and pandas see the same table;
-# above it DuckDB scans the file in place, as it is written.
-_TIDY_LIMIT = 5_000_000
 # The worker looks for this sentence to load DuckDB after such a cell (sql.js).
 SQL_NOT_LOADED = "DuckDB loads on the first cell that calls run_sql"
-
-
-class _Database:
-    """One engine per process; remembers which file version each table holds."""
-
-    def __init__(self, engine: _Engine, note: str = "") -> None:
-        self.engine = engine
-        self.note = note  # why this is not DuckDB, when it is not
-        self.loaded: dict[str, tuple[str, int, int, str]] = {}  # name -> (path, mtime, size, kind)
-        self.registered: dict[str, tuple[int, int]] = {}  # path -> (mtime, size)
-        self.unread: dict[str, str] = {}  # table -> why DuckDB could not read its file in place
-        # table -> (the columns it holds, every column of its file): Parquet files
-        # the engine cannot scan are loaded a few columns at a time (_sql_columns)
-        self.partial: dict[str, tuple[list[str], list[str]]] = {}
 
 
 _db: _Database | None = None
@@ -119,124 +99,6 @@ def _table_files(data_dir: str) -> dict[str, str]:
 def sql_tables(data_dir: str = "/data") -> dict[str, str]:
     """Table name -> file path, for every table file under ``data_dir``."""
     return _table_files(data_dir)
-
-
-def _version(path: str) -> tuple[int, int]:
-    stat = os.stat(path)
-    return stat.st_mtime_ns, stat.st_size
-
-
-def _register(db: _Database, path: str) -> None:
-    version = _version(path)
-    if db.registered.get(path) != version:
-        db.engine.register(path)
-        db.registered[path] = version
-
-
-def _by_columns(db: _Database, path: str) -> bool:
-    """A Parquet file the engine cannot scan in place (DuckDB-wasm, SQLite)."""
-    return path.lower().endswith(".parquet") and db.engine.source(path) is None
-
-
-def _ensure_loaded(db: _Database, name: str, path: str, *, query: str | None = None) -> None:
-    """Make ``name`` the table or view of the file ``path`` as it is now; ``query``
-    says which columns are needed, where only those are loaded."""
-    if _by_columns(db, path):
-        _load_columns(db, name, path, query)
-        return
-    mtime, size = _version(path)
-    old = db.loaded.get(name)
-    if old is not None and old[:3] == (path, mtime, size):
-        return
-    if old is not None:
-        db.engine.drop(name, old[3])
-        del db.loaded[name]
-    db.partial.pop(name, None)
-    tidied = _tidied(path, size)
-    if tidied is not None:
-        db.engine.load_frame(name, _one_type_a_column(_sql_names(tidied)))
-        db.loaded[name] = (path, mtime, size, "TABLE")
-        return
-    source = db.engine.source(path)
-    failure = ""
-    if source is not None:
-        _register(db, path)
-        try:
-            db.engine.execute(f"CREATE VIEW {_ident(name)} AS SELECT * FROM {source}")
-            db.loaded[name] = (path, mtime, size, "VIEW")
-            return
-        except SqlError as exc:
-            failure = db.unread[name] = str(exc)
-    if size > _FRAME_LIMIT and failure:
-        raise ValueError(
-            f"{os.path.basename(path)} could not be read in place by DuckDB ({_short(failure)}), "
-            f"and at {size / 1e6:.0f} MB it is too big to load whole. Query it with explicit "
-            f"options, e.g. run_sql(\"SELECT * FROM read_csv({_string(path)}, delim = ';', "
-            'header = true, all_varchar = true)"), or fix the file.'
-        )
-    db.engine.load_frame(name, _one_type_a_column(_sql_names(read_table(path))))
-    db.loaded[name] = (path, mtime, size, "TABLE")
-
-
-def _sql_names(frame: Any) -> Any:
-    """Column names that SQL can use without quoting surprises."""
-    frame.columns = [
-        str(c) if str(c).strip() else f"column_{i}" for i, c in enumerate(frame.columns)
-    ]
-    return frame
-
-
-def _tidied(path: str, size: int) -> Any | None:
-    """A small text table that read_table tidies (its read_with says read_table): that
-    frame, so SQL and pandas see one table; ``None`` for DuckDB to read the file."""
-    if size > _TIDY_LIMIT or not path.lower().endswith(_TEXT_SUFFIXES):
-        return None
-    try:
-        loaded = load_table(path)
-    except ValueError:
-        return None  # DuckDB may still read it, or say why not
-    return loaded.frame if loaded.read_with.startswith("read_table(") else None
-
-
-def _load_columns(db: _Database, name: str, path: str, query: str | None) -> None:
-    mtime, size = _version(path)
-    old = db.loaded.get(name)
-    current = old is not None and old[:3] == (path, mtime, size) and name in db.partial
-    held, every = db.partial[name] if current else ([], parquet_columns(path))
-    needed = needed_columns(query, every)
-    if current and set(needed) <= set(held):
-        return
-    chosen = [c for c in every if c in held or c in needed]  # the file's order
-    frame = read_parquet_columns(path, chosen)
-    if old is not None:
-        db.engine.drop(name, old[3])
-        del db.loaded[name]
-    db.engine.load_frame(name, frame)
-    db.loaded[name] = (path, mtime, size, "TABLE")
-    db.partial[name] = (chosen, every)
-
-
-def _table_columns(db: _Database, name: str, path: str) -> list[str]:
-    """Every column of the table's file, loaded or not."""
-    if _by_columns(db, path):
-        return parquet_columns(path)
-    _ensure_loaded(db, name, path)
-    return db.engine.columns(name)
-
-
-def _one_type_a_column(frame: Any) -> Any:
-    """``frame`` with every column of mixed Python types (numbers and text in one
-    spreadsheet column, common in real files) as text, missing values kept: Arrow and
-    DuckDB take one type per column, and would refuse the whole table."""
-    import pandas as pd
-
-    frame = frame.copy(deep=False)
-    for i in range(frame.shape[1]):
-        column = frame.iloc[:, i]
-        if column.dtype != object or column.dropna().map(type).nunique() <= 1:
-            continue
-        frame.isetitem(i, column.map(lambda v: v if pd.isna(v) else str(v)))
-    return frame
 
 
 def _mentioned(query: str, names: dict[str, str]) -> list[str]:
@@ -321,108 +183,3 @@ def query_file(path: str, *, columns: list[str] | None = None, where: str | None
         raise ValueError(
             f"{_label(db)}: {_short(str(exc))}\n{os.path.basename(path)} has the columns: {shown}"
         ) from None
-
-
-def _label(db: _Database) -> str:
-    return f"SQL error ({db.engine.name})"
-
-
-def _short(message: str) -> str:
-    return message if len(message) <= 1500 else message[:1500] + " …"
-
-
-def _query_error(db: _Database, message: str, files: dict[str, str]) -> ValueError:
-    tables = _describe_tables(db, files)
-    message, hint = _extension_hint(message)
-    hint += _hint(db, message, _columns(db, files))
-    note = f"\n{db.note}" if db.note else ""
-    bad_file = _file_hint(message)
-    return ValueError(f"{_label(db)}: {_short(message)}{hint}{bad_file}{note}\n{tables}")
-
-
-def _extension_hint(message: str) -> tuple[str, str]:
-    """DuckDB's advice to INSTALL and LOAD an extension (read_parquet, read_json in the
-    browser) cannot work in the sandbox, which loads none: a model that follows it
-    fails again. It is replaced by what works."""
-    found = re.search(r"exists in the (\w+) extension", message)
-    if not found:
-        return message, ""
-    message = re.sub(r"\s*Please try installing.*", "", message, flags=re.S)
-    return message, (
-        f"\nThe {found.group(1)} extension cannot be loaded here (no network). Every "
-        "uploaded table file is already a table under its own name (listed below): query "
-        "it by that name, or read the file with read_table() in Python."
-    )
-
-
-def _file_hint(message: str) -> str:
-    """For a row DuckDB cannot parse, deep in a file it read in place: what to do."""
-    if not re.search(r"CSV Error|Conversion Error|Invalid Input Error|Invalid unicode", message):
-        return ""
-    return (
-        "\nA row of the file does not fit what DuckDB detected from its first rows. "
-        "Read every column as text with read_csv('/data/<file>', all_varchar = true) "
-        "and cast what you need, skip bad rows with ignore_errors = true, or fix the file."
-    )
-
-
-# What SQLite lacks that a question often needs, and the pandas method that does it.
-_PANDAS_FOR = {
-    "median": "median", "stdev": "std", "stddev": "std", "std": "std", "variance": "var",
-    "var": "var", "percentile": "quantile", "quantile": "quantile", "mode": "mode",
-}  # fmt: skip
-_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _quoted(column: str) -> str:
-    """``column`` as a query must write it: in double quotes unless a plain name."""
-    return column if _PLAIN_NAME.fullmatch(column) else '"' + column.replace('"', '""') + '"'
-
-
-def _hint(db: _Database, message: str, columns: list[str]) -> str:
-    """What to write instead, for the slips models make most: a column with spaces
-    written with underscores (or no quotes), and (SQLite) a function it lacks."""
-    missing = re.search(r'no such column: (\S+)|Referenced column "([^"]+)" not found', message)
-    if missing:
-        wanted = _folded((missing.group(1) or missing.group(2)).split(".")[-1])
-        close = [c for c in columns if _folded(c) == wanted]
-        if close:
-            return f"\nDid you mean {_quoted(close[0])}? Names with spaces go in double quotes."
-        return ""
-    function = re.search(r"no such function: (\w+)", message)
-    if function and db.engine.name == "SQLite":
-        name = function.group(1)
-        method = _PANDAS_FOR.get(name.lower())
-        example = f' (df["column"].{method}())' if method else ""
-        return f"\nSQLite has no {name}(); compute it in Python with pandas instead{example}."
-    return ""
-
-
-def _folded(name: str) -> str:
-    return re.sub(r"[^0-9a-z]+", "", name.strip('"`[]').lower())
-
-
-def _columns(db: _Database, files: dict[str, str]) -> list[str]:
-    """The columns of the tables loaded so far (the listing below loads the rest)."""
-    found: list[str] = []
-    for name in files:
-        if name not in db.loaded:
-            continue
-        try:
-            found += _table_columns(db, name, files[name])
-        except SqlError:
-            continue
-    return found
-
-
-def _describe_tables(db: _Database, files: dict[str, str]) -> str:
-    if not files:
-        return "There are no table files under /data: upload a CSV or spreadsheet first."
-    lines = ["Tables you can query:"]
-    for name, path in files.items():
-        try:
-            shown = ", ".join(_quoted(str(c)) for c in _table_columns(db, name, path))
-            lines.append(f"  {name} ({os.path.basename(path)}): {shown}")
-        except (ValueError, OSError, SqlError) as exc:
-            lines.append(f"  {name} ({os.path.basename(path)}): cannot be read: {exc}")
-    return "\n".join(lines)

@@ -3,7 +3,8 @@
 In the browser, DuckDB-wasm in the sandbox worker (the module ``_reckon_duckdb`` that
 web/sandbox/worker/sql.js registers; results arrive as Arrow IPC bytes); on CPython,
 the ``duckdb`` package when it is installed, else SQLite with every table loaded whole
-(the engine before DuckDB). ``_sql`` picks one and keeps which file each table holds.
+(the engine before DuckDB). ``_sql`` picks one; ``_sql_database`` keeps which file each
+table holds.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reckon.agent._types import JSONDict
-from reckon.agent.export._export import sandbox_paths
+from reckon.agent.export._portable import sandbox_paths
 
 __all__ = ["ImportedAsk", "asks_of"]
 

@@ -15,8 +15,8 @@ import re
 from html import escape
 
 from reckon.agent._types import JSONDict
-from reckon.agent.export._export import portable_paths
 from reckon.agent.export._inert import safe_table_html
+from reckon.agent.export._portable import portable_paths
 from reckon.agent.export._transcript import Transcript
 
 __all__ = ["export_report"]
