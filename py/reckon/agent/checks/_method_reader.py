@@ -29,8 +29,6 @@ _AGGREGATES = {
     "drop_duplicates": "duplicates dropped", "reset_index": "", "to_frame": "",
     "copy": "", "astype": "", "tolist": "", "to_list": "", "item": "", "squeeze": "",
 }  # fmt: skip
-_DATE_PARTS = {"year", "month", "day", "hour", "minute", "dayofweek", "weekday", "quarter",
-               "date", "week", "dayofyear"}  # fmt: skip
 _OPS = {ast.Add: "plus", ast.Sub: "minus", ast.Mult: "times", ast.Div: "divided by",
         ast.FloorDiv: "divided by", ast.Mod: "modulo", ast.Pow: "to the power"}  # fmt: skip
 _COMPARE = {ast.Eq: "is", ast.NotEq: "is not", ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<",
