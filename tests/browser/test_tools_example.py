@@ -76,6 +76,13 @@ def test_the_example_page_with_the_example_relay_tool(a_browser: Any, tmp_path: 
                     return { names, text: ran.result.text, error: ran.result.error };
                 }"""
             )
+            # The page tells the person what the analysis may call, the relay's included.
+            listed = "get_orders, refund_total (asks you first), get_shipments (from the relay)."
+            page.wait_for_function(
+                "(text) => document.getElementById('tool-list').textContent.endsWith(text)",
+                arg=listed,
+                timeout=10_000,
+            )
         finally:
             context.close()
     assert out["names"] == [

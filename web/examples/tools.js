@@ -49,3 +49,11 @@ chat.addEventListener("tool", (ev) => {
   const { name, args, status, size } = ev.detail;
   note(`${name}(${JSON.stringify(args)}): ${status}${status === "ok" ? `, ${size} bytes` : ""}`);
 });
+
+// What the analysis may call, shown to the person: this page's two and any the relay
+// adds (`reckon serve --config examples/relay-tools.toml`, docs/configuration.md).
+chat.addEventListener("ready", async () => {
+  await chat.reckon.toolHost.loadRelay();
+  const shown = chat.tools.map((t) => `${t.name}${t.relay ? " (from the relay)" : ""}${t.policy === "ask" ? " (asks you first)" : ""}`);
+  document.getElementById("tool-list").textContent = `Tools the analysis can call: ${shown.join(", ")}.`;
+}, { once: true });

@@ -217,7 +217,10 @@ def _is_loopback(host: str) -> bool:
 def _notes(config: RelayConfig) -> list[str]:
     notes = []
     if not config.profiles:
-        notes.append("no model server configured: demo mode (give --upstream URL or --config FILE)")
+        notes.append(
+            "no model server configured: demo mode (give --upstream URL, or a [[profile]] "
+            "in a --config file)"
+        )
     for profile in config.profiles:
         # A model server on this machine (llama.cpp, Ollama) needs no key: saying the
         # default variable is unset would read as a fault. One named on purpose is told.
