@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from reckon.server._access import Client, Limits
 from reckon.server._app import create_app
-from reckon.server._config import Profile, RelayConfig, load_config_file
+from reckon.server._config import Profile, RelayConfig
+from reckon.server._config_file import load_config_file
 from reckon.server._errors import RelayError
 from reckon.server._identity import mint_token
 from reckon.server._tool_config import RelayTool

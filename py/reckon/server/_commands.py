@@ -26,7 +26,8 @@ from urllib.parse import urlsplit
 
 from reckon._exceptions import ConfigError
 from reckon.server._access import LIMIT_NAMES, METRICS_MODES, Limits
-from reckon.server._config import DEFAULT_KEY_ENV, Profile, RelayConfig, load_config_file
+from reckon.server._config import DEFAULT_KEY_ENV, Profile, RelayConfig
+from reckon.server._config_file import load_config_file
 from reckon.server._identity import SECRET_ENV, mint_token
 
 __all__ = [

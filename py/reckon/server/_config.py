@@ -1,18 +1,18 @@
 """The relay's settings: model server profiles and the knobs of the HTTP server.
 
 Everything is validated here, once, so the request path can trust the values.
-A TOML file (``reckon serve --config FILE``) is parsed into the same objects;
-command-line flags are applied on top of it by ``_commands``.
+A TOML file (``reckon serve --config FILE``) is read into the same objects by
+``_config_file``; command-line flags are applied on top of it by ``_commands``.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
+from urllib.parse import urlsplit
 
 from reckon._exceptions import ConfigError
 from reckon.server._access import (
@@ -22,14 +22,17 @@ from reckon.server._access import (
     Limits,
     check_proxy,
     check_redis_url,
-    limits_from_table,
 )
-from reckon.server._sandbox_site import check_sandbox_origin
-from reckon.server._tool_config import RelayTool, tools_from_tables
+from reckon.server._tool_config import RelayTool
 
-__all__ = ["DEFAULT_KEY_ENV", "Profile", "RelayConfig", "load_config_file"]
+__all__ = ["AUTO", "DEFAULT_KEY_ENV", "TIMEOUTS", "Profile", "RelayConfig", "check_sandbox_origin"]
 
 DEFAULT_KEY_ENV = "RECKON_UPSTREAM_KEY"
+TIMEOUTS = (
+    *("connect_timeout", "first_byte_timeout", "header_timeout", "body_timeout"),
+    *("send_timeout", "call_timeout"),
+)
+AUTO = "auto"  # sandbox_origin: a second site made from the page's host (_sandbox_site)
 
 # Profile names become the first half of `profile/model` ids, so no slashes.
 _PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -167,7 +170,7 @@ class RelayConfig:
         for name in ("max_body_bytes", "max_concurrent_streams", "max_answer_bytes"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1")
-        for name in _TIMEOUTS:
+        for name in TIMEOUTS:
             value = getattr(self, name)
             if not (isinstance(value, int | float) and 0 < value < math.inf):
                 raise ConfigError(f"{name} must be a positive, finite number of seconds")
@@ -182,140 +185,6 @@ class RelayConfig:
         if len(set(tool_names)) != len(tool_names):
             raise ConfigError("tool names must be unique")
         self.sandbox_origin = check_sandbox_origin(self.sandbox_origin)
-
-
-_TIMEOUTS = (
-    *("connect_timeout", "first_byte_timeout", "header_timeout", "body_timeout"),
-    *("send_timeout", "call_timeout"),
-)
-_TOP_KEYS: dict[str, type | tuple[type, ...]] = {
-    "host": str,
-    "port": int,
-    "site": str,
-    "token": str,
-    "allowed_origins": list,
-    "allowed_embedders": list,
-    "allowed_hosts": list,
-    "max_body_bytes": int,
-    "max_concurrent_streams": int,
-    "connect_timeout": (int, float),
-    "first_byte_timeout": (int, float),
-    "header_timeout": (int, float),
-    "body_timeout": (int, float),
-    "send_timeout": (int, float),
-    "call_timeout": (int, float),
-    "max_answer_bytes": int,
-    "max_token_ttl": int,
-    "log_prompts": bool,
-    "profile": list,
-    "client": list,
-    "client_secret": str,
-    "limits": dict,
-    "redis": str,
-    "metrics": str,
-    "trusted_proxies": list,
-    "tool": list,
-    "sandbox_origin": str,
-}
-# Lists of tables, checked table by table below.
-_TABLE_LISTS = ("profile", "client", "tool")
-_PROFILE_KEYS: dict[str, type] = {
-    "name": str,
-    "base_url": str,
-    "api_key_env": str,
-    "protocol": str,
-    "models": list,
-    "default_model": str,
-    "default": str,  # short alias of default_model
-    "tools": str,
-    "context_window": int,
-}
-
-
-def _check(table: dict[str, Any], schema: dict[str, Any], where: str) -> None:
-    for key, value in table.items():
-        if key not in schema:
-            raise ConfigError(f"{where}: unknown key {key!r}; expected one of {', '.join(schema)}")
-        # bool is an int subclass; `port = true` is a mistake, not port 1.
-        if not isinstance(value, schema[key]) or (
-            isinstance(value, bool) and schema[key] is not bool
-        ):
-            raise ConfigError(f"{where}: {key!r} has the wrong type ({type(value).__name__})")
-        if (
-            isinstance(value, list)
-            and key not in _TABLE_LISTS
-            and not all(isinstance(v, str) for v in value)
-        ):
-            raise ConfigError(f"{where}: {key!r} must be a list of strings")
-
-
-def load_config_file(path: Path) -> dict[str, Any]:
-    """Read a TOML config file into `RelayConfig` keyword arguments.
-
-    Only keys present in the file are returned, so flags can tell "not set"
-    from "set to the default". A relative ``site`` is relative to the file.
-    """
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
-    _check(data, _TOP_KEYS, str(path))
-    own = ("profile", "site", "client", "limits", "redis", "tool")
-    settings: dict[str, Any] = {k: v for k, v in data.items() if k not in own}
-    if "site" in data:
-        settings["site_dir"] = (path.parent / data["site"]).resolve()
-    if "redis" in data:
-        settings["redis_url"] = data["redis"]
-    if "limits" in data:
-        settings["limits"] = Limits(**limits_from_table(data["limits"], str(path)))
-    if "client" in data:
-        settings["clients"] = _clients(data["client"], path)
-    if "tool" in data:
-        settings["tools"] = tools_from_tables(data["tool"], str(path))
-    for key in _TIMEOUTS:
-        if key in settings:
-            settings[key] = float(settings[key])
-    profiles = []
-    for index, table in enumerate(data.get("profile", []), start=1):
-        where = f"{path}: [[profile]] #{index}"
-        if not isinstance(table, dict):
-            raise ConfigError(f"{where} must be a table")
-        _check(table, _PROFILE_KEYS, where)
-        for required in ("name", "base_url"):
-            if required not in table:
-                raise ConfigError(f"{where} needs {required!r}")
-        if "default" in table and "default_model" in table:
-            raise ConfigError(f"{where}: give either 'default' or 'default_model', not both")
-        profiles.append(
-            Profile(
-                name=table["name"],
-                base_url=table["base_url"],
-                api_key_env=table.get("api_key_env"),
-                protocol=table.get("protocol", "openai"),
-                models=list(table.get("models", [])),
-                default_model=table.get("default_model", table.get("default")),
-                tools=table.get("tools", "auto"),
-                context_window=table.get("context_window"),
-            )
-        )
-    settings["profiles"] = profiles
-    return settings
-
-
-def _clients(tables: list[Any], path: Path) -> list[Client]:
-    clients = []
-    for index, table in enumerate(tables, start=1):
-        where = f"{path}: [[client]] #{index}"
-        if not isinstance(table, dict):
-            raise ConfigError(f"{where} must be a table")
-        _check(table, {"id": str, "token": str}, where)
-        for required in ("id", "token"):
-            if required not in table:
-                raise ConfigError(f"{where} needs {required!r}")
-        clients.append(Client(id=table["id"], token=table["token"]))
-    return clients
 
 
 def _check_access(config: RelayConfig) -> None:
@@ -358,3 +227,25 @@ def _check_access(config: RelayConfig) -> None:
         )
     for proxy in config.trusted_proxies:
         check_proxy(proxy)
+
+
+def check_sandbox_origin(value: str | None) -> str | None:
+    """``None`` (off), ``auto``, or an origin like ``https://sandbox.example.org``."""
+    if value in (None, "", "off"):
+        return None
+    assert value is not None
+    if value == AUTO:
+        return AUTO
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname or value != _origin(value):
+        raise ConfigError(
+            f"sandbox origin {value!r} must be 'auto', 'off', or an origin like "
+            "https://sandbox.example.org (scheme and host, optional port, no path); "
+            "it must be a site other than the page's"
+        )
+    return value
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"

@@ -31,49 +31,22 @@ origins, so a widget on another site keeps the opaque frame). The page's policy
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from reckon._exceptions import ConfigError
+from reckon.server._config import AUTO, RelayConfig
 from reckon.server._site import load_header_rules
 
-if TYPE_CHECKING:  # _config validates with check_sandbox_origin: no import cycle at run time
-    from reckon.server._config import RelayConfig
+__all__ = ["AUTO", "MODE_HEADER", "SandboxSite", "sandbox_host_names"]
 
-__all__ = ["AUTO", "MODE_HEADER", "SandboxSite", "check_sandbox_origin", "sandbox_host_names"]
-
-AUTO = "auto"
 AUTO_HOST = "sandbox.localhost"
 MODE_HEADER = "Reckon-Sandbox-Origin"
 FRAME = "sandbox.html"
 _CLEAR = '"cookies", "storage"'
 _LOOPBACK_PAGES = ("127.0.0.1", "localhost")
-
-
-def check_sandbox_origin(value: str | None) -> str | None:
-    """``None`` (off), ``auto``, or an origin like ``https://sandbox.example.org``."""
-    if value in (None, "", "off"):
-        return None
-    assert value is not None
-    if value == AUTO:
-        return AUTO
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.hostname or value != _origin(value):
-        raise ConfigError(
-            f"sandbox origin {value!r} must be 'auto', 'off', or an origin like "
-            "https://sandbox.example.org (scheme and host, optional port, no path); "
-            "it must be a site other than the page's"
-        )
-    return value
-
-
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
 
 
 def sandbox_host_names(config: RelayConfig) -> tuple[set[str], set[str]]:
