@@ -17,7 +17,7 @@ from reckon.agent._tool_values import ToolValues
 from reckon.agent._turns import Turns
 from reckon.agent._types import ChatReply, Executor, JSONDict, Model
 from reckon.agent.checks._finishing import Finishing, verification
-from reckon.agent.checks._recheck import drafted, is_question
+from reckon.agent.checks._recheck import drafted, last_question
 from reckon.agent.checks._verify import verification_prompt
 from reckon.agent.export._transcript import Transcript
 from reckon.agent.models._reply import Move, interpret, without_imagined_results
@@ -26,7 +26,6 @@ from reckon.agent.models._retry import cut_repeat, gives_up, repeats_out, start_
 from reckon.agent.models._usage import add_usage
 from reckon.agent.privacy._preparing import HiddenValues, apply_privacy, load_lines, place_prompt
 from reckon.agent.privacy._privacy import Privacy
-from reckon.agent.privacy._redactor import Redactor
 
 __all__ = ["Agent"]
 
@@ -134,7 +133,9 @@ class Agent:
         except ReckonError as exc:
             message = f"Nothing was sent: schema privacy could not be applied ({exc})."
             return self._finish(outcome("error", "", [], message))
-        self._hide_tool_values(redactor)
+        values = getattr(self.executor, "tool_values", None)
+        if isinstance(values, ToolValues):
+            values.hide(redactor, self._hidden)
         log = StepLog(self.model.name, on_step=self.options.on_step)
         files = [f for f in environment.get("files") or [] if isinstance(f, dict)]
         cells = Cells(self.executor, self.options, stopping, redactor, proposals=self._proposals)
@@ -144,8 +145,7 @@ class Agent:
             return self._finish(outcome("stopped", "", log.steps, STOPPED))
         names = self.conversation.tables.names
         cells.load_lines, cells.loaded = load_lines(files, names), bool(names)
-        # A pandas re-read of a table Reckon loaded runs as read_table (_reads); not for
-        # a model that reads its own files (the demo) or when nothing was loaded.
+        # A pandas re-read of a loaded table runs as read_table (_reads): not if none was.
         cells.uploads = [str(f["path"]) for f in files if f.get("kind") == "table"] if names else []
         tools = bool(getattr(self.model, "use_tools", True))
         prompt = build_system_prompt(
@@ -158,24 +158,6 @@ class Agent:
             result["verification"] = await self._check(result, environment, cells)
         return self._finish(result)
 
-    def _hide_tool_values(self, redactor: Redactor | None) -> None:
-        """Under schema privacy, what the page's tools return is hidden like a file's
-        values, from the call on and for the rest of the session (_tool_values.py)."""
-        values = getattr(self.executor, "tool_values", None)
-        if not isinstance(values, ToolValues):
-            return
-        if redactor is None:
-            values.listener = None
-            return
-        hidden = self._hidden
-
-        def hide(strings: list[str], numbers: list[float]) -> None:
-            hidden.strings.update(strings)
-            hidden.numbers.update(numbers)
-            redactor.extend(strings, numbers)
-
-        values.listener = hide
-
     def _finish(self, result: JSONDict) -> JSONDict:
         result["usage"] = self._requests.usage
         result["sent"] = self._requests.sent
@@ -187,13 +169,7 @@ class Agent:
         ask mode (nothing runs unapproved) nor for a model that loads its own."""
         if self.approval == "ask" or not getattr(self.model, "preloads", True):
             return
-        for load in self.conversation.tables.plan(files):
-            started = time.monotonic()
-            try:
-                result = await cells.run(load.code)
-            except ReckonError as exc:
-                result = {"status": "error", "error": {"type": "SandboxError", "message": str(exc)}}
-            log.add(self.conversation.tables.step(load, result), started)
+        await self.conversation.tables.load(files, cells.run, log.add)
 
     async def _check(self, result: JSONDict, environment: JSONDict, cells: Cells) -> JSONDict:
         """Recompute the key number another way; the exchange is kept out of the history
@@ -310,8 +286,7 @@ class Agent:
             return outcome("stopped", progress.last_text, steps, STOPPED)
         if getattr(self.model, "follows_rechecks", True):  # not the demo: it reads its own
             start_fresh(progress, self.messages)
-            question = next((m["content"] for m in reversed(self.messages) if is_question(m)), "")
-            cut_repeat(cells.repeats, self.messages, mark, str(question))
+            cut_repeat(cells.repeats, self.messages, mark, last_question(self.messages))
         stuck = repeats_out(cells.repeats)
         if stuck:
             log.add({"kind": "error", "text": stuck}, started)

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import keyword
 import re
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from reckon._exceptions import ReckonError
 from reckon.agent._types import JSONDict
 
 __all__ = ["MAX_PRELOAD_BYTES", "TOO_BIG_TO_LOAD", "Load", "TableLoads"]
@@ -82,6 +85,22 @@ class TableLoads:
             text = f"{load.path} could not be loaded as {load.name}; the model loads it."
         return {"kind": "code", "text": text, "code": load.code, "result": result,
                 "origin": "reckon"}  # fmt: skip
+
+    async def load(
+        self,
+        files: list[JSONDict],
+        run: Callable[[str], Awaitable[JSONDict]],
+        add: Callable[[JSONDict, float], object],
+    ) -> None:
+        """Load the new tables of ``files`` as variables, each cell ``run`` and shown as
+        a step of its own (``add``: the step and when it started)."""
+        for load in self.plan(files):
+            started = time.monotonic()
+            try:
+                result = await run(load.code)
+            except ReckonError as exc:
+                result = {"status": "error", "error": {"type": "SandboxError", "message": str(exc)}}
+            add(self.step(load, result), started)
 
 
 def _loadable(entry: JSONDict) -> bool:

@@ -13,6 +13,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from reckon.agent.privacy._preparing import HiddenValues
+from reckon.agent.privacy._redactor import Redactor
+
 __all__ = ["ToolValues", "values_of"]
 
 Listener = Callable[[list[str], list[float]], None]
@@ -59,3 +62,18 @@ class ToolValues:
         strings, numbers = values_of([t for t in texts if isinstance(t, str)])
         if strings or numbers:
             self.listener(strings, numbers)
+
+    def hide(self, redactor: Redactor | None, hidden: HiddenValues) -> None:
+        """Under schema privacy (a ``redactor``), what the page's tools return is hidden
+        like a file's values, from the call on and for the rest of the session
+        (``hidden``); without it, nothing is listened to."""
+        if redactor is None:
+            self.listener = None
+            return
+
+        def hide(strings: list[str], numbers: list[float]) -> None:
+            hidden.strings.update(strings)
+            hidden.numbers.update(numbers)
+            redactor.extend(strings, numbers)
+
+        self.listener = hide

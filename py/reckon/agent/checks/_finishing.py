@@ -20,6 +20,7 @@ from reckon.agent.checks._periods import columns, period_recheck
 from reckon.agent.checks._recheck import (
     EMPTY_REPLY,
     is_question,
+    last_question,
     recheck_message,
     typed_not_ran,
 )
@@ -174,7 +175,7 @@ class Finishing:
 
     def _question(self) -> str:
         """The person's last question (not a cell's output or one of our rechecks)."""
-        return str(next((m["content"] for m in reversed(self.messages) if is_question(m)), ""))
+        return last_question(self.messages)
 
     def _ground(self, answer: str) -> JSONDict:
         earlier = [{**s, "index": None} for s in self.earlier]

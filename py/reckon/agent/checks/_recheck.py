@@ -33,6 +33,7 @@ __all__ = [
     "draft_request",
     "drafted",
     "is_question",
+    "last_question",
     "recheck_message",
 ]
 
@@ -237,6 +238,11 @@ def is_question(message: JSONDict) -> bool:
     """A message the person wrote (not a cell's output or one of our rechecks)."""
     content = user_text(message)
     return content is not None and content != EMPTY_REPLY and not content.startswith(_OURS)
+
+
+def last_question(messages: list[JSONDict]) -> str:
+    """The person's last question in ``messages`` (not a cell's output or a recheck)."""
+    return str(next((m["content"] for m in reversed(messages) if is_question(m)), ""))
 
 
 # How each of our messages to the model begins (up to its first filled-in part). The
