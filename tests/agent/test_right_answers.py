@@ -514,23 +514,38 @@ def test_a_zero_or_an_empty_selection_gets_no_second_message() -> None:
     assert missing_again("None").startswith("Your answer gives None again")
 
 
-def test_the_largest_label_taken_for_the_largest_values_goes_back(
+def test_the_largest_label_taken_for_the_largest_values_is_read_from_the_row(
     executor: KernelExecutor,
 ) -> None:
-    """Seen in the seventh real-model run: "Which year has the highest January (Jan)
-    anomaly?" answered with ``jan['Year'].max()``, the table's last year."""
+    """Seen in the seventh and ninth real-model runs: "Which year has the highest
+    January (Jan) anomaly?" answered with ``jan['Year'].max()``, the table's last year;
+    told so, the model answered with the same words. Reckon runs the cell again with
+    the year read from the row, and the model answers from that output."""
     put_file(executor, "glb.csv", "Year,Jan,Feb\n2005,40,50\n2007,93,60\n2012,30,42\n")
     question = "Which year has the highest January (Jan) anomaly? Answer as @year[value]."
     latest = "jan = df[df['Jan'] != -99]\nprint(jan['Year'].max())"
-    picked = "print(df.loc[df['Jan'].idxmax(), 'Year'])"
-    model = ScriptedModel([code_reply(latest), answer("@year[2012]"),
-                           code_reply(picked), answer("@year[2007]")])  # fmt: skip
+    model = ScriptedModel([code_reply(latest), answer("@year[2012]"), answer("@year[2007]")])
     outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
     assert outcome["status"] == "ok" and outcome["answer"] == "@year[2007]"
     told = model.requests[2].messages[-1]["content"]
-    assert told.startswith("The question asks which year has the highest Jan") and (
-        "jan.loc[jan['Jan'].idxmax(), 'Year']" in told
-    )
+    assert told.startswith("The question asks which year has the highest Jan")
+    assert "print(jan.loc[jan['Jan'].idxmax(), 'Year'])" in told and "stdout:\n2007" in told
+    ran = [s for s in outcome["steps"] if s.get("origin") == "correction"]
+    assert len(ran) == 1 and ran[0]["result"]["stdout"] == "2007\n"
+    assert outcome["grounding"]["ungrounded"] == []
+
+
+def test_without_a_named_measure_the_label_goes_back_with_how_to_read_it(
+    executor: KernelExecutor,
+) -> None:
+    put_file(executor, "glb.csv", "Year,Jan,Feb\n2005,40,50\n2007,93,60\n2012,30,42\n")
+    question = "Which year has the highest anomaly? Answer as @year[value]."
+    model = ScriptedModel([code_reply("print(df['Year'].max())"), answer("@year[2012]"),
+                           answer("@year[2012]")])  # fmt: skip
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    told = model.requests[2].messages[-1]["content"]
+    assert "df.loc[df[<the measure's column>].idxmax(), 'Year']" in told
+    assert not [s for s in outcome["steps"] if s.get("origin") == "correction"]
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from reckon.agent.checks._date_strings import string_correction
 from reckon.agent.checks._empty import column_as_value
 from reckon.agent.checks._form import repair_form, variable_form
 from reckon.agent.checks._grounding import ground_answer, step_outputs, step_sources
-from reckon.agent.checks._label_max import label_max_recheck
+from reckon.agent.checks._label_max import label_max_correction, label_max_recheck
 from reckon.agent.checks._method import answer_method
 from reckon.agent.checks._names import unprinted_name
 from reckon.agent.checks._periods import columns, period_recheck
@@ -117,7 +117,7 @@ class Finishing:
             last_error=progress.last_error if progress.failures else "",
             period=period,
             row_number=self._row_check(answer, codes),
-            column_value=column_as_value(codes, {n for n, _ in columns(self.environment)}),
+            column_value=column_as_value(codes, set(self._names())),
             name=unprinted_name(self._question(), answer, self._outputs()),
             ran_now=progress.ran_code,
         )
@@ -126,6 +126,14 @@ class Finishing:
         progress.rechecks.add(found[0])
         if found[0] in ("draft", "no-code"):
             progress.draft = found[1]
+        fix = (
+            label_max_correction(self._question(), codes, self._names())
+            if found[0] == "row"
+            else None
+        )
+        if fix is not None:  # the largest label for the largest value's: Reckon reads it
+            progress.correction = fix
+            return fix.message
         if found[0] == "period" and correction is not None:
             # The loop runs the cell put right and adds its output to the message.
             progress.correction = correction
@@ -164,10 +172,14 @@ class Finishing:
         """A wrong row read for the asked label: a row's number given for a name
         (``_row_number``), or the largest label taken for the largest value's
         (``_label_max``)."""
-        question, names = self._question(), [n for n, _ in columns(self.environment)]
+        question, names = self._question(), self._names()
         return row_number_recheck(question, answer, codes) or label_max_recheck(
             question, codes, names
         )
+
+    def _names(self) -> list[str]:
+        """The uploads' column names."""
+        return [n for n, _ in columns(self.environment)]
 
     def _codes(self) -> list[str]:
         """The code of this answer's cells that ran, in order."""

@@ -7,15 +7,21 @@ to that output: computed, and wrong (the year of the highest anomaly was 2007). 
 the question asks which <thing> has the highest or lowest <measure>, and a cell of the
 answer takes the largest or smallest of the <thing> column itself with no step that
 picks a row by another column, the answer goes back once, with the way to read the
-label from the row where the measure is largest.
+label from the row where the measure is largest. Told so, the model answered with the
+same words (run 9); so where the question names the measure's column, Reckon runs the
+cell again with the label read from that row, and the model answers from its output.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 
-__all__ = ["LABEL_MAX_MESSAGE", "label_max_recheck"]
+from reckon.agent._steps import Correction
+from reckon.agent.checks._date_parts import replace_node
+
+__all__ = ["LABEL_MAX_MESSAGE", "label_max_correction", "label_max_recheck"]
 
 LABEL_MAX_MESSAGE = (
     "The question asks which {noun} has the {extreme} {measure}, but your code took the "
@@ -34,43 +40,90 @@ _MIN = re.compile(r"\b(?:lowest|smallest|least|fewest|minimum)\b", re.IGNORECASE
 _PICKS = re.compile(r"\b(?:idxmax|idxmin|argmax|argmin|sort_values|nlargest|nsmallest)\b")
 
 
+@dataclass(frozen=True)
+class _Found:
+    noun: str
+    extreme: str  # the question's word: "highest", "fewest"
+    idx: str  # idxmax or idxmin
+    frame: str
+    column: str
+    call: ast.Call
+    measure: str  # "" when the question names no one column for it
+    code: str
+
+
 def label_max_recheck(question: str, codes: list[str], columns: list[str]) -> str:
     """``LABEL_MAX_MESSAGE`` when ``question`` asks which <noun> has the highest or
     lowest <measure>, and the last of this answer's cells (``codes``) that takes the
     ``max()``/``min()`` of the <noun> column picks no row; ``columns``: the uploads'
     column names, to name the measure. Else ``""``."""
+    found = _find(question, codes, columns)
+    if found is None:
+        return ""
+    shown = repr(found.measure) if found.measure else "<the measure's column>"
+    example = f"{found.frame}.loc[{found.frame}[{shown}].{found.idx}(), {found.column!r}]"
+    return LABEL_MAX_MESSAGE.format(
+        noun=found.noun,
+        extreme=found.extreme,
+        measure=found.measure or "the measure",
+        column=found.column,
+        call=ast.unparse(found.call),
+        example=example,
+    )
+
+
+def label_max_correction(question: str, codes: list[str], columns: list[str]) -> Correction | None:
+    """The cell with the label read from the row where the named measure is largest
+    (or smallest), for Reckon to run; None when the question names no one column for
+    the measure, or the call spans lines."""
+    found = _find(question, codes, columns)
+    if found is None or not found.measure:
+        return None
+    frame = found.frame
+    picked = f"{frame}.loc[{frame}[{found.measure!r}].{found.idx}(), {found.column!r}]"
+    fixed = replace_node(found.code, found.call, picked)
+    if not fixed:
+        return None
+    call = ast.unparse(found.call)
+    message = _RAN.format(
+        noun=found.noun, extreme=found.extreme, measure=found.measure, call=call,
+        picked=picked, code=fixed,
+    )  # fmt: skip
+    return Correction(fixed, message, f"Reckon ran the model's cell again with {picked}.")
+
+
+# Begins as the recheck does; the loop adds the cell's output and what to do next.
+_RAN = (
+    "The question asks which {noun} has the {extreme} {measure}, but your code took the "
+    "{extreme} {noun} itself ({call}). Reckon ran your cell again with the {noun} read "
+    "from the row where {measure} is {extreme}, {picked}:\n```python\n{code}\n```\n"
+)
+
+
+def _find(question: str, codes: list[str], columns: list[str]) -> _Found | None:
     asked = _WHICH.search(question)
     if asked is None:
-        return ""
+        return None
     rest = asked.group("rest")
-    wants = "max" if _MAX.search(rest) else "min" if _MIN.search(rest) else ""
+    extreme = _MAX.search(rest) or _MIN.search(rest)
+    if extreme is None:
+        return None
+    wants = "max" if _MAX.search(rest) else "min"
     noun = asked.group("noun").lower()
-    if not wants:
-        return ""
     for code in reversed(codes):
         found = _label_extreme(code, noun, wants)
         if found is None:
             continue
         if _PICKS.search(code):
-            return ""
+            return None
         frame, column, call = found
-        measure = _measure(rest, columns, column)
         idx = "idxmax" if wants == "max" else "idxmin"
-        shown = repr(measure) if measure else "<the measure's column>"
-        example = f"{frame}.loc[{frame}[{shown}].{idx}(), {column!r}]"
-        extreme = (_MAX if wants == "max" else _MIN).search(rest)
-        return LABEL_MAX_MESSAGE.format(
-            noun=noun,
-            extreme=extreme.group(0).lower() if extreme else wants,
-            measure=measure or "the measure",
-            column=column,
-            call=call,
-            example=example,
-        )
-    return ""
+        measure = _measure(rest, columns, column)
+        return _Found(noun, extreme.group(0).lower(), idx, frame, column, call, measure, code)
+    return None
 
 
-def _label_extreme(code: str, noun: str, wants: str) -> tuple[str, str, str] | None:
+def _label_extreme(code: str, noun: str, wants: str) -> tuple[str, str, ast.Call] | None:
     """``(frame, column, call)`` of the last ``frame['Noun'].max()`` (or ``.min()``,
     or ``frame.Noun.max()``) in ``code`` whose column is the asked noun, or None."""
     try:
@@ -92,7 +145,7 @@ def _label_extreme(code: str, noun: str, wants: str) -> tuple[str, str, str] | N
         if not isinstance(column, str) or not isinstance(frame, ast.Name):
             continue
         if column.lower() in (noun, noun.rstrip("s"), noun + "s"):
-            found = (frame.id, column, ast.unparse(node))
+            found = (frame.id, column, node)
     return found
 
 
