@@ -12,6 +12,7 @@ from reckon.agent import Agent
 from reckon.agent.checks._empty import column_as_value, empty_message, empty_result, missing_again
 from reckon.agent.checks._form import repair_form, variable_form
 from reckon.agent.checks._label_max import label_max_recheck
+from reckon.agent.checks._label_missing import missing_label_correction
 from reckon.agent.checks._names import unprinted_name
 from reckon.agent.checks._row_number import row_number_recheck
 from support import ScriptedModel
@@ -579,3 +580,47 @@ def test_an_answer_sent_back_and_said_again_word_for_word_stands(
     assert len(model.requests) == 3
     assert [s["kind"] for s in outcome["steps"] if s.get("origin") != "reckon"] == [
         "code", "recheck", "answer"]  # fmt: skip
+
+
+def test_a_label_read_as_nan_from_a_total_row_is_read_from_the_largest_labelled_row(
+    executor: KernelExecutor,
+) -> None:
+    """Seen in runs 7, 8 and 9: "Which function (column F) has the largest 'Gasto total
+    2011'?" answered @function[nan] three times: the largest rows are the groups'
+    totals, whose F is blank. The question names both columns: Reckon reads F from the
+    largest row that has one, from the file as loaded (the model's frame was filtered)."""
+    put_file(executor, "budget.csv", 'GF,F,Gasto total\nGov,,"1,090"\n,Justice,500\n'
+             ',Police,"1,040"\nSoc,,"2,000"\n,Health,"1,500"\n,Schools,400\n')  # fmt: skip
+    question = "Which function (column F) has the largest 'Gasto total'? Answer as @function[name]."
+    picked = "gov = df[df['GF'] == 'Gov']\nprint(gov.loc[gov['Gasto total'].idxmax(), 'F'])"
+    model = ScriptedModel([code_reply(picked), answer("@function[nan]"),
+                           answer("@function[Health]")])  # fmt: skip
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["status"] == "ok" and outcome["answer"] == "@function[Health]"
+    told = model.requests[2].messages[-1]["content"]
+    assert told.startswith("Your answer gives nan: the row your code read 'F' from has none")
+    assert ".dropna(subset=['F'])" in told and "stdout:\nHealth" in told
+    ran = [s for s in outcome["steps"] if s.get("origin") == "correction"]
+    assert len(ran) == 1 and ran[0]["result"]["stdout"] == "Health\n"
+    assert outcome["grounding"]["ungrounded"] == []
+
+
+@pytest.mark.parametrize(
+    ("question", "value", "runs"),
+    [
+        ("Which function (column F) has the largest 'Gasto total'?", "nan", True),
+        ("Which F has the lowest Gasto total?", "None", True),
+        ("Which function (column F) has the largest 'Gasto total'?", "0", False),
+        ("Which function (column F) has the largest 'Gasto total'?", "Justice", False),
+        ("Which function has the largest 'Gasto total'?", "nan", False),  # no label column
+        ("Which function (column F) has the largest spending?", "nan", False),  # no measure
+        ("Which function (column F) has the largest GF?", "nan", False),  # a text measure
+        ("What is the largest 'Gasto total'?", "nan", False),
+    ],
+)  # fmt: skip
+def test_when_a_missing_label_is_read_again(
+    executor: KernelExecutor, question: str, value: str, runs: bool
+) -> None:
+    put_file(executor, "budget.csv", 'GF,F,Gasto total\nGov,,"1,090"\n,Justice,500\n')
+    fix = missing_label_correction(question, value, executor.environment())
+    assert (fix is not None) is runs

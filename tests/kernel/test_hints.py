@@ -29,8 +29,16 @@ SETUP = (
         pytest.param(
             "df['Sub_Group']",
             "KeyError",
-            "the text columns: 'city' holds 'Oslo', 'Rome'",
+            "the one text column: 'city' holds 'Oslo', 'Rome', …; if 'Sub_Group' means these, "
+            "use ['city']",
             id="names-asked-of-no-column",
+        ),
+        pytest.param(
+            "df[df['city'] == '2020'].groupby('Sub_Group').sum()",
+            "KeyError",
+            "'city' holds 'Oslo', 'Rome', …; if 'Sub_Group' means these, use ['city']; note: the "
+            "table it was asked of has 0 rows",
+            id="names-asked-of-an-empty-selection",
         ),
         pytest.param("df.Year", "AttributeError", "df['date'].dt.year", id="attribute-column"),
         pytest.param(

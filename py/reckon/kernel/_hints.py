@@ -102,7 +102,16 @@ def _missing_column(key: str, frames: list[Any]) -> str:
         columns = [c for c in frame.columns if isinstance(c, str)]
         if not columns or key in frame.columns:
             continue
-        return _closest(key, columns, frame)
+        said = _closest(key, columns, frame)
+        if len(frame) == 0:
+            # Seen: a filter that caught nothing, then a made-up label column asked of
+            # it; what the labels are is read from the table the filter was taken from.
+            same = [f for f in frames if len(f) and list(f.columns) == list(frame.columns)]
+            full = same[0] if same else None
+            said += (_text_columns(full, key) if full is not None else "") + (
+                "; note: the table it was asked of has 0 rows (a filter that matched none)"
+            )
+        return said
     return ""
 
 
@@ -132,22 +141,28 @@ def _closest(key: str, columns: list[str], frame: Any) -> str:
     if close:
         meant = " or ".join(repr(c) for c in close[:3])
         return f"there is no column {key!r}; did you mean {meant}? the columns are: {listed}"
-    return f"there is no column {key!r}; the columns are: {listed}{_text_columns(frame)}"
+    return f"there is no column {key!r}; the columns are: {listed}{_text_columns(frame, key)}"
 
 
-def _text_columns(frame: Any) -> str:
+def _text_columns(frame: Any, key: str) -> str:
     """What the text columns hold, for a name asked of no column: seen, 'Sub_Group'
-    asked three times of a table whose sub-groups sat under the header 'Year'."""
+    asked three times of a table whose sub-groups sat under the header 'Year'. With one
+    text column, the hint says to use it: told only what it holds, the model guessed
+    'SubGroup' next."""
     shown: list[str] = []
+    names: list[str] = []
     for column in frame.columns:
         values = frame[column]
         if values.dtype.kind != "O":
             continue
         first = [str(v)[:_SAMPLE_CHARS] for v in values.head(1000).dropna().unique()[:2]]
         if first:
+            names.append(column)
             shown.append(f"{column!r} holds {', '.join(repr(v) for v in first)}, …")
         if len(shown) == _SAMPLED:
             break
+    if len(shown) == 1:
+        return f"; the one text column: {shown[0]}; if {key!r} means these, use [{names[0]!r}]"
     return f"; the text columns: {'; '.join(shown)}" if shown else ""
 
 

@@ -10,10 +10,11 @@ from reckon.agent._steps import Correction, Progress, StepLog, outcome
 from reckon.agent._types import JSONDict
 from reckon.agent.checks._date_parts import part_correction, part_recheck
 from reckon.agent.checks._date_strings import string_correction
-from reckon.agent.checks._empty import column_as_value
+from reckon.agent.checks._empty import column_as_value, empty_result
 from reckon.agent.checks._form import repair_form, variable_form
 from reckon.agent.checks._grounding import ground_answer, step_outputs, step_sources
 from reckon.agent.checks._label_max import label_max_correction, label_max_recheck
+from reckon.agent.checks._label_missing import missing_label_correction
 from reckon.agent.checks._method import answer_method
 from reckon.agent.checks._names import unprinted_name
 from reckon.agent.checks._periods import columns, period_recheck
@@ -126,12 +127,8 @@ class Finishing:
         progress.rechecks.add(found[0])
         if found[0] in ("draft", "no-code"):
             progress.draft = found[1]
-        fix = (
-            label_max_correction(self._question(), codes, self._names())
-            if found[0] == "row"
-            else None
-        )
-        if fix is not None:  # the largest label for the largest value's: Reckon reads it
+        fix = self._row_correction(found[0], answer, codes)
+        if fix is not None:  # a label read from the wrong row: Reckon reads it from the right one
             progress.correction = fix
             return fix.message
         if found[0] == "period" and correction is not None:
@@ -139,6 +136,17 @@ class Finishing:
             progress.correction = correction
             return correction.message
         return found[1]
+
+    def _row_correction(self, kind: str, answer: str, codes: list[str]) -> Correction | None:
+        """The cell that reads the asked label from the right row, for Reckon to run:
+        the largest label taken for the largest value's (``_label_max``), or a label
+        read as NaN from a total row (``_label_missing``)."""
+        if kind == "row":
+            return label_max_correction(self._question(), codes, self._names())
+        if kind in ("nothing", "missing"):
+            value = empty_result(answer) or ""
+            return missing_label_correction(self._question(), value, self.environment)
+        return None
 
     def _period_check(self) -> tuple[str, Correction | None]:
         """What a period question answered per date (``_periods``), or a month, weekday

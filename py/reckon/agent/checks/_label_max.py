@@ -21,7 +21,13 @@ from dataclasses import dataclass
 from reckon.agent._steps import Correction
 from reckon.agent.checks._date_parts import replace_node
 
-__all__ = ["LABEL_MAX_MESSAGE", "label_max_correction", "label_max_recheck"]
+__all__ = [
+    "LABEL_MAX_MESSAGE",
+    "Asked",
+    "asked_extreme",
+    "label_max_correction",
+    "label_max_recheck",
+]
 
 LABEL_MAX_MESSAGE = (
     "The question asks which {noun} has the {extreme} {measure}, but your code took the "
@@ -29,15 +35,48 @@ LABEL_MAX_MESSAGE = (
     "whose {measure} is {extreme}. Take {column!r} from the row where {measure} is "
     "{extreme}, for example {example}, print it, then answer from its output."
 )
+# The noun may carry an aside that names its column: "which function (column F) has".
 _WHICH = re.compile(
-    r"\b(?:which|what)\s+(?P<noun>[A-Za-z_]\w*)\s+(?:has|had|have|was|were|is|saw|shows?"
-    r"|showed|recorded|with|gets?|got)\b(?P<rest>.*)",
+    r"\b(?:which|what)\s+(?P<noun>[A-Za-z_]\w*)(?:\s*\((?P<aside>[^()]{1,80})\))?\s+"
+    r"(?:has|had|have|was|were|is|saw|shows?|showed|recorded|with|gets?|got)\b(?P<rest>.*)",
     re.IGNORECASE | re.DOTALL,
 )
 _MAX = re.compile(r"\b(?:highest|largest|biggest|greatest|maximum|most(?!\s+recent))\b", re.I)
 _MIN = re.compile(r"\b(?:lowest|smallest|least|fewest|minimum)\b", re.IGNORECASE)
 # A step that picks a row by a value: with one, the label may be read from that row.
 _PICKS = re.compile(r"\b(?:idxmax|idxmin|argmax|argmin|sort_values|nlargest|nsmallest)\b")
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A question that asks which <noun> has the highest or lowest <rest>."""
+
+    noun: str  # lower case
+    aside: str  # what the brackets after the noun say: "column F", or ""
+    rest: str  # the words after the verb, where the measure is named
+    extreme: str  # the question's word: "highest", "fewest"
+    wants: str  # max or min
+    idx: str  # idxmax or idxmin
+
+
+def asked_extreme(question: str) -> Asked | None:
+    """What ``question`` asks, if it asks which <noun> has the highest or lowest one."""
+    asked = _WHICH.search(question)
+    if asked is None:
+        return None
+    rest = asked.group("rest")
+    extreme = _MAX.search(rest) or _MIN.search(rest)
+    if extreme is None:
+        return None
+    wants = "max" if _MAX.search(rest) else "min"
+    return Asked(
+        noun=asked.group("noun").lower(),
+        aside=asked.group("aside") or "",
+        rest=rest,
+        extreme=extreme.group(0).lower(),
+        wants=wants,
+        idx="idxmax" if wants == "max" else "idxmin",
+    )
 
 
 @dataclass(frozen=True)
@@ -101,25 +140,18 @@ _RAN = (
 
 
 def _find(question: str, codes: list[str], columns: list[str]) -> _Found | None:
-    asked = _WHICH.search(question)
+    asked = asked_extreme(question)
     if asked is None:
         return None
-    rest = asked.group("rest")
-    extreme = _MAX.search(rest) or _MIN.search(rest)
-    if extreme is None:
-        return None
-    wants = "max" if _MAX.search(rest) else "min"
-    noun = asked.group("noun").lower()
     for code in reversed(codes):
-        found = _label_extreme(code, noun, wants)
+        found = _label_extreme(code, asked.noun, asked.wants)
         if found is None:
             continue
         if _PICKS.search(code):
             return None
         frame, column, call = found
-        idx = "idxmax" if wants == "max" else "idxmin"
-        measure = _measure(rest, columns, column)
-        return _Found(noun, extreme.group(0).lower(), idx, frame, column, call, measure, code)
+        measure = _measure(asked.rest, columns, column)
+        return _Found(asked.noun, asked.extreme, asked.idx, frame, column, call, measure, code)
     return None
 
 
