@@ -8,7 +8,7 @@ import json
 from reckon.agent import Agent, ChatReply
 from support import ScriptedModel
 
-from .helpers import KernelExecutor, answer, run
+from .helpers import KernelExecutor, answer, put_file, run
 
 
 def call(code: str, call_id: str) -> ChatReply:
@@ -83,3 +83,34 @@ def test_the_last_cell_quoted_in_an_answer_is_not_run_again(executor: KernelExec
     outcome = run(Agent(model, executor).ask("6*7?", environment=executor.environment()))
     assert outcome["status"] == "ok" and outcome["answer"].endswith("is 42.")
     assert len([s for s in outcome["steps"] if s["kind"] == "code"]) == 1
+
+
+def test_a_count_per_row_run_again_for_a_single_number_is_told_to_reduce_it(
+    executor: KernelExecutor,
+) -> None:
+    """Seen in run 9: "How many cells hold asterisks?" answered by a count per row,
+    printed four times in a row; the repeat message says the output is many values and
+    the question wants one."""
+    rows = "".join(f"{i},{'' if i % 7 else 'x'}\n" for i in range(80))
+    put_file(executor, "t.csv", "a,b\n" + rows)
+    per_row = "print(df.isnull().sum(axis=1))"
+    total = "print(int(df.isnull().sum(axis=1).sum()))"
+    model = ScriptedModel([call(per_row, "c1"), call(per_row, "c2"), call(total, "c3"),
+                           answer("@missing[68]")])  # fmt: skip
+    question = "How many cells of t.csv are empty? Answer as @missing[value]."
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    told = str(model.requests[2].messages[-1]["content"])
+    assert "Its output is 80 values, one per row or group" in told and ".sum()" in told
+    assert outcome["status"] == "ok" and outcome["answer"] == "@missing[68]"
+
+
+def test_a_series_run_again_for_a_question_of_many_values_is_not_told_to_reduce(
+    executor: KernelExecutor,
+) -> None:
+    put_file(executor, "t.csv", "a\n" + "".join(f"{i}\n" for i in range(80)))
+    model = ScriptedModel([call("print(df['a'] * 2)", "c1"), call("print(df['a'] * 2)", "c2"),
+                           answer("Done.")])  # fmt: skip
+    outcome = run(Agent(model, executor).ask("Double each a.", environment=executor.environment()))
+    told = str(model.requests[2].messages[-1]["content"])
+    assert told.startswith("You ran the same code again") and "reduce" not in told
+    assert outcome["status"] == "ok"

@@ -286,7 +286,7 @@ class Agent:
             return outcome("stopped", progress.last_text, steps, STOPPED)
         if getattr(self.model, "follows_rechecks", True):  # not the demo: it reads its own
             start_fresh(progress, self.messages)
-            cut_repeat(cells.repeats, self.messages, mark, last_question(self.messages))
+            cut_repeat(cells.repeats, self.messages, mark, last_question(self.messages), results)
         stuck = repeats_out(cells.repeats)
         if stuck:
             log.add({"kind": "error", "text": stuck}, started)

@@ -17,6 +17,9 @@ the same code ends the answer.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+
 from reckon.agent._steps import Progress
 from reckon.agent._types import JSONDict
 
@@ -34,6 +37,16 @@ _ANSWER_NOW = (
     "or, if it does not answer the question, write different code that does."
 )
 _MOST_REPEATS = 3  # the fourth run in a row of the same cell ends the answer
+# Seen: "How many cells hold asterisks?" answered by a count per row, printed four times:
+# the model had no single number to give and no idea what else to write.
+_REDUCE = (
+    " Its output is {count} values, one per row or group, and the question asks for one "
+    "number: reduce them to it (for example .sum() over the values) and print that."
+)
+_SERIES_LENGTH = re.compile(r"^Length: (\d+), dtype: \w+", re.MULTILINE)
+_ONE_NUMBER = re.compile(
+    r"@\w+\[(?:value|number|count|total|n)\]|\bhow many\b|\b(?:the )?(?:total|sum)\b", re.I
+)
 
 
 def start_fresh(progress: Progress, messages: list[JSONDict]) -> bool:
@@ -60,17 +73,25 @@ def gives_up(progress: Progress, max_failures: int) -> bool:
     return progress.failures >= 2 * max_failures or errors[-1] in errors[:-1]
 
 
-def cut_repeat(repeats: int, messages: list[JSONDict], mark: int, question: str) -> bool:
+def cut_repeat(
+    repeats: int,
+    messages: list[JSONDict],
+    mark: int,
+    question: str,
+    results: Sequence[tuple[str, JSONDict]] = (),
+) -> bool:
     """After a reply that ran the last cell again with the same output (``repeats``:
-    how many times in a row, from ``Cells``): that exchange cut from ``messages`` (from
-    ``mark``) and one message in its place. Whether it was done."""
+    how many times in a row, from ``Cells``; ``results``: the reply's cells and what
+    they gave): that exchange cut from ``messages`` (from ``mark``) and one message in
+    its place. Whether it was done."""
     if repeats < 1:
         return False
+    output = str(results[-1][1].get("stdout") or "") if results else ""
     del messages[mark:]
     if messages and str(messages[-1].get("content", "")).startswith(REPEATED[:30]):
         messages.pop()  # the note after the last repeat: one note says it all
     asked = f"\nThe question: {question}" if question else ""
-    said = f"{REPEATED.format(count=repeats + 1)} {_ANSWER_NOW}{asked}"
+    said = f"{REPEATED.format(count=repeats + 1)} {_ANSWER_NOW}{_reduce(output, question)}{asked}"
     messages.append({"role": "user", "content": said})
     return True
 
@@ -83,3 +104,12 @@ def repeats_out(repeats: int) -> str:
         f"The model ran the same code {repeats + 1} times in a row, with the same output, "
         "without answering, so I stopped."
     )
+
+
+def _reduce(output: str, question: str) -> str:
+    """``_REDUCE`` when ``output`` is a long pandas Series and ``question`` asks for one
+    number, else ``""``."""
+    length = _SERIES_LENGTH.search(output)
+    if length is None or not _ONE_NUMBER.search(question):
+        return ""
+    return _REDUCE.format(count=length.group(1))
