@@ -24,7 +24,12 @@ SETUP = (
         pytest.param("df.groupby('month').sum()", "KeyError", ".dt.month", id="groupby-month"),
         pytest.param("df['precip']", "KeyError", "did you mean 'precipitation'", id="shortened"),
         pytest.param(
-            "df['Oslo']", "KeyError", "a value of the column 'city'", id="a-row-label-as-a-column"
+            "df['Oslo']",
+            "KeyError",
+            "a value of the column 'city': select its row with df[df['city'] == 'Oslo'] (or "
+            "df.set_index('city').loc['Oslo']); or, to use the values of 'city' as columns, "
+            "flip the table: t = df.set_index('city').T, then t['Oslo']",
+            id="a-row-label-as-a-column",
         ),
         pytest.param(
             "df['Sub_Group']",
