@@ -13,6 +13,7 @@ from typing import Any
 from reckon._exceptions import ConfigError
 from reckon.server._access import Client, Limits, limits_from_table
 from reckon.server._config import TIMEOUTS, Profile
+from reckon.server._tables import check_keys, tables_of
 from reckon.server._tool_config import tools_from_tables
 
 __all__ = ["load_config_file"]
@@ -46,8 +47,7 @@ _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "tool": list,
     "sandbox_origin": str,
 }
-# Lists of tables, checked table by table below.
-_TABLE_LISTS = ("profile", "client", "tool")
+_CLIENT_KEYS: dict[str, type] = {"id": str, "token": str}
 _PROFILE_KEYS: dict[str, type] = {
     "name": str,
     "base_url": str,
@@ -59,23 +59,6 @@ _PROFILE_KEYS: dict[str, type] = {
     "tools": str,
     "context_window": int,
 }
-
-
-def _check(table: dict[str, Any], schema: dict[str, Any], where: str) -> None:
-    for key, value in table.items():
-        if key not in schema:
-            raise ConfigError(f"{where}: unknown key {key!r}; expected one of {', '.join(schema)}")
-        # bool is an int subclass; `port = true` is a mistake, not port 1.
-        if not isinstance(value, schema[key]) or (
-            isinstance(value, bool) and schema[key] is not bool
-        ):
-            raise ConfigError(f"{where}: {key!r} has the wrong type ({type(value).__name__})")
-        if (
-            isinstance(value, list)
-            and key not in _TABLE_LISTS
-            and not all(isinstance(v, str) for v in value)
-        ):
-            raise ConfigError(f"{where}: {key!r} must be a list of strings")
 
 
 def load_config_file(path: Path) -> dict[str, Any]:
@@ -90,7 +73,7 @@ def load_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
-    _check(data, _TOP_KEYS, str(path))
+    check_keys(data, _TOP_KEYS, str(path))
     own = ("profile", "site", "client", "limits", "redis", "tool")
     settings: dict[str, Any] = {k: v for k, v in data.items() if k not in own}
     if "site" in data:
@@ -107,14 +90,10 @@ def load_config_file(path: Path) -> dict[str, Any]:
         if key in settings:
             settings[key] = float(settings[key])
     profiles = []
-    for index, table in enumerate(data.get("profile", []), start=1):
-        where = f"{path}: [[profile]] #{index}"
-        if not isinstance(table, dict):
-            raise ConfigError(f"{where} must be a table")
-        _check(table, _PROFILE_KEYS, where)
-        for required in ("name", "base_url"):
-            if required not in table:
-                raise ConfigError(f"{where} needs {required!r}")
+    tables = data.get("profile", [])
+    for where, table in tables_of(
+        tables, str(path), "profile", schema=_PROFILE_KEYS, required=("name", "base_url")
+    ):
         if "default" in table and "default_model" in table:
             raise ConfigError(f"{where}: give either 'default' or 'default_model', not both")
         profiles.append(
@@ -134,14 +113,6 @@ def load_config_file(path: Path) -> dict[str, Any]:
 
 
 def _clients(tables: list[Any], path: Path) -> list[Client]:
-    clients = []
-    for index, table in enumerate(tables, start=1):
-        where = f"{path}: [[client]] #{index}"
-        if not isinstance(table, dict):
-            raise ConfigError(f"{where} must be a table")
-        _check(table, {"id": str, "token": str}, where)
-        for required in ("id", "token"):
-            if required not in table:
-                raise ConfigError(f"{where} needs {required!r}")
-        clients.append(Client(id=table["id"], token=table["token"]))
-    return clients
+    required = ("id", "token")
+    checked = tables_of(tables, str(path), "client", schema=_CLIENT_KEYS, required=required)
+    return [Client(id=table["id"], token=table["token"]) for _, table in checked]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reckon._exceptions import ConfigError
+from reckon.server._tables import tables_of
 from reckon.server._tool_schema import schema_problem
 
 __all__ = ["TOOL_POLICIES", "RelayTool", "tools_from_tables"]
@@ -134,20 +135,8 @@ class RelayTool:
 def tools_from_tables(tables: list[Any], where: str) -> list[RelayTool]:
     """The ``[[tool]]`` tables of a config file, checked."""
     tools = []
-    for index, table in enumerate(tables, start=1):
-        here = f"{where}: [[tool]] #{index}"
-        if not isinstance(table, dict):
-            raise ConfigError(f"{here} must be a table")
-        for key, value in table.items():
-            if key not in _KEYS:
-                raise ConfigError(
-                    f"{here}: unknown key {key!r}; expected one of {', '.join(_KEYS)}"
-                )
-            if not isinstance(value, _KEYS[key]) or isinstance(value, bool):
-                raise ConfigError(f"{here}: {key!r} has the wrong type ({type(value).__name__})")
-        for required in ("name", "description", "url"):
-            if required not in table:
-                raise ConfigError(f"{here} needs {required!r}")
+    required = ("name", "description", "url")
+    for _, table in tables_of(tables, where, "tool", schema=_KEYS, required=required):
         options = {k: v for k, v in table.items() if k != "timeout"}
         if "timeout" in table:
             options["timeout"] = float(table["timeout"])
