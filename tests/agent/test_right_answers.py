@@ -158,6 +158,25 @@ def test_the_form_without_name_and_brackets_is_put_right(
 
 
 @pytest.mark.parametrize(
+    ("written", "printed", "repaired"),
+    [
+        ("So: @management[mean_salary]", "Management\n", "So: @department[Management]"),
+        ("@Management[salary]", "'Management'\n", "@department[Management]"),
+        ("@management[mean_salary]", "Management\nSales\n", None),  # printed more than one
+        ("@management[4200.5]", "Management\n", None),  # a number inside: another slip
+        ("@sales[mean_salary]", "Management\n", None),  # not what was printed
+    ],
+)  # fmt: skip
+def test_the_printed_value_written_as_the_forms_name_is_put_right(
+    written: str, printed: str, repaired: str | None
+) -> None:
+    """Seen in run 11: @management[mean_salary] for @department[name], after a cell
+    printed Management; sent back twice, the model wrote the same form."""
+    question = "Which department has the highest mean salary? Answer as @department[name]."
+    assert repair_form(question, written, {}, last_value=printed) == repaired
+
+
+@pytest.mark.parametrize(
     ("question", "written", "repaired"),
     [
         ("Which hour has the most? Answer as @hour[value].",

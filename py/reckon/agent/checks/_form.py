@@ -42,7 +42,9 @@ def repair_form(
     (``{"mean": 3.17}``, ``{"mean": {"value": 3.17}}``, ``{"mean": [3.17]}``, fenced or
     not), and the form copied unfilled beside exactly one computed number (``The mean is
     3.17. @mean[value]``) or left out (``The mean is 3.17.``), and a word given as both
-    name and value (``@East[East]`` for ``@region[name]``). The value is the model's
+    name and value (``@East[East]`` for ``@region[name]``), or as the name with anything
+    but a number inside when the last cell printed it alone (``@management[mean_salary]``
+    after ``Management``). The value is the model's
     own; grounding still checks it. A form copied unfilled with no number beside it
     takes ``last_value``, the output of the last cell that ran, when that output is one
     value (``North``)."""
@@ -68,9 +70,14 @@ def repair_form(
         return None
     form = forms[0]
     inside = form.group(2).strip()
-    if inside.lower() not in (placeholder, "", form.group(1).lower()):
-        return None
     written = form.group(1)
+    printed = _lone_value(last_value)
+    if printed and written.lower() == printed.lower() != name.lower() and not find_numbers(inside):
+        # Seen in run 11: @management[mean_salary] for @department[name], after a cell
+        # printed Management: the value where the name goes, a variable's name inside.
+        return f"{answer[: form.start()]}@{name}[{printed}]{answer[form.end() :]}"
+    if inside.lower() not in (placeholder, "", written.lower()):
+        return None
     numbers = find_numbers(written)
     unfilled = inside.lower() in (placeholder, "")
     if unfilled and len(numbers) == 1 and numbers[0].text == written:
