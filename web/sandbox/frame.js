@@ -33,16 +33,17 @@
   /** The page's answer to a tool call the worker made without await and now waits for,
    * blocked (sandbox/worker/tools.js, ToolBridge.callNow, reads it): the page cannot
    * share memory with it, this frame can, and this frame's thread is free. Written only
-   * for the call the worker says it waits for; the layout, in 32-bit words: 0 state (1:
-   * answered), 1 the call awaited (the worker's), 2 the call answered, 3 kind (1: the
-   * result's JSON text, 2: an error's message, 3: too big for this buffer), 4 its
-   * length in bytes, 5 capped (1: the page's cap ended the run's calls); the bytes
-   * after the header. It grows to a reply's size (memory is committed only as it grows)
-   * up to TOOL_REPLY_MAX, over the page's default result cap of 5 MB.
+   * for the call the worker says it waits for; the layout, in 32-bit words: 0 the call
+   * answered (0: none yet; stored last, it is what the worker waits on), 1 the call
+   * awaited (the worker's), 2 kind (1: the result's JSON text, 2: an error's message, 3:
+   * too big for this buffer), 3 its length in bytes, 4 capped (1: the page's cap ended
+   * the run's calls); the bytes after the header. It grows to a reply's size (memory is
+   * committed only as it grows) up to TOOL_REPLY_MAX, over the page's default result
+   * cap of 5 MB: one write, no chunks to hand over while the worker is blocked.
    * @param {SharedArrayBuffer} buffer @param {Record<string, any>} msg */
   function answerTool(buffer, msg) {
     const words = new Int32Array(buffer, 0, TOOL_WORDS);
-    if (typeof msg.call !== "number" || Atomics.load(words, 1) !== msg.call) return; // not the call waited for
+    if (!Number.isInteger(msg.call) || msg.call < 1 || Atomics.load(words, 1) !== msg.call) return; // not the call waited for
     const ok = msg.status === "ok";
     const bytes = new TextEncoder().encode(ok ? (typeof msg.text === "string" ? msg.text : "null") : String(msg.message || "the tool failed"));
     let kind = ok ? 1 : 2;
@@ -51,11 +52,10 @@
       if (TOOL_HEADER + bytes.length > buffer.byteLength) buffer.grow(TOOL_HEADER + bytes.length);
       new Uint8Array(buffer, TOOL_HEADER, bytes.length).set(bytes);
     }
-    words[3] = kind;
-    words[4] = bytes.length;
-    words[5] = msg.capped === true ? 1 : 0;
-    words[2] = msg.call;
-    Atomics.store(words, 0, 1);
+    words[2] = kind;
+    words[3] = bytes.length;
+    words[4] = msg.capped === true ? 1 : 0;
+    Atomics.store(words, 0, msg.call);
     Atomics.notify(words, 0);
   }
 

@@ -95,9 +95,11 @@ class ToolBridge {
     try {
       for (;;) {
         Atomics.wait(words, 0, 0, TOOL_POLL_MS);
-        // An answer to an earlier call, written as this one began: not this call's.
-        if (Atomics.load(words, 0) === 1 && Atomics.load(words, 2) !== call) Atomics.store(words, 0, 0);
-        if (Atomics.load(words, 0) === 1) return this.readReply(name, words);
+        const answered = Atomics.load(words, 0);
+        if (answered === call) return this.readReply(name, words);
+        // An answer to an earlier call, written as this one began: cleared, unless this
+        // call's came meanwhile (the frame writes one answer at a time).
+        if (answered !== 0) Atomics.compareExchange(words, 0, answered, 0);
         const ended = this.ended(name, run);
         if (ended) return ended;
       }
@@ -109,7 +111,7 @@ class ToolBridge {
   /** The answer in the buffer, as the reply's JSON text (as `settle` makes it).
    * @param {string} name @param {Int32Array} words */
   readReply(name, words) {
-    const [kind, length, capped] = [words[3], words[4], words[5]];
+    const [kind, length, capped] = [words[2], words[3], words[4]];
     if (kind === 3) return ToolBridge.error(`tools.${name}: its result is ${(length / 1e6).toFixed(1)} MB of JSON, more than a call without await can take; write await tools.${name}(...)`);
     // A copy: TextDecoder reads no shared memory.
     const bytes = new Uint8Array(length);
