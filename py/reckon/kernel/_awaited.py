@@ -45,8 +45,10 @@ Span = tuple[int, int, int, int]  # (line, column, end line, end column)
 
 
 @lru_cache(maxsize=64)
-def _instructions(code: CodeType) -> tuple[dis.Instruction, ...]:
-    return tuple(dis.get_instructions(code))
+def _read(code: CodeType) -> tuple[tuple[dis.Instruction, ...], list[int]]:
+    """The code's instructions (without cache entries) and their offsets, once a code."""
+    instructions = tuple(dis.get_instructions(code))
+    return instructions, [ins.offset for ins in instructions]
 
 
 def _span(ins: dis.Instruction) -> Span | None:
@@ -87,10 +89,10 @@ def awaited_here(frame: FrameType | None, hops: int = _HOPS) -> bool:
     """Whether the call `frame` is making now has its result awaited (see above)."""
     if frame is None:
         return False
-    code = _instructions(frame.f_code)
+    code, offsets = _read(frame.f_code)
     # The instruction running: f_lasti names it, or (a caller of Python code) the last of
     # the cache entries after it, which dis leaves out.
-    at = bisect_right([ins.offset for ins in code], frame.f_lasti) - 1
+    at = bisect_right(offsets, frame.f_lasti) - 1
     if at < 0 or code[at].opname not in _CALLS:
         return False  # called from C (map, a callback): nobody awaits it
     after = code[at + 1].opname if at + 1 < len(code) else ""
