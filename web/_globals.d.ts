@@ -31,3 +31,13 @@ declare namespace WebAssembly {
 interface Map<K, V> {
   preload?: any;
 }
+
+// A growable SharedArrayBuffer (ES2024; lib es2023 lacks it): the frame's buffer for
+// host tool replies grows to a reply's size (web/sandbox/frame.js, ToolReplies).
+interface SharedArrayBuffer {
+  readonly maxByteLength: number;
+  grow(newLength: number): void;
+}
+interface SharedArrayBufferConstructor {
+  new (byteLength: number, options: { maxByteLength: number }): SharedArrayBuffer;
+}

@@ -222,3 +222,31 @@ def test_a_relay_call_in_flight_ends_at_its_endpoint_when_the_cell_does(
     # The page, the worker and the relay go on: the next call is answered.
     again = ok(run(page, "print(len(await tools.get_orders(month=3)))"))
     assert again["stdout"] == "2\n"
+
+
+def test_without_await_a_relay_tool_answers_at_once_and_ends_with_its_cell(
+    page: Any, an_endpoint: Endpoint
+) -> None:
+    # `reckon serve` sends COOP/COEP: the frame is cross-origin isolated, so a call made
+    # without await waits for its value (PROTOCOL.md §3, *Host tools*).
+    result = ok(
+        run(page, "rows = tools.get_orders(month=3)\nprint(len(rows), rows[0]['customer'])")
+    )
+    assert result["stdout"] == "2 Ada\n"
+    assert [seen["headers"]["x-api-key"] for seen in an_endpoint.seen] == [SECRET]
+    page.evaluate("() => window.__tools.splice(0)")
+    page.evaluate("() => { window.__run = window.reckon.run('tools.hang()'); }")
+    until(lambda: [s["path"] for s in an_endpoint.seen][-1:] == ["/hang"])
+    page.evaluate("() => window.reckon.interrupt()")
+    ended = page.evaluate("() => window.__run")
+    assert (ended["status"], ended["error"]["type"]) == ("interrupted", "KeyboardInterrupt")
+    assert ended["duration_ms"] < 5000 and not ended["restarted"], ended
+    until(lambda: len(an_endpoint.hung) == 1)
+    closed_after = an_endpoint.hung[0]
+    assert closed_after is not None and closed_after < 10, closed_after
+    until(lambda: page.evaluate("() => window.__tools.length") > 0)
+    events = page.evaluate("() => window.__tools.splice(0)")
+    assert [(e["name"], e["status"], e["message"]) for e in events] == [
+        ("hang", "error", CANCELLED)
+    ]
+    assert ok(run(page, "print(len(tools.get_orders(month=4)))"))["stdout"] == "1\n"

@@ -238,6 +238,35 @@ def test_an_export_records_the_tool_results_and_a_reproduction_replays_them(
         assert "this page lends no tools" in after["error"]["message"], after
 
 
+def tool_calls(notebook: str) -> list[dict[str, Any]]:
+    """The host tool calls an exported notebook's one cell with tools records."""
+    cells = [c for c in json.loads(notebook)["cells"] if c["cell_type"] == "code"]
+    (tooled,) = [c for c in cells if "tools" in c["metadata"]["reckon"]]
+    calls: list[dict[str, Any]] = tooled["metadata"]["reckon"]["tools"]
+    return calls
+
+
+@pytest.mark.slow
+def test_calls_without_await_export_and_replay_as_awaited_ones(
+    a_tool_chat: Any, a_playlist: tuple[Playlist, str], a_browser: Any, a_playlist_site: str
+) -> None:
+    """`reckon serve` makes the sandbox cross-origin isolated, so the model's code may
+    leave out `await`: the export records the same calls, and a reproduction answers the
+    calls without await from the record too, on CPython and in a fresh sandbox."""
+    page = a_tool_chat
+    model, _ = a_playlist
+    awaited = export_of(page, model, RESTORED_CELL, "March total, awaited")
+    plain_cell = RESTORED_CELL.replace("await ", "")
+    plain = export_of(page, model, plain_cell, "March total, without await")
+    assert tool_calls(plain) == tool_calls(awaited)
+    assert [c["status"] for c in tool_calls(plain)] == ["ok", "refused"]
+    report = reproduce_notebook(plain, timeout_s=120)
+    assert (report["differences"], report["share"]) == ([], 1.0)
+    with a_console_page(a_browser, a_playlist_site) as fresh:
+        report = reproduce_in_sandbox(FreshSandbox(fresh), plain, timeout_ms=60_000)
+        assert (report["differences"], report["share"]) == ([], 1.0)
+
+
 @pytest.mark.slow
 def test_under_schema_privacy_no_tool_result_is_kept(
     a_tool_chat: Any, a_playlist: tuple[Playlist, str], a_browser: Any, a_playlist_site: str

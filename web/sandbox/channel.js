@@ -283,15 +283,21 @@ export class SandboxChannel {
         if (entry && entry.started) entry.started();
       }),
       // A cell calls a host tool: only the running request's calls count, and what
-      // goes back is a note on this worker's port (web/tools.js).
+      // goes back is a note on this worker's port (web/tools.js). A call made without
+      // await (`sync`) waits blocked in the worker, which reads no message: its answer
+      // goes to the frame, which writes it where the worker waits (frame.js, answerTool).
       "tool-call": head((msg) => {
         const port = this.workerPort;
         const entry = this.rpc.pending.get(msg.id);
         if (!entry || entry.method !== "run") return;
-        if (!this.tools) return port && port.postMessage({ type: "tool-result", call: msg.call, status: "error", message: "no tools are available: this page lends none (createReckon({tools}) or reckon.registerTool)" });
-        this.tools.handle(msg, (reply) => {
-          if (port && port === this.workerPort) port.postMessage({ ...reply, type: "tool-result" });
-        });
+        /** @param {Record<string, unknown>} reply */
+        const answer = (reply) => {
+          if (!port || port !== this.workerPort) return; // a worker replaced meanwhile
+          if (msg.sync === true) this.port?.notify("frame-tool-result", { ...reply, call: msg.call });
+          else port.postMessage({ ...reply, type: "tool-result" });
+        };
+        if (!this.tools) return answer({ call: msg.call, status: "error", message: "no tools are available: this page lends none (createReckon({tools}) or reckon.registerTool)" });
+        this.tools.handle(msg, answer);
       }),
     };
   }

@@ -21,9 +21,43 @@
   /** @type {{workerSource: Blob, runtime: Record<string, Blob>, config: Record<string, any>} | null} */
   let boot = null;
   let starts = 0; // the latest start() wins
+  const TOOL_WORDS = 8; // the header of a tool reply buffer, in 32-bit words (answerTool)
+  const TOOL_HEADER = TOOL_WORDS * 4;
+  const TOOL_REPLY_MAX = 64 * 1024 * 1024;
   // Only a cross-origin-isolated frame can share memory with its worker; then
   // interrupt() is a soft KeyboardInterrupt instead of a restart.
   const signal = self.crossOriginIsolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
+  /** @type {SharedArrayBuffer | null} the sandbox worker's replies to its tool calls made without await */
+  let toolReplies = null;
+
+  /** The page's answer to a tool call the worker made without await and now waits for,
+   * blocked (sandbox/worker/tools.js, ToolBridge.callNow, reads it): the page cannot
+   * share memory with it, this frame can, and this frame's thread is free. Written only
+   * for the call the worker says it waits for; the layout, in 32-bit words: 0 the call
+   * answered (0: none yet; stored last, it is what the worker waits on), 1 the call
+   * awaited (the worker's), 2 kind (1: the result's JSON text, 2: an error's message, 3:
+   * too big for this buffer), 3 its length in bytes, 4 capped (1: the page's cap ended
+   * the run's calls); the bytes after the header. It grows to a reply's size (memory is
+   * committed only as it grows) up to TOOL_REPLY_MAX, over the page's default result
+   * cap of 5 MB: one write, no chunks to hand over while the worker is blocked.
+   * @param {SharedArrayBuffer} buffer @param {Record<string, any>} msg */
+  function answerTool(buffer, msg) {
+    const words = new Int32Array(buffer, 0, TOOL_WORDS);
+    if (!Number.isInteger(msg.call) || msg.call < 1 || Atomics.load(words, 1) !== msg.call) return; // not the call waited for
+    const ok = msg.status === "ok";
+    const bytes = new TextEncoder().encode(ok ? (typeof msg.text === "string" ? msg.text : "null") : String(msg.message || "the tool failed"));
+    let kind = ok ? 1 : 2;
+    if (TOOL_HEADER + bytes.length > buffer.maxByteLength) kind = 3;
+    else {
+      if (TOOL_HEADER + bytes.length > buffer.byteLength) buffer.grow(TOOL_HEADER + bytes.length);
+      new Uint8Array(buffer, TOOL_HEADER, bytes.length).set(bytes);
+    }
+    words[2] = kind;
+    words[3] = bytes.length;
+    words[4] = msg.capped === true ? 1 : 0;
+    Atomics.store(words, 0, msg.call);
+    Atomics.notify(words, 0);
+  }
 
   /** A worker from the page's files, sent its boot call (id 0) with the port the page
    * made for it: it answers the page over that port, never here.
@@ -108,7 +142,10 @@
       port.close();
       return;
     }
-    worker = startWorker("reckon-sandbox", port, { ...source.config, interruptBuffer: signal ? signal.buffer : null });
+    // A new worker, a new buffer: what the page still answers for the old one lands in
+    // the old one.
+    toolReplies = signal ? new SharedArrayBuffer(TOOL_HEADER + 65_536, { maxByteLength: TOOL_HEADER + TOOL_REPLY_MAX }) : null;
+    worker = startWorker("reckon-sandbox", port, { ...source.config, interruptBuffer: signal ? signal.buffer : null, toolReplies });
     worker.onerror = (ev) => {
       ev.preventDefault();
       if (page) page.notify("crash", { message: String(ev.message || "the sandbox worker crashed") });
@@ -161,6 +198,11 @@
     },
     "frame-interrupt": () => {
       if (signal) Atomics.store(signal, 0, 2);
+      // A cell waiting for a tool without await wakes now, not at its next look.
+      if (toolReplies) Atomics.notify(new Int32Array(toolReplies, 0, TOOL_WORDS), 0);
+    },
+    "frame-tool-result": (msg) => {
+      if (toolReplies) answerTool(toolReplies, msg);
     },
   };
 

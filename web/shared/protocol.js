@@ -85,7 +85,7 @@ export const AGENT_ALLOWED = Object.freeze(["run", "listFiles", "inspect", "inte
 /** Events from the sandbox worker, each about the request being handled (its id). */
 export const SANDBOX_EVENTS = Object.freeze(["stream", "started", "need-files", "received", "tool-call"]);
 /** Messages between the page and the sandbox frame (over the frame's own port). */
-export const FRAME_MESSAGES = Object.freeze(["frame-connect", "frame-ready", "frame-start", "frame-restart", "frame-snapshot", "frame-fresh", "frame-fresh-end", "frame-interrupt", "frame-ping", "addRuntime", "crash"]);
+export const FRAME_MESSAGES = Object.freeze(["frame-connect", "frame-ready", "frame-start", "frame-restart", "frame-snapshot", "frame-fresh", "frame-fresh-end", "frame-interrupt", "frame-tool-result", "frame-ping", "addRuntime", "crash"]);
 
 /** The agent worker's methods (PROTOCOL.md §4), answered by agent/worker.js.
  * @typedef {{

@@ -74,6 +74,9 @@ async function bootInterpreter(worker, msg) {
   sql.sqlFiles = config.sqlFiles || [];
   sql.memoryLimitMB = config.sqlMemoryLimitMB || 0;
   if (config.interruptBuffer) cell.shared = new Int32Array(config.interruptBuffer);
+  // Where the frame answers the tool calls made without await (tools.js): in this
+  // closure only. (Not cross-origin isolated, a worker has no SharedArrayBuffer at all.)
+  if (config.toolReplies && self.crossOriginIsolated) worker.tools.replies = config.toolReplies;
   // Without JSPI (stack switching), as in Node.js, Firefox and Safari: with it Pyodide
   // boots with another function-table layout, and the build's snapshot (made under
   // Node.js) would not fit. No cell needs it: the kernel awaits with runPythonAsync.
