@@ -27,6 +27,7 @@ __all__ = [
     "asked_extreme",
     "label_max_correction",
     "label_max_recheck",
+    "named_measure",
 ]
 
 LABEL_MAX_MESSAGE = (
@@ -150,7 +151,7 @@ def _find(question: str, codes: list[str], columns: list[str]) -> _Found | None:
         if _PICKS.search(code):
             return None
         frame, column, call = found
-        measure = _measure(asked.rest, columns, column)
+        measure = named_measure(asked.rest, columns, column)
         return _Found(asked.noun, asked.extreme, asked.idx, frame, column, call, measure, code)
     return None
 
@@ -181,7 +182,7 @@ def _label_extreme(code: str, noun: str, wants: str) -> tuple[str, str, ast.Call
     return found
 
 
-def _measure(rest: str, columns: list[str], label: str) -> str:
+def named_measure(rest: str, columns: list[str], label: str) -> str:
     """The one column the question names after the extreme word, other than the label
     (``Jan`` in "the highest January (Jan) anomaly"), or ``""``."""
     named = [

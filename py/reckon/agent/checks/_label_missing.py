@@ -18,7 +18,7 @@ import re
 
 from reckon.agent._steps import Correction
 from reckon.agent._types import JSONDict
-from reckon.agent.checks._label_max import asked_extreme
+from reckon.agent.checks._label_max import asked_extreme, named_measure
 
 __all__ = ["missing_label_correction"]
 
@@ -51,13 +51,9 @@ def missing_label_correction(question: str, value: str, environment: JSONDict) -
         label = _label(asked.noun, asked.aside, list(dtypes))
         if label is None:
             continue
-        named = [
-            c for c in dtypes
-            if c != label and c.strip() and re.search(rf"(?<!\w){re.escape(c)}(?!\w)", asked.rest)
-        ]  # fmt: skip
-        if len(named) != 1 or not _NUMERIC.match(dtypes[named[0]]):
+        measure = named_measure(asked.rest, list(dtypes), label)
+        if not measure or not _NUMERIC.match(dtypes[measure]):
             continue
-        measure = named[0]
         code = (
             f"labelled = {entry['read_with']}.dropna(subset=[{label!r}])\n"
             f"print(labelled.loc[labelled[{measure!r}].{asked.idx}(), {label!r}])"
