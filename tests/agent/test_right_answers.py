@@ -601,6 +601,28 @@ def test_an_answer_sent_back_and_said_again_word_for_word_stands(
         "code", "recheck", "answer"]  # fmt: skip
 
 
+def test_a_number_said_again_after_a_failed_cell_goes_back_as_not_computed(
+    executor: KernelExecutor,
+) -> None:
+    """Seen in run 12: a cell failed, the answer "@sum_2007[14]" went back with the
+    error, and the model said it again word for word. The 14 was printed by nothing,
+    and the "not computed" message had never been sent (the failure's came first): the
+    repeat does not stand until that message has gone too."""
+    put_file(executor, "co2.csv", "Year,2006,2007\nTimber,4,5\nTotal,9,9\n")
+    question = "What is the sum of the 2007 emissions, leaving out the Total row? As @sum[value]."
+    failed = "print(df.groupby('Sub-Group')['2007'].sum())"
+    said = "The sum is @sum[14]."
+    fixed = "print(df[df['Year'] != 'Total']['2007'].sum())"
+    model = ScriptedModel([code_reply(failed), answer(said), answer(said), code_reply(fixed),
+                           answer("@sum[5]")])  # fmt: skip
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["status"] == "ok" and outcome["answer"] == "@sum[5]"
+    told = model.requests[3].messages[-1]["content"]
+    assert "14" in told and "no output" in told, told
+    assert [s["kind"] for s in outcome["steps"] if s.get("origin") != "reckon"] == [
+        "code", "recheck", "recheck", "code", "answer"]  # fmt: skip
+
+
 def test_a_label_read_as_nan_from_a_total_row_is_read_from_the_largest_labelled_row(
     executor: KernelExecutor,
 ) -> None:

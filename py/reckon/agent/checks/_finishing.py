@@ -102,7 +102,7 @@ class Finishing:
 
     def recheck(self, answer: str, grounding: JSONDict, progress: Progress) -> str | None:
         """What to send the answer back with (``_recheck``), at most once per kind."""
-        if len(progress.rechecks) >= _RECHECKS or self._said_again(answer, progress):
+        if len(progress.rechecks) >= _RECHECKS or self._said_again(answer, grounding, progress):
             return None
         computed = progress.ran_code or any(_by_model(s) for s in self.earlier)
         codes = self._codes()
@@ -167,13 +167,17 @@ class Finishing:
             unpicked_correction(question, codes, self.environment),
         )
 
-    def _said_again(self, answer: str, progress: Progress) -> bool:
+    def _said_again(self, answer: str, grounding: JSONDict, progress: Progress) -> bool:
         """Whether the model, sent back, answered word for word as before with no cell
         run since (seen: three rechecks in a row answered with the same paragraph): a
         further message would cost a call and change nothing. Not before code ran: an
-        answer that computed nothing is never let stand for that."""
+        answer that computed nothing is never let stand for that; nor while it has
+        numbers no output holds and has not yet been told so (seen: a guess said again
+        after a failed cell's message stood, its "not computed" message never sent)."""
         steps = [s for s in self.log.steps if s.get("kind") != "thinking"]
         last = steps[-1] if steps else {}
+        if grounding.get("ungrounded") and "ungrounded" not in progress.rechecks:
+            return False
         return progress.ran_code and last.get("kind") == "recheck" and last.get("text") == answer
 
     def _row_check(self, answer: str, codes: list[str]) -> str:
