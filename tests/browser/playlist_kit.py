@@ -3,8 +3,11 @@ console page in front of it: what the JS API tests of privacy, limits and contro
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Awaitable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -12,19 +15,31 @@ from support import Script, ScriptedModel, Seen, a_model_server, reckon_serve
 
 
 class Playlist(ScriptedModel):
-    """Plays queued replies in order (``("code", src)`` or ``("text", answer)``),
-    reports usage when asked to (``usage``), and records every payload with its size."""
+    """Plays queued replies in order (``("code", src)``, ``("text", answer)``, or
+    ``("held", answer)``: the answer once a test sets ``release``), reports usage when
+    asked to (``usage``), and records every payload with its size."""
 
     def __init__(self) -> None:
         super().__init__()
         self.queue: list[tuple[str, str]] = []
         self.usage: dict[str, int] | None = None
+        self.release = threading.Event()
 
-    def chat(self, seen: Seen) -> Script:
+    def chat(self, seen: Seen) -> Script | Awaitable[Script]:
         self.requests.append({"payload": seen.json, "bytes": len(json.dumps(seen.json))})
         kind, text = self.queue.pop(0) if self.queue else ("text", "The script ran out.")
         if kind == "code":
             return self.tool_call(text, f"call_{len(self.requests)}")
+        if kind == "held":
+            return self._held(text)
+        return self.text(text)
+
+    async def _held(self, text: str) -> Script:
+        # Polled, not awaited: the test sets a thread's event from outside this loop.
+        deadline = time.monotonic() + 60
+        while not self.release.is_set() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        self.release.clear()
         return self.text(text)
 
     def stream(self, chunks: list[dict[str, Any]]) -> Script:

@@ -48,12 +48,12 @@ export function askForm(reckon, { root, box, $, turns, setStatus, showNotice, to
       setStatus("could not ask");
       showNotice(why);
       if (turns.typedUnderWay()) turns.finish({ status: "error", answer: "", message: why, steps: [] });
+      refresh(); // no outcome came, so chat-live.js did not list the files after it
     }
     turns.typed = null;
     busy = false;
     $("ask", HTMLButtonElement).disabled = false;
     $("stop", HTMLButtonElement).disabled = true;
-    refresh();
   }
 
   const questionBox = $("question", HTMLTextAreaElement);

@@ -97,7 +97,8 @@ export function followAgent(reckon, { turns, $, scroll, refresh, models }) {
   reckon.on("step", /** @param {{step: Step}} detail */ ({ step }) => {
     if (!turns.current) return;
     grow((shown) => shown.addStep(step));
-    refresh();
+    // Only a cell can change the files; each refresh lists both folders (6 messages).
+    if (step.kind === "code") refresh();
   });
   for (const type of ["answer", "ask-error"]) {
     reckon.on(type, /** @param {Outcome} outcome */ (outcome) => {
