@@ -4,6 +4,7 @@ import { Sandbox } from "./sandbox/client.js";
 import { Agent } from "./agent/client.js";
 import { Persistence } from "./persist.js";
 import { busyError, conversationCalls } from "./reckon-conversations.js";
+import { fileCalls, safeName } from "./reckon-files.js";
 import { ToolHost } from "./tools.js";
 
 /**
@@ -73,34 +74,14 @@ export function createReckon(options = {}) {
   };
   /** Resolves when no other conversation's history is lent to the agent (exportOf). */
   let lending = Promise.resolve();
+  const { upload, ...files } = fileCalls({ sandbox, persist });
   const api = {
     sandbox,
     persist,
     ready: () => sandbox.ready().then(() => ({ status: "ok", ms: sandbox.startMs, crossOriginIsolated: sandbox.crossOriginIsolated })),
     /** @param {string} code @param {Parameters<Sandbox["run"]>[1]} [opts] */
     run: (code, opts = {}) => sandbox.run(code, opts),
-    /** Write a file; under /data or /output it is also kept in the browser.
-     * @param {string} path @param {string | ArrayBuffer | Uint8Array} data */
-    async writeFile(path, data) {
-      const reply = await sandbox.writeFile(path, data);
-      if (persist && reply.status === "ok") {
-        const kind = reply.path.startsWith("/output/") ? "output" : "upload";
-        await persist.saveFile(reply.path, new Blob([typeof data === "string" ? new TextEncoder().encode(data) : /** @type {ArrayBuffer | Uint8Array<ArrayBuffer>} */ (data)]), kind);
-      }
-      return reply;
-    },
-    /** @param {string} path */
-    readFile: (path) => sandbox.readFile(path),
-    /** @param {string} [dir] */
-    listFiles: (dir) => sandbox.listFiles(dir),
-    /** @param {string} path */
-    inspect: (path) => sandbox.inspect(path),
-    /** Delete a file from the sandbox and from the browser's storage. @param {string} path */
-    async deleteFile(path) {
-      const reply = await sandbox.deleteFile(path);
-      if (persist) await persist.deleteFile(reply.path || (path.startsWith("/") ? path : `/data/${path}`));
-      return reply;
-    },
+    ...files, // writeFile, readFile, listFiles, inspect, deleteFile (reckon-files.js)
     interrupt: () => sandbox.interrupt(),
     /** A fresh interpreter (uploads and outputs stay; the cell log starts again). */
     restart: () => sandbox.restart(),
@@ -250,26 +231,7 @@ export function createReckon(options = {}) {
       await sandbox.restart();
       return { status: "ok" };
     },
-    /** Upload a File/Blob ({name} required) or {name, bytes}; returns its inspect() summary
-     * (with `saved`: whether it is also kept in the browser for next time).
-     * @param {Blob | {name: string, bytes: string | ArrayBuffer | Uint8Array}} file */
-    async upload(file) {
-      let reply;
-      let blob;
-      if (file instanceof Blob) {
-        const name = /** @type {File} */ (file).name || "upload.bin";
-        blob = file;
-        reply = await sandbox.mountFile(`/data/${safeName(name)}`, file);
-      } else if (file && typeof file.name === "string" && file.bytes !== undefined) {
-        reply = await sandbox.writeFile(`/data/${safeName(file.name)}`, file.bytes);
-        blob = sandbox.files.get(reply.path);
-      } else {
-        throw new TypeError("upload(file): pass a File, or {name, bytes}");
-      }
-      if (reply.status !== "ok") return reply;
-      const saved = persist && blob ? await persist.saveFile(reply.path, blob, "upload") : false;
-      return { ...(await sandbox.inspect(reply.path)), size: reply.size, saved };
-    },
+    upload, // a File or {name, bytes}, kept in the browser too (reckon-files.js)
     /** @param {string} type @param {(detail: any) => void} fn */
     on(type, fn) {
       if (type === "tool-request") tools.listeners++;
@@ -305,14 +267,7 @@ export function createReckon(options = {}) {
   return api;
 }
 
-/** Keep the user's file name (spaces, "=", "+", accents), but never a path.
- * @param {unknown} name */
-export function safeName(name) {
-  // Control characters are meant here: they never belong in a file name.
-  // eslint-disable-next-line no-control-regex
-  const base = String(String(name).split(/[\\/]/).pop()).replace(/[\u0000-\u001f]/g, "").trim();
-  return base && base !== "." && base !== ".." ? base : "upload.bin";
-}
+export { safeName };
 
 const IMPORT_LIMIT = 50e6;
 

@@ -13,13 +13,8 @@ from typing import NoReturn
 
 from reckon._exceptions import ConfigError
 from reckon.server import RelayConfig
-from reckon.server._commands import (
-    add_serve_command,
-    add_token_command,
-    config_from_namespace,
-    mint,
-    serve,
-)
+from reckon.server._commands import mint, serve
+from reckon.server._flags import add_serve_command, add_token_command, config_from_namespace
 
 __all__ = ["config_from_args", "main"]
 

@@ -136,7 +136,14 @@ def test_every_frame_message_is_documented() -> None:
     handled = set(re.findall(r'^    "?([\w-]+)"?: (?:withPort\(|\(\) =>|\(\{)', frame, flags=re.M))
     handled |= set(re.findall(r'ev\.data\.type !== "([\w-]+)"', frame))
     # What the page and the frame send (channel.js's boot() sends the kind it is given).
-    senders = ("channel.js", "client.js", "fresh.js", "snapshot-plan.js", "frame.js")
+    senders = (
+        "channel.js",
+        "client.js",
+        "fresh.js",
+        "snapshot-plan.js",
+        "frame.js",
+        "worker-events.js",
+    )
     sources = [(WEB / "sandbox" / name).read_text() for name in senders]
     sent = {name for text in sources for name in re.findall(r'notify\("([\w-]+)"', text)}
     assert re.search(r"notify\(kind,", sources[0])

@@ -1,13 +1,15 @@
 // The page's channels to the sandbox: the opaque-origin frame and its port, a private
 // MessagePort per worker, the requests in the order sent (only the head may stream,
 // start or be answered: an ordered `connect`, web/shared/seam.js). Everything from
-// the worker is only data. One part of the Sandbox (client.js): it reads the
-// runtime's files, and calls `recover` (recovery.js, through the Sandbox) when it
-// finds the worker or the frame dead or stuck (its watches: watch.js).
+// the worker is only data (what it says: worker-events.js). One part of the Sandbox
+// (client.js): it reads the runtime's files, and calls `recover` (recovery.js, through
+// the Sandbox) when it finds the worker or the frame dead or stuck (its watches:
+// watch.js).
 
 import { connect } from "../shared/seam.js";
-import { CLOSED, liveText } from "./results.js";
+import { CLOSED } from "./results.js";
 import { ChannelWatch } from "./watch.js";
+import { headReply, workerEvents } from "./worker-events.js";
 
 /** @typedef {import("./runtime.js").SandboxRuntime} SandboxRuntime */
 /** @typedef {import("./runtime.js").Emit} Emit */
@@ -39,9 +41,9 @@ export class SandboxChannel {
     this.workerPort = null;
     /** @type {Blob | null} */
     this.workerSource = null;
-    // Each pending call keeps {onStream, collected, started?} for its events (see workerEvents).
+    // Each pending call keeps {onStream, collected, started?} for its events (worker-events.js).
     /** @type {import("../shared/seam.js").Caller<import("../shared/protocol.js").SandboxApi>} */
-    this.rpc = connect(null, { ordered: true, on: this.workerEvents(), onReply: (msg, entry) => this.onReply(msg, entry) });
+    this.rpc = connect(null, { ordered: true, on: workerEvents(this), onReply: (msg, entry) => headReply(this, msg, entry) });
     this.watch = new ChannelWatch({ channel: this, recover });
     const call = this.rpc.call.bind(this.rpc);
     this.rpc.call = (method, args, options) => {
@@ -247,74 +249,5 @@ export class SandboxChannel {
   /** While requests wait, check now and then that the frame is still there (watch.js). */
   startHeartbeat() {
     this.watch.startHeartbeat();
-  }
-
-  /** What the current worker says about its calls, over its private channel. Still
-   * treated as data: the worker handles one call at a time, in order, so anything about
-   * a call that is not the one being handled is not the worker's own doing. Ignored.
-   * @returns {Record<string, (msg: Record<string, any>) => void>} */
-  workerEvents() {
-    /** @param {(msg: Record<string, any>) => void} fn */
-    const head = (fn) => (/** @type {Record<string, any>} */ msg) => {
-      if (msg.id === this.rpc.head) fn(msg);
-    };
-    return {
-      // Said as soon as a request arrives, before the queue: any id the worker got.
-      received: (msg) => {
-        if (typeof msg.id === "number") this.watch.markReceived(msg.id);
-      },
-      "need-files": head((msg) => {
-        if (!Array.isArray(msg.files)) return this.handHeld();
-        // DuckDB's files (sql.js), asked for by name on the first SQL: sent once.
-        const sql = this.runtime.info.sandbox.sql_files || [];
-        const wanted = msg.files.filter((/** @type {unknown} */ name) => typeof name === "string" && sql.includes(name) && !this.handed.includes(name));
-        if (wanted.length) this.handOver(wanted);
-      }),
-      stream: head((msg) => {
-        const entry = this.rpc.pending.get(msg.id);
-        if (!entry || !entry.collected || typeof msg.text !== "string" || (msg.name !== "stdout" && msg.name !== "stderr")) return;
-        const text = liveText(entry.collected, msg.name, msg.text);
-        if (!text) return;
-        if (entry.onStream) entry.onStream(msg.name, text);
-        this.emit("stream", { id: msg.id, name: msg.name, text });
-      }),
-      started: head((msg) => {
-        const entry = this.rpc.pending.get(msg.id);
-        if (entry && entry.started) entry.started();
-      }),
-      // A cell calls a host tool: only the running request's calls count, and what
-      // goes back is a note on this worker's port (web/tools.js). A call made without
-      // await (`sync`) waits blocked in the worker, which reads no message: its answer
-      // goes to the frame, which writes it where the worker waits (frame.js, answerTool).
-      "tool-call": head((msg) => {
-        const port = this.workerPort;
-        const entry = this.rpc.pending.get(msg.id);
-        if (!entry || entry.method !== "run") return;
-        /** @param {Record<string, unknown>} reply */
-        const answer = (reply) => {
-          if (!port || port !== this.workerPort) return; // a worker replaced meanwhile
-          if (msg.sync === true) this.port?.notify("frame-tool-result", { ...reply, call: msg.call });
-          else port.postMessage({ ...reply, type: "tool-result" });
-        };
-        if (!this.tools) return answer({ call: msg.call, status: "error", message: "no tools are available: this page lends none (createReckon({tools}) or reckon.registerTool)" });
-        this.tools.handle(msg, answer);
-      }),
-    };
-  }
-
-  /** The head's reply: ended here, then the next call is watched.
-   * @param {Record<string, any>} msg @param {import("../shared/seam.js").Pending} entry @returns {true} */
-  onReply(msg, entry) {
-    if (msg.restartNeeded && entry.method && entry.method !== "run") {
-      // The interpreter died under a file request: answer it, then replace the worker.
-      this.rpc.settle(msg.id, { status: "error", message: typeof msg.error === "object" && msg.error ? String(msg.error.message) : "the sandbox crashed" });
-      this.recover("crash", null);
-      return true;
-    }
-    // A run's tool calls go with its result (PROTOCOL.md §1, `tools`).
-    const calls = this.tools && entry.method === "run" ? this.tools.take(msg.id) : [];
-    this.rpc.settle(msg.id, /** @type {any} */ (calls.length ? { ...msg, tools: calls } : msg));
-    this.watch.watchHead();
-    return true;
   }
 }

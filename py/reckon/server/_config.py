@@ -2,7 +2,7 @@
 
 Everything is validated here, once, so the request path can trust the values.
 A TOML file (``reckon serve --config FILE``) is read into the same objects by
-``_config_file``; command-line flags are applied on top of it by ``_commands``.
+``_config_file``; command-line flags are applied on top of it by ``_flags``.
 """
 
 from __future__ import annotations

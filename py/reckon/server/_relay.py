@@ -27,13 +27,8 @@ from reckon.server._metrics import Metrics
 from reckon.server._pump import pump
 from reckon.server._request import ClientGone, parse_request, read_body, until_disconnect
 from reckon.server._scrub import EventScrubber
-from reckon.server._upstream import (
-    ResolvedModel,
-    Upstreams,
-    chat_call,
-    describe_failure,
-    upstream_error,
-)
+from reckon.server._upstream import ResolvedModel, Upstreams, chat_call
+from reckon.server._upstream_errors import describe_failure, upstream_error
 from reckon.server._usage import UsageMeter, estimate_prompt_tokens
 
 __all__ = ["ChatCompletions"]

@@ -14,7 +14,6 @@ import time
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
-from urllib.parse import urlsplit
 
 import anyio
 import httpx
@@ -25,8 +24,9 @@ from reckon.server._access import redis_password
 from reckon.server._config import Profile, RelayConfig
 from reckon.server._errors import RelayError, Scrubber
 from reckon.server._text_calls import TextCalls
+from reckon.server._upstream_errors import describe_failure
 
-__all__ = ["ResolvedModel", "Upstreams", "chat_call", "describe_failure", "upstream_error"]
+__all__ = ["ResolvedModel", "Upstreams", "chat_call"]
 
 # Discovered model lists are kept this long; configured lists never expire.
 _MODELS_TTL = 300.0
@@ -41,16 +41,6 @@ class ResolvedModel:
     model: str
 
 
-def public_url(profile: Profile) -> str:
-    """The base URL without userinfo or query, both of which may hold secrets."""
-    parts = urlsplit(profile.endpoint)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}{parts.path}"
-
-
 def chat_call(target: ResolvedModel, payload: dict[str, Any]) -> tuple[str, bytes]:
     """The upstream URL and body for a chat-completions request, in the profile's protocol."""
     endpoint = target.profile.endpoint
@@ -58,73 +48,6 @@ def chat_call(target: ResolvedModel, payload: dict[str, Any]) -> tuple[str, byte
         body = _anthropic.messages_request(payload, target.model)
         return f"{endpoint}/messages", _json.dumps(body)
     return f"{endpoint}/chat/completions", _json.dumps({**payload, "model": target.model})
-
-
-def describe_failure(exc: httpx.HTTPError, profile: Profile, config: RelayConfig) -> RelayError:
-    """Turn a transport error into the 502/504 the browser gets."""
-    where = f"the model server '{profile.name}' at {public_url(profile)}"
-    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
-        return RelayError(
-            502,
-            f"Cannot reach {where}. Check that it is running and that the relay's "
-            "--upstream / base_url points at it.",
-        )
-    if isinstance(exc, httpx.TimeoutException):
-        return RelayError(
-            504,
-            f"{where.capitalize()} sent nothing for {config.first_byte_timeout:g} s. It may be "
-            "overloaded or still loading the model; try again, or raise first_byte_timeout.",
-        )
-    if isinstance(exc, httpx.RemoteProtocolError):
-        # Seen with llama-cpp-python, which ends the answer under way to serve a new one
-        # unless started with --interrupt_requests False (scripts/local_model.py does).
-        return RelayError(
-            502,
-            f"{where.capitalize()} closed the answer before its end. A server that answers "
-            "one request at a time may have dropped it for another one (two tabs asking at "
-            "once); ask again.",
-        )
-    return RelayError(502, f"The connection to {where} failed ({type(exc).__name__}). Try again.")
-
-
-def upstream_error(
-    response: httpx.Response,
-    body: bytes,
-    target: ResolvedModel,
-    key_env: str | None,
-    key_set: bool,
-    scrub: Scrubber,
-) -> RelayError:
-    """An upstream's error answer (``body``, its first bytes) as the error the browser gets:
-    its status and message, keys scrubbed, with a hint for the usual causes."""
-    kind, detail = None, body.decode("utf-8", "replace").strip()
-    try:
-        data = _json.loads(body)
-    except ValueError:
-        data = None
-    if isinstance(data, dict):
-        error = data.get("error", data)
-        if isinstance(error, dict):
-            kind = error.get("type") if isinstance(error.get("type"), str) else None
-            detail = str(error.get("message") or error.get("detail") or detail)
-        elif isinstance(error, str):
-            detail = error
-    status = response.status_code
-    detail = detail if len(detail) <= 1000 else detail[:1000] + "..."
-    message = f"The model server '{target.profile.name}' answered HTTP {status}: {detail}"
-    if status in (401, 403):
-        if key_env is None:
-            message += " (this profile sends no API key; set its api_key_env)"
-        elif not key_set:
-            message += f" (the environment variable {key_env} is not set on the relay)"
-        else:
-            message += f" (check the API key in {key_env} on the relay)"
-    elif status == 404:
-        message += f" (check that it serves the model {target.model!r})"
-    headers = {}
-    if "retry-after" in response.headers:
-        headers["Retry-After"] = response.headers["retry-after"]
-    return RelayError(status, scrub.text(message), type=kind or "upstream_error", headers=headers)
 
 
 class Upstreams:

@@ -12,11 +12,11 @@ codes, lists of characters; nested up to ``_DEPTH``). In each, a value is found:
   also shortened to initials and a surname (``C. Ashdown``, ``Ashdown, C.``);
 - with its separators collapsed (``_lexicon.Squeezed``: ``CorneliusAshdown``,
   ``A l i c e``, ``7-3-4-1-2``, ``73-412``);
-- as a number: by value (``73400`` is ``73,400.0``), rounded (down to the whole number
-  either side), scaled by a power of ten (``73.4`` for ``73400``) when it has three
-  significant digits or more, and written backwards when it has four digits or more;
-  in number words (``seventy-three thousand four hundred and twelve``, ``_normalise``);
-  also with a suffix of up to three letters (``73.4k``, ``73412USD``).
+- as a number (``_numbers``): by value (``73400`` is ``73,400.0``), rounded (down to
+  the whole number either side), scaled by a power of ten (``73.4`` for ``73400``) when
+  it has three significant digits or more, and written backwards when it has four
+  digits or more; in number words (``seventy-three thousand four hundred and twelve``,
+  ``_normalise``); also with a suffix of up to three letters (``73.4k``, ``73412USD``).
 
 What is found is hidden in the original text (the views map back to it). Integers
 from -9 to 9 are never hidden: they are counts, indexes and shapes. A kept name (a
@@ -27,40 +27,20 @@ schema mode does and does not promise.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Iterable
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from reckon.agent._types import JSONDict
 from reckon.agent.privacy._decode import encoded_runs
 from reckon.agent.privacy._lexicon import Lexicon, Squeezed
 from reckon.agent.privacy._normalise import View, folded, hex_bytes, numeric, rot13
+from reckon.agent.privacy._numbers import ProtectedNumbers, is_number
 
 __all__ = ["HIDDEN", "Redactor", "is_number"]
 
 HIDDEN = "[hidden]"
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w])")
-# A number with a unit or a suffix of up to three letters right after it (73.4k, 73412USD).
-_SUFFIXED = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?(?=[A-Za-z]{1,3}(?![\w]))")
-_MAX_DECIMALS = 6
 _FOLDED = 4  # values this long or longer are also found in any case and reversed
-_SCALED_DIGITS = 3  # significant digits a number needs to be found scaled
 _DEPTH = 2  # encodings inside encodings that are read
-
-
-def is_number(text: str) -> bool:
-    return bool(_NUMBER.fullmatch(text.strip())) and text == text.strip()
-
-
-def _mantissa(value: float) -> str:
-    """The significant digits of ``value``, without sign, point or power of ten."""
-    try:
-        digits = Decimal(format(abs(value), ".12g")).normalize().as_tuple().digits
-    except InvalidOperation:
-        return ""
-    return "".join(map(str, digits)).strip("0")
 
 
 class Redactor:
@@ -110,27 +90,7 @@ class Redactor:
         self._case_kept = {i.lower() for i in self._dotless} - {f.lower() for f in folded_forms}
         self._squeezed = Squeezed(folded_forms)
         self._kept = Lexicon([*kept, HIDDEN])
-        # NaN never prints as a match, and an infinity (inf, 1e999) says nothing of a row.
-        self._numbers = {n for n in numbers if math.isfinite(n)}
-        written = (float(s.replace(",", "")) for s in strings if is_number(s))
-        self._numbers.update(n for n in written if math.isfinite(n))
-        fractions = [n for n in self._numbers if n != round(n) and abs(n) < 1e15]
-        # A value shown with fewer decimals, rounded, truncated or ceiled (88123.75 as
-        # 88123.8, 88123.7, 88124 or 88123), is still that value.
-        self._rounded = [
-            {round(n, d) for n in fractions}
-            | {f(n * 10**d) / 10**d for n in fractions for f in (math.floor, math.ceil)}
-            for d in range(_MAX_DECIMALS + 1)
-        ]
-        self._mantissas = {
-            m for m in map(_mantissa, self._numbers if len(self._numbers) < 10**6 else ())
-            if len(m) >= _SCALED_DIGITS
-        }  # fmt: skip
-        # Whole numbers spaced out one digit apart (7 3 4 1 2) or in long groupings.
-        whole = {str(int(abs(n))) for n in self._numbers if n == int(n) and abs(n) >= 1000}
-        self._spaced_numbers = Squeezed(w for w in whole if abs(int(w)) < 10**18)
-        # A number printed backwards (``21437`` for 73412, ``57.32188`` for 88123.75).
-        self._reversed = {r for r in map(_reversed, self._numbers) if r is not None}
+        self._numbers = ProtectedNumbers(numbers, strings)
         self.memo: dict[str, str] = {}  # texts already filtered, by ``hidden``
 
     def hidden(self, text: str) -> str:
@@ -170,15 +130,15 @@ class Redactor:
             spans += _mapped(view, self._exact.find(view.text))
             spans += _mapped(view, self._folded_spans(view.text))
             spans += _mapped(view, self._squeezed.find(view.text))
-            spans += _mapped(view, self._number_spans(view.text))
+            spans += _mapped(view, self._numbers.spans(view.text))
         turned = rot13(normal)
         spans += _mapped(turned, self._folded_spans(turned.text))
         spans += _mapped(turned, self._squeezed.find(turned.text))
-        spans += _mapped(normal, self._spaced_numbers.find(normal.text))
+        spans += _mapped(normal, self._numbers.spaced.find(normal.text))
         numbers = numeric(base)
         if numbers.text != normal.text:
-            spans += _mapped(numbers, self._number_spans(numbers.text))
-            spans += _mapped(numbers, self._spaced_numbers.find(numbers.text))
+            spans += _mapped(numbers, self._numbers.spans(numbers.text))
+            spans += _mapped(numbers, self._numbers.spaced.find(numbers.text))
         if depth < _DEPTH:
             for start, end, decoded in encoded_runs(normal.text):
                 if any(self._spans(d, depth + 1) for d in decoded):
@@ -194,27 +154,6 @@ class Redactor:
             for a, b in found
             if text[a:b].lower() not in self._case_kept or text[a:b] in self._dotless
         ]
-
-    def _number_spans(self, text: str) -> list[tuple[int, int]]:
-        if not self._numbers:
-            return []
-        found = [*_NUMBER.finditer(text), *_SUFFIXED.finditer(text)]
-        return [m.span() for m in found if self._protected(m.group(0))]
-
-    def _protected(self, token: str) -> bool:
-        value = float(token.replace(",", ""))
-        if not math.isfinite(value):  # 10**400 or 1e999 printed: past any value's range
-            return False
-        if value == int(value) and -9 <= value <= 9:
-            return False
-        if value in self._numbers or value in self._reversed:
-            return True
-        if value == int(value) and value in self._rounded[0]:
-            return True
-        decimals = len(token.split(".", 1)[1]) if "." in token and "e" not in token.lower() else 0
-        if 0 < decimals <= _MAX_DECIMALS and value in self._rounded[decimals]:
-            return True
-        return _mantissa(value) in self._mantissas
 
     def filter_result(self, result: JSONDict) -> tuple[JSONDict, int]:
         """A copy of a run result with every protected value hidden (the model's view)."""
@@ -275,18 +214,6 @@ def _name_word(word: str) -> bool:
         and word[0].isupper()
         and word.replace("'", "").replace("-", "").replace("’", "").isalpha()
     )
-
-
-def _reversed(value: float) -> float | None:
-    """``value`` written backwards, when it has four digits or more and does not end in
-    a zero (backwards, a leading zero would make it a shorter, common number)."""
-    if not math.isfinite(value) or abs(value) >= 1e15:
-        return None
-    text = str(int(abs(value))) if value == int(value) else repr(abs(value))
-    digits = text.replace(".", "")
-    if len(digits) < _FOLDED or text.endswith("0") or "e" in text or not digits.isdigit():
-        return None
-    return float(text[::-1])
 
 
 def _distinct(*views: View) -> list[View]:
