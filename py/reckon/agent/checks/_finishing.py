@@ -27,6 +27,7 @@ from reckon.agent.checks._recheck import (
 )
 from reckon.agent.checks._row_number import row_number_recheck
 from reckon.agent.checks._unpicked import unpicked_correction, unpicked_recheck
+from reckon.agent.checks._unused import unused_numbers
 from reckon.agent.checks._verify import compare
 
 __all__ = ["Finishing", "verification"]
@@ -120,6 +121,7 @@ class Finishing:
             row_number=self._row_check(answer, codes),
             column_value=column_as_value(codes, set(self._names())),
             name=unprinted_name(self._question(), answer, self._outputs()),
+            unused="",
             ran_now=progress.ran_code,
         )
         if found is None:

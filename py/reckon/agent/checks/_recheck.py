@@ -25,8 +25,9 @@ from reckon.agent.checks._grounding import find_numbers
 from reckon.agent.checks._names import NAME_MESSAGE
 from reckon.agent.checks._periods import PERIOD_MESSAGE
 from reckon.agent.checks._row_number import ROW_NUMBER_MESSAGE
+from reckon.agent.checks._unused import UNUSED_MESSAGE
 from reckon.agent.models._code import unrun_blocks
-from reckon.agent.models._retry import FRESH_START
+from reckon.agent.models._retry import FRESH_START, REPEATED
 
 __all__ = [
     "EMPTY_REPLY",
@@ -107,13 +108,14 @@ def recheck_message(
     row_number: str = "",
     column_value: str = "",
     name: str = "",
+    unused: str = "",
     ran_now: bool = False,
 ) -> tuple[str, str] | None:
     """``(kind, message)`` to send the answer back with, or ``None`` to let it stand.
 
-    Each kind (``no-code``, ``draft``, ``unrun``, ``failed``, ``nothing``, ``missing``, ``row``,
-    ``name``, ``ungrounded``, ``period``, ``format``) is asked at most once an ask: ``asked`` holds
-    those already sent.
+    Each kind (``no-code``, ``draft``, ``unrun``, ``failed``, ``unused``, ``nothing``,
+    ``missing``, ``row``, ``name``, ``ungrounded``, ``period``, ``format``) is asked at most
+    once an ask: ``asked`` holds those already sent.
     ``last_output`` (the last cell's printed text) is quoted with the ungrounded
     numbers; ``last_error`` is the error of the last cell when it failed; ``period`` is
     ``_periods``' message when the code grouped a period question by whole dates;
@@ -139,6 +141,8 @@ def recheck_message(
         return "unrun", _UNRUN.format(what=unrun)
     if has_files and last_error and "failed" not in asked:
         return "failed", _FAILED.format(error=trim_text(last_error.strip(), 300))
+    if unused and not has_files and ran_now and "unused" not in asked:
+        return "unused", unused
     # Before the value's own checks: a cell Reckon put right answers them with its output.
     if period and "period" not in asked:
         return "period", period
@@ -252,6 +256,7 @@ _OURS = tuple(
     message.split("{", 1)[0]
     for message in (
         _DRAFT, _UNRUN, FRESH_START, _UNGROUNDED, _FAILED, EMPTY_RESULT, ROW_NUMBER_MESSAGE,
-        NAME_MESSAGE, STRING_MESSAGE, _FORMAT, PERIOD_MESSAGE, PART_MESSAGE,
+        NAME_MESSAGE, STRING_MESSAGE, _FORMAT, PERIOD_MESSAGE, PART_MESSAGE, UNUSED_MESSAGE,
+        REPEATED,
     )
 )  # fmt: skip

@@ -1,0 +1,151 @@
+"""A word problem's numbers that its program never uses.
+
+Without files, Reckon asks the model for a program that works the answer out. In the
+math set, four of the six wrong answers came from programs that left out a number the
+question gives ("in 4 weeks", "5 pizzas", "Four roommates", "8:00 in the evening"),
+while the arithmetic of what they did use was right. So once an ask, when the program
+that ran uses none of the literals a given number could be written as, the answer goes
+back with those numbers and the words around them, and the model decides: fix the
+program, or give the same answer again (which then stands).
+
+Only without files: with a table, the question's numbers are often years or names of
+columns, used as strings or not at all.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from collections.abc import Iterable
+
+from reckon.agent.checks._grounding import find_numbers
+
+__all__ = ["UNUSED_MESSAGE", "unused_numbers"]
+
+UNUSED_MESSAGE = (
+    "Your program does not use {numbers} from the question. Read the question again: "
+    "if the answer depends on {them}, fix the program and run it; if not, give the same "
+    "answer again."
+)
+# Number words a word problem gives counts in ("Eight friends", "twice"); a word before
+# a fraction ("three quarters", "two thirds") is left out: its program writes 3/4 or 0.75.
+_WORDS = {
+    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twice": 2, "double": 2,
+    "triple": 3, "dozen": 12,
+}  # fmt: skip
+# "the other three", "the two of them": a count given before, named again.
+_WORD = re.compile(
+    r"(?<!\bthe )(?<!\bother )\b(" + "|".join(_WORDS) + r")\b"
+    r"(?!\s+(?:halves|thirds?|quarters?|fifths?))",
+    re.I,
+)
+_TIME = re.compile(r"\b(\d{1,2}):(\d{2})\b")
+_YEAR = range(1900, 2101)  # "in 2020": a date, rarely a quantity the answer needs
+_SHOWN = 4
+
+
+def unused_numbers(question: str, codes: Iterable[str]) -> str:
+    """The message for the numbers ``question`` gives that none of ``codes`` (the
+    cells that ran for it) uses, or ``""`` (all used, or code that does not parse)."""
+    literals = _literals(codes)
+    if literals is None or not literals:
+        return ""
+    given = _given(question)
+    # A product written out (two $100 notes as 200, 14 trays of 12 as 168) uses both.
+    values = [entry[0] for entry in given]
+    products = {
+        value
+        for i, a in enumerate(values)
+        for b in values[i + 1 :]
+        if any(math.isclose(a * b, literal, rel_tol=1e-9) for literal in literals)
+        for value in (a, b)
+    }
+    missing: dict[float, str] = {}
+    for value, start, end, kind in given:
+        if value in missing or value in products or _used(value, kind, literals):
+            continue
+        missing[value] = _context(question, start, end)
+    if not missing:
+        return ""
+    shown = list(missing.values())[:_SHOWN]
+    numbers = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+    return UNUSED_MESSAGE.format(numbers=numbers, them="it" if len(shown) == 1 else "them")
+
+
+def _given(question: str) -> list[tuple[float, int, int, str]]:
+    """``(value, start, end, kind)`` of each number ``question`` gives that a program
+    would write: digits (kind ``number`` or ``percent``), counts in words, a time's
+    ``hour``."""
+    found = [
+        (n.value, n.start, n.end, "percent" if n.percent else "number")
+        for n in find_numbers(question)
+        if abs(n.value) > 1 and not (n.decimals == 0 and n.value in _YEAR and "," not in n.text)
+    ]
+    for word in _WORD.finditer(question):
+        found.append((float(_WORDS[word.group(1).lower()]), *word.span(), "number"))
+    for match in _TIME.finditer(question):
+        hour = float(match.group(1))
+        if hour > 1:
+            found.append((hour, match.start(), match.end(), "hour"))
+    return sorted(found, key=lambda entry: entry[1])
+
+
+def _literals(codes: Iterable[str]) -> set[float] | None:
+    """The numbers ``codes`` write: literals, and strings that are only a number ('2021'
+    as a key), comments and other text left out; None when one does not parse. Read
+    from the syntax tree, so that an f-string's ``{4}`` counts on every Python."""
+    values: set[float] = set()
+    for code in codes:
+        try:
+            tree = ast.parse(code)
+        except (SyntaxError, ValueError):
+            return None
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Constant) or isinstance(node.value, bool):
+                continue
+            value = node.value
+            if isinstance(value, str):
+                try:
+                    value = float(value.strip())
+                except ValueError:
+                    continue
+            if isinstance(value, int | float) and math.isfinite(value):
+                values.add(float(value))
+    return values
+
+
+def _used(value: float, kind: str, literals: set[float]) -> bool:
+    """Whether ``value`` is among ``literals`` as it is, as a fraction when a percent,
+    an hour plus 12 (8:00 in the evening as 20), or as the whole or the part of an hour
+    of a decimal (2 hours 15 minutes as 2.25)."""
+    wanted = [value, value / 100] if kind == "percent" else [value]
+    if kind == "hour":
+        wanted.append(value + 12)  # in the afternoon or evening
+    if value < 60 and value == int(value):
+        wanted.append(value / 60)
+    for literal in literals:
+        for want in wanted:
+            if math.isclose(literal, want, rel_tol=1e-9):
+                return True
+        whole = math.floor(literal)
+        part = literal - whole
+        if part and (whole == value or (value < 60 and math.isclose(part, value / 60))):
+            return True
+    return False
+
+
+def _context(question: str, start: int, end: int) -> str:
+    """The number as written, with the word before it and up to two after (to the end
+    of the clause), quoted."""
+    while start > 0 and not question[start - 1].isspace():
+        start -= 1
+    before = question[:start].split()[-1:]
+    after: list[str] = []
+    for word in question[end:].split()[:2]:
+        after.append(word)
+        if word[-1] in ",.;:?!":
+            break
+    words = " ".join([*before, question[start:end], *after]).strip(" ,.;:?!")
+    return f"{question[start:end].strip()} ({words!r})"
