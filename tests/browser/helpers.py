@@ -113,6 +113,21 @@ def a_chat_page_with(browser: Any, url: str, csv: str, **options: Any) -> Iterat
         context.close()
 
 
+@contextmanager
+def a_chat_at(browser: Any, url: str, *, height: int = 900) -> Iterator[Any]:
+    """`url`/index.html at 1280 x `height` in a new browser context, its status saying
+    ready (the page's calls wait 60 s by default); the context closes after."""
+    context = browser.new_context(viewport={"width": 1280, "height": height})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(f"{url}/index.html")
+        page.get_by_role("status").filter(has_text="ready").wait_for(timeout=120_000)
+        yield page
+    finally:
+        context.close()
+
+
 # Collects the page's events in window.__events, so a test can look at them later.
 LISTEN = """
   window.__events = [];
