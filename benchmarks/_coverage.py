@@ -15,6 +15,7 @@ import asyncio
 import itertools
 import json
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ WEB = Path(__file__).resolve().parents[1] / "web"
 Handler = Callable[[dict[str, Any]], None]
 
 
-class Session:
+class Session(ABC):
     """One DevTools session: `send` a command, `on` an event."""
 
     def __init__(self, kind: str, url: str) -> None:
@@ -33,8 +34,9 @@ class Session:
         self.children: dict[str, Child] = {}
         self.debugging = False  # Debugger enabled, for the sources of scripts
 
+    @abstractmethod
     async def send(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        raise NotImplementedError
+        """Send `method` with `params` to this session's context, and return its reply."""
 
     def on(self, method: str, handler: Handler) -> None:
         self.handlers.setdefault(method, []).append(handler)

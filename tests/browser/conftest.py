@@ -37,11 +37,11 @@ from .helpers import (
     Canary,
     a_canary,
     a_console,
-    a_site_with_its_headers,
     page_call,
 )
 from .playlist_kit import Playlist, a_playlist_server, a_relay_of
 from .playlist_kit import a_console_page as playlist_console
+from .site_kit import a_site_with_its_headers
 from .snapshot_kit import results, serve_site, visit
 
 pytestmark = pytest.mark.browser

@@ -9,21 +9,19 @@ fails the test with a message instead of hanging the session.
 from __future__ import annotations
 
 import base64
-import functools
 import http.server
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from reckon._cli import main
 
 # The page-side helpers of the headless API (a deadline race, base64 for bytes):
 # the tests call the page exactly as reckon.Session does.
 from reckon.client._runtime import _PRELUDE
-from support import SALES, QuietServer, serving
+from support import SALES, serving
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SALES_BYTES = SALES.encode()  # what the pages upload and read back
@@ -110,6 +108,21 @@ def a_chat_page_with(browser: Any, url: str, csv: str, **options: Any) -> Iterat
             ".encode(csv)})",
             csv,
         )
+        yield page
+    finally:
+        context.close()
+
+
+@contextmanager
+def a_chat_at(browser: Any, url: str, *, height: int = 900) -> Iterator[Any]:
+    """`url`/index.html at 1280 x `height` in a new browser context, its status saying
+    ready (the page's calls wait 60 s by default); the context closes after."""
+    context = browser.new_context(viewport={"width": 1280, "height": height})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(f"{url}/index.html")
+        page.get_by_role("status").filter(has_text="ready").wait_for(timeout=120_000)
         yield page
     finally:
         context.close()
@@ -264,36 +277,6 @@ def a_canary() -> Iterator[Canary]:
     canary = Canary()
     with serving(canary.server):
         yield canary
-
-
-class _HeadersHandler(http.server.SimpleHTTPRequestHandler):
-    """Serves the site with the headers of its `_headers.json`, as `reckon serve` does:
-    every matching rule applies in order, later ones win (COOP/COEP included)."""
-
-    rules: ClassVar[list[tuple[str, dict[str, str]]]] = []
-
-    def end_headers(self) -> None:
-        relative = self.path.split("?", 1)[0].split("#", 1)[0].lstrip("/") or "index.html"
-        merged: dict[str, str] = {}
-        for pattern, headers in self.rules:
-            if fnmatchcase(relative, pattern):
-                merged.update(headers)
-        for name, value in merged.items():
-            self.send_header(name, value)
-        super().end_headers()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-@contextmanager
-def a_site_with_its_headers(site: Path) -> Iterator[str]:
-    """The built site on 127.0.0.1 with the build's headers; yields its base URL."""
-    rules = [(r["pattern"], r["headers"]) for r in json.loads((site / "_headers.json").read_text())]
-    handler_class = type("Handler", (_HeadersHandler,), {"rules": rules})
-    handler = functools.partial(handler_class, directory=str(site))
-    with serving(QuietServer(("127.0.0.1", 0), handler)) as url:
-        yield url
 
 
 def reckon_eval(*args: str | Path) -> int:

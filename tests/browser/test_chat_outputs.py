@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from .helpers import a_chat_at
 from .playlist_kit import Playlist
 
 pytestmark = pytest.mark.browser
@@ -18,13 +19,8 @@ WRITE = "import pandas as pd\npd.DataFrame({'a': [1, 2]}).to_csv('/output/summar
 
 @pytest.fixture(scope="module")
 def a_chat_page(a_browser: Any, a_playlist_site: str) -> Iterator[Any]:
-    context = a_browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    page.goto(f"{a_playlist_site}/index.html")
-    page.get_by_role("status").filter(has_text="ready").wait_for(timeout=120_000)
-    yield page
-    context.close()
+    with a_chat_at(a_browser, a_playlist_site) as page:
+        yield page
 
 
 def test_a_file_a_cell_wrote_is_listed_before_the_answer(

@@ -21,7 +21,7 @@ from support import (
     reckon_serve,
 )
 
-from .helpers import last_answer
+from .helpers import a_chat_at, last_answer
 
 # -- Through a real relay: a slow model that thinks, and a model that is not there. --
 
@@ -62,12 +62,7 @@ def a_relay_with_two_models(tmp_path_factory: Any) -> Iterator[str]:
 def test_a_slow_model_shows_the_wait_its_thinking_and_the_state_of_each_model(
     a_browser: Any, a_relay_with_two_models: str
 ) -> None:
-    context = a_browser.new_context(viewport={"width": 1280, "height": 900})
-    try:
-        page = context.new_page()
-        page.set_default_timeout(60_000)
-        page.goto(f"{a_relay_with_two_models}/index.html")
-        page.get_by_role("status").filter(has_text="ready").wait_for(timeout=120_000)
+    with a_chat_at(a_browser, a_relay_with_two_models) as page:
         assert page.locator("#model-name").inner_text() == "slow"
         page.locator("#model-chip").click()
         assert page.locator("#model").locator("option").all_inner_texts() == [
@@ -117,20 +112,13 @@ def test_a_slow_model_shows_the_wait_its_thinking_and_the_state_of_each_model(
             timeout=30_000
         )
         assert "unreachable" in page.locator("#model-list li[data-model='ghost']").inner_text()
-    finally:
-        context.close()
 
 
 @pytest.mark.slow
 def test_a_real_model_is_named_in_full_and_its_next_wait_is_estimated(
     a_browser: Any, a_relay_with_two_models: str, tmp_path: Any
 ) -> None:
-    context = a_browser.new_context(viewport={"width": 1280, "height": 800})
-    try:
-        page = context.new_page()
-        page.set_default_timeout(60_000)
-        page.goto(f"{a_relay_with_two_models}/index.html")
-        page.get_by_role("status").filter(has_text="ready").wait_for(timeout=120_000)
+    with a_chat_at(a_browser, a_relay_with_two_models, height=800) as page:
         # The welcome says what this model is sent, not what the demo would send.
         welcome = page.get_by_role("region", name="Welcome")
         assert "The model, slow, is sent your question" in welcome.inner_text()
@@ -170,5 +158,3 @@ def test_a_real_model_is_named_in_full_and_its_next_wait_is_estimated(
         page.screenshot(path=str(tmp_path / "estimate-1280.png"))
         assert "earlier calls to slow" in (waiting.get_attribute("title") or "")
         last_answer(page).wait_for(timeout=120_000)
-    finally:
-        context.close()

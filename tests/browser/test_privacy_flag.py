@@ -11,18 +11,15 @@ import pytest
 
 from support import TEST_DATA
 
+from .helpers import a_chat_at
+
 PEOPLE = TEST_DATA / "fake" / "customers.csv"
 
 
 @pytest.fixture(scope="module")
 def a_chat_page(a_browser: Any, a_static_server: str) -> Iterator[Any]:
-    context = a_browser.new_context(viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    page.goto(f"{a_static_server}/index.html")
-    page.get_by_role("status").filter(has_text="ready").wait_for(timeout=120_000)
-    yield page
-    context.close()
+    with a_chat_at(a_browser, a_static_server, height=800) as page:
+        yield page
 
 
 def test_a_file_without_personal_data_gets_no_flag(a_chat_page: Any) -> None:

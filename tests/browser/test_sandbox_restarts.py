@@ -14,13 +14,13 @@ import pytest
 
 from .helpers import (
     a_console,
-    a_site_with_its_headers,
     call,
     ok,
     page_call,
     run,
     upload_bytes,
 )
+from .site_kit import a_site_with_its_headers
 
 pytestmark = pytest.mark.browser
 

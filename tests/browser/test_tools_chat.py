@@ -16,7 +16,7 @@ import pytest
 
 from reckon.reproduce import reproduce_in_sandbox, reproduce_notebook
 
-from .helpers import no_overflow
+from .helpers import a_chat_at, no_overflow
 from .playlist_kit import Playlist, a_console_page
 
 pytestmark = pytest.mark.browser
@@ -46,14 +46,9 @@ CELL = (
 
 @pytest.fixture(scope="module")
 def a_tool_chat(a_browser: Any, a_playlist_site: str) -> Iterator[Any]:
-    context = a_browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    page.goto(f"{a_playlist_site}/index.html")
-    page.get_by_role("status").filter(has_text="ready").wait_for(timeout=120_000)
-    page.evaluate(REGISTER)
-    yield page
-    context.close()
+    with a_chat_at(a_browser, a_playlist_site) as page:
+        page.evaluate(REGISTER)
+        yield page
 
 
 def shot(page: Any, name: str) -> None:
@@ -139,12 +134,7 @@ def test_a_restored_conversation_shows_its_tool_rows(
     """After a reload, and in a kept conversation opened again, a cell's tool calls are
     rows where its steps are, as they were shown live (the one that failed too)."""
     model, _ = a_playlist
-    context = a_browser.new_context(viewport={"width": 1280, "height": 900})
-    try:
-        page = context.new_page()
-        page.set_default_timeout(60_000)
-        page.goto(f"{a_playlist_site}/index.html")
-        page.get_by_role("status").filter(has_text="ready").wait_for(timeout=120_000)
+    with a_chat_at(a_browser, a_playlist_site) as page:
         page.evaluate(REGISTER)
         model.queue = [("code", RESTORED_CELL), ("text", "March comes to 200.5.")]
         start_ask(page, "March total")
@@ -176,8 +166,6 @@ def test_a_restored_conversation_shows_its_tool_rows(
         assert opened["status"] == "ok", opened
         page.locator("#messages .turn .answer").last.wait_for()
         assert tool_rows(page) == live
-    finally:
-        context.close()
 
 
 class FreshSandbox:

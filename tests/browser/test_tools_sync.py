@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from .helpers import Canary, a_console, a_site_with_its_headers, ok, page_call, run
+from .helpers import Canary, a_console, ok, page_call, run
+from .site_kit import a_site_with_its_headers
 from .tool_kit import ran, register, tool_events
 
 pytestmark = pytest.mark.browser
