@@ -121,7 +121,7 @@ class Finishing:
             row_number=self._row_check(answer, codes),
             column_value=column_as_value(codes, set(self._names())),
             name=unprinted_name(self._question(), answer, self._outputs()),
-            unused="",
+            unused="" if progress.has_files else unused_numbers(self._question(), codes),
             ran_now=progress.ran_code,
         )
         if found is None:
