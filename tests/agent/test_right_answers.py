@@ -148,8 +148,14 @@ def test_a_pandas_read_of_a_loaded_upload_runs_as_read_table(executor: KernelExe
         pytest.param("@Food and drink", None, id="spaces-unclear"),
         pytest.param("@2012-06-26 20:00:00", "@region[2012-06-26 20:00:00]", id="date-and-time"),
         pytest.param("Ask a@b.com", None, id="an-email"),
+        # On a line of its own, prose after it (seen in run 14: @Energía, scored wrong).
+        pytest.param("It is:\n\n@East\n\nThis is because East sells most.",
+                     "It is:\n\n@region[East]\n\nThis is because East sells most.",
+                     id="own-line"),
+        pytest.param("@Food and drink\nmore", None, id="spaces-unclear-on-a-line"),
+        pytest.param("It is @East or @West\nmaybe", None, id="two-ats"),
     ],
-)
+)  # fmt: skip
 def test_the_form_without_name_and_brackets_is_put_right(
     written: str, repaired: str | None
 ) -> None:

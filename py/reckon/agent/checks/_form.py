@@ -139,15 +139,14 @@ def _timestamp_part(answer: str, name: str) -> str | None:
     return f"{answer[: form.start()]}@{name}[{int(stamp.group(group))}]{answer[form.end() :]}"
 
 
-# One @value at the end of the answer, not an e-mail's @: a word or a number, with
-# nothing after it but a full stop. A value with spaces ("@Food and drink") is not
-# taken: where it ends cannot be told.
-# One word or number, or a date with its time ("@2012-06-26 20:00:00", seen for
-# @hour[YYYY-MM-DD HH:MM:SS]); words with spaces are left: "@Food and drink" may be
+# One @value at the end of the answer or of a line (seen in run 14: "is:\n\n@Energía\n\n
+# This is because …"), not an e-mail's @: a word or a number, with nothing after it on
+# its line but a full stop; or a date with its time ("@2012-06-26 20:00:00", seen for
+# @hour[YYYY-MM-DD HH:MM:SS]). Words with spaces are left: "@Food and drink" may be
 # "@Food" and more words.
 _BARE = re.compile(
     r"(?:^|(?<=[\s(:]))@(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?|-?[\w.,\-–]*\w)"
-    r"(?=\.?\s*$)"
+    r"(?=\.?[ \t]*(?:\n|$))"
 )
 _AT = re.compile(r"(?:^|(?<=[\s(:]))@")
 
