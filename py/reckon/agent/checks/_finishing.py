@@ -45,6 +45,7 @@ class Finishing:
     earlier: list[JSONDict]  # the steps of the transcript's asks
     log: StepLog
     environment: JSONDict
+    _redo: bool = False  # the program is asked for again: this ask's cells leave the history
 
     def finish(
         self, written: str, progress: Progress, *, rechecks: bool, started: float
@@ -69,8 +70,12 @@ class Finishing:
         if again is not None:
             if progress.draft:
                 # Set aside: the next call asks for a program in place of the question,
-                # with this answer out of sight (a model shown it argues for it).
+                # with this answer out of sight (a model shown it argues for it), and
+                # with it a program that left numbers out (a model shown it copies it).
                 self.messages.pop()
+                if self._redo:
+                    at = max(i for i, m in enumerate(self.messages) if is_question(m))
+                    del self.messages[at + 1 :]
             else:
                 self.messages.append({"role": "user", "content": again})
             step: JSONDict = {"kind": "recheck", "text": text, "message": again}
@@ -127,8 +132,9 @@ class Finishing:
         if found is None:
             return None
         progress.rechecks.add(found[0])
-        if found[0] in ("draft", "no-code"):
+        if found[0] in ("draft", "no-code", "unused"):
             progress.draft = found[1]
+        self._redo = found[0] == "unused"
         fix = self._row_correction(found[0], answer, codes)
         if fix is not None:  # a label read from the wrong row: Reckon reads it from the right one
             progress.correction = fix

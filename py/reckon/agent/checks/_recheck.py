@@ -127,7 +127,8 @@ def recheck_message(
     ``ran_code``: code ran in this conversation, ``ran_now``: in this ask.
     Without files, an answer that states a number the question does not, with no
     code run for it, is a ``draft``: the message is the request the next call sends in
-    place of the question (``draft_request``); so is a ``no-code`` one, with files."""
+    place of the question (``draft_request``); so is a ``no-code`` one, with files, and
+    an ``unused`` one, the program asked for again with the numbers it left out."""
     if not ran_code and has_files and "no-code" not in asked:
         return "no-code", _NO_CODE.format(question=question.strip())
     if not has_files and "draft" not in asked and not ran_now:
@@ -142,7 +143,7 @@ def recheck_message(
     if has_files and last_error and "failed" not in asked:
         return "failed", _FAILED.format(error=trim_text(last_error.strip(), 300))
     if unused and not has_files and ran_now and "unused" not in asked:
-        return "unused", unused
+        return "unused", draft_request(question, note=unused)
     # Before the value's own checks: a cell Reckon put right answers them with its output.
     if period and "period" not in asked:
         return "period", period
@@ -193,9 +194,10 @@ def _form_hint(asked: list[str], answer: str) -> str:
     return _FILL
 
 
-def draft_request(question: str) -> str:
-    """What the next call asks in place of ``question``: a program that computes it."""
-    return _DRAFT.format(question=question.strip())
+def draft_request(question: str, *, note: str = "") -> str:
+    """What the next call asks in place of ``question``: a program that computes it
+    (``note``: what went wrong with the one before, said after the question)."""
+    return _DRAFT.format(question=question.strip() + (f"\n\n{note}" if note else ""))
 
 
 def drafted(messages: list[JSONDict], draft: str) -> list[JSONDict]:

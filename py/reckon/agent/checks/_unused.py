@@ -4,9 +4,11 @@ Without files, Reckon asks the model for a program that works the answer out. In
 math set, four of the six wrong answers came from programs that left out a number the
 question gives ("in 4 weeks", "5 pizzas", "Four roommates", "8:00 in the evening"),
 while the arithmetic of what they did use was right. So once an ask, when the program
-that ran uses none of the literals a given number could be written as, the answer goes
-back with those numbers and the words around them, and the model decides: fix the
-program, or give the same answer again (which then stands).
+that ran uses none of the literals a given number could be written as, the answer is
+set aside and a program is asked for again, the first one out of sight, with those
+numbers and the words around them. Told instead "fix it, or give the same answer
+again", the 1.5B model gave the same answer all four times. A number the answer does
+not depend on costs one more program: the next answer stands.
 
 Only without files: with a table, the question's numbers are often years or names of
 columns, used as strings or not at all.
@@ -24,9 +26,8 @@ from reckon.agent.checks._grounding import find_numbers
 __all__ = ["UNUSED_MESSAGE", "unused_numbers"]
 
 UNUSED_MESSAGE = (
-    "Your program does not use {numbers} from the question. Read the question again: "
-    "if the answer depends on {them}, fix the program and run it; if not, give the same "
-    "answer again."
+    "A program written for it before did not use {numbers} from the question: work "
+    "every number the question gives into the program."
 )
 # Number words a word problem gives counts in ("Eight friends", "twice"); a word before
 # a fraction ("three quarters", "two thirds") is left out: its program writes 3/4 or 0.75.
@@ -71,7 +72,7 @@ def unused_numbers(question: str, codes: Iterable[str]) -> str:
         return ""
     shown = list(missing.values())[:_SHOWN]
     numbers = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
-    return UNUSED_MESSAGE.format(numbers=numbers, them="it" if len(shown) == 1 else "them")
+    return UNUSED_MESSAGE.format(numbers=numbers)
 
 
 def _given(question: str) -> list[tuple[float, int, int, str]]:
