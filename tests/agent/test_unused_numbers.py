@@ -151,6 +151,9 @@ def test_with_files_the_questions_numbers_are_not_asked_for(
             "# 3 bags\nprint(f'3 bags: {4}')",
             "3 ('has 3 bags of')",
         ),
+        # One number is a label more often than a quantity (seen: "please do ask 12",
+        # its cells printing 'step 12.' + str(k)).
+        ("please do ask 12", "print('step 12.' + str(9))", ""),
         # Code that does not parse: no message rather than a wrong one.
         (EGGS, "print(45 *", ""),
     ],

@@ -54,6 +54,10 @@ def unused_numbers(question: str, codes: Iterable[str]) -> str:
     if literals is None or not literals:
         return ""
     given = _given(question)
+    if len({entry[0] for entry in given}) < 2:
+        # One number is more often a label ("ask 12", "question 5") than a quantity; a
+        # word problem gives several.
+        return ""
     # A product written out (two $100 notes as 200, 14 trays of 12 as 168) uses both.
     values = [entry[0] for entry in given]
     products = {
