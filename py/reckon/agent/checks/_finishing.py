@@ -45,7 +45,6 @@ class Finishing:
     earlier: list[JSONDict]  # the steps of the transcript's asks
     log: StepLog
     environment: JSONDict
-    _redo: bool = False  # the program is asked for again: this ask's cells leave the history
 
     def finish(
         self, written: str, progress: Progress, *, rechecks: bool, started: float
@@ -66,14 +65,15 @@ class Finishing:
         text, grounding = self.repaired(written)
         repair = {"written": written} if text != written else {}
         self.messages.append({"role": "assistant", "content": text})
-        again = self.recheck(text, grounding, progress) if rechecks else None
-        if again is not None:
+        found = self.recheck(text, grounding, progress) if rechecks else None
+        if found is not None:
+            kind, again = found
             if progress.draft:
                 # Set aside: the next call asks for a program in place of the question,
                 # with this answer out of sight (a model shown it argues for it), and
                 # with it a program that left numbers out (a model shown it copies it).
                 self.messages.pop()
-                if self._redo:
+                if kind == "unused":  # the program is asked for again: its cells go too
                     at = max(i for i, m in enumerate(self.messages) if is_question(m))
                     del self.messages[at + 1 :]
             else:
@@ -106,8 +106,11 @@ class Finishing:
             return answer, grounding
         return fixed, self._ground(fixed)
 
-    def recheck(self, answer: str, grounding: JSONDict, progress: Progress) -> str | None:
-        """What to send the answer back with (``_recheck``), at most once per kind."""
+    def recheck(
+        self, answer: str, grounding: JSONDict, progress: Progress
+    ) -> tuple[str, str] | None:
+        """The kind of recheck and what to send the answer back with (``_recheck``), at
+        most once per kind."""
         if len(progress.rechecks) >= _RECHECKS or self._said_again(answer, grounding, progress):
             return None
         computed = progress.ran_code or any(_by_model(s) for s in self.earlier)
@@ -134,16 +137,15 @@ class Finishing:
         progress.rechecks.add(found[0])
         if found[0] in ("draft", "no-code", "unused"):
             progress.draft = found[1]
-        self._redo = found[0] == "unused"
         fix = self._row_correction(found[0], answer, codes)
         if fix is not None:  # a label read from the wrong row: Reckon reads it from the right one
             progress.correction = fix
-            return fix.message
+            return found[0], fix.message
         if found[0] == "period" and correction is not None:
             # The loop runs the cell put right and adds its output to the message.
             progress.correction = correction
-            return correction.message
-        return found[1]
+            return found[0], correction.message
+        return found
 
     def _row_correction(self, kind: str, answer: str, codes: list[str]) -> Correction | None:
         """The cell that reads the asked label from the right row, for Reckon to run:

@@ -25,7 +25,6 @@ from reckon.agent.checks._grounding import find_numbers
 from reckon.agent.checks._names import NAME_MESSAGE
 from reckon.agent.checks._periods import PERIOD_MESSAGE
 from reckon.agent.checks._row_number import ROW_NUMBER_MESSAGE
-from reckon.agent.checks._unused import UNUSED_MESSAGE
 from reckon.agent.models._code import unrun_blocks
 from reckon.agent.models._retry import FRESH_START, REPEATED
 
@@ -258,7 +257,6 @@ _OURS = tuple(
     message.split("{", 1)[0]
     for message in (
         _DRAFT, _UNRUN, FRESH_START, _UNGROUNDED, _FAILED, EMPTY_RESULT, ROW_NUMBER_MESSAGE,
-        NAME_MESSAGE, STRING_MESSAGE, _FORMAT, PERIOD_MESSAGE, PART_MESSAGE, UNUSED_MESSAGE,
-        REPEATED,
+        NAME_MESSAGE, STRING_MESSAGE, _FORMAT, PERIOD_MESSAGE, PART_MESSAGE, REPEATED,
     )
 )  # fmt: skip

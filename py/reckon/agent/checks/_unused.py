@@ -54,12 +54,12 @@ def unused_numbers(question: str, codes: Iterable[str]) -> str:
     if literals is None or not literals:
         return ""
     given = _given(question)
-    if len({entry[0] for entry in given}) < 2:
+    values = [entry[0] for entry in given]
+    if len(set(values)) < 2:
         # One number is more often a label ("ask 12", "question 5") than a quantity; a
         # word problem gives several.
         return ""
     # A product written out (two $100 notes as 200, 14 trays of 12 as 168) uses both.
-    values = [entry[0] for entry in given]
     products = {
         value
         for i, a in enumerate(values)
@@ -128,8 +128,6 @@ def _used(value: float, kind: str, literals: set[float]) -> bool:
     wanted = [value, value / 100] if kind == "percent" else [value]
     if kind == "hour":
         wanted.append(value + 12)  # in the afternoon or evening
-    if value < 60 and value == int(value):
-        wanted.append(value / 60)
     for literal in literals:
         for want in wanted:
             if math.isclose(literal, want, rel_tol=1e-9):
