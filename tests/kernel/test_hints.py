@@ -45,6 +45,22 @@ SETUP = (
             "table it was asked of has 0 rows",
             id="names-asked-of-an-empty-selection",
         ),
+        pytest.param(
+            # pandas words these "Column not found: Oslo" and "['precip'] not in index".
+            "df.groupby('city')['Oslo'].mean()",
+            "KeyError",
+            "'Oslo' is not a column but a value of the column 'city'",
+            id="a-row-label-asked-of-a-groupby",
+        ),
+        pytest.param(
+            "df[['precip', 'city']]", "KeyError", "did you mean 'precipitation'", id="in-a-list"
+        ),
+        pytest.param(
+            "df[['WINDSPEED', 'Sub_Group']]",
+            "KeyError",
+            "spelled ' WINDSPEED'",
+            id="none-of-a-list",
+        ),
         pytest.param("df.Year", "AttributeError", "df['date'].dt.year", id="attribute-column"),
         pytest.param(
             "df['precipitation'].sum().idxmax()", "AttributeError", "already reduced", id="scalar"

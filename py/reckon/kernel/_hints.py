@@ -11,6 +11,7 @@ never runs anything.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
 from types import TracebackType
@@ -52,7 +53,7 @@ def error_hint(exc: BaseException) -> str:
     """A hint for ``exc`` raised by a cell, or ``""``."""
     try:
         if isinstance(exc, KeyError) and exc.args and isinstance(exc.args[0], str):
-            return _missing_column(exc.args[0], _frames(exc.__traceback__))
+            return _missing_column(_asked_key(exc.args[0]), _frames(exc.__traceback__))
         if isinstance(exc, AttributeError):
             return _attribute(str(exc), _frames(exc.__traceback__))
         if isinstance(exc, NameError) and getattr(exc, "name", None):
@@ -91,6 +92,31 @@ def _cell_globals(tb: TracebackType | None) -> dict[str, Any]:
             return tb.tb_frame.f_globals
         tb = tb.tb_next
     return {}
+
+
+# How pandas words a KeyError for names asked in a list or of a groupby, around the
+# names themselves: "Column not found: X" (a groupby's column), "Columns not found:
+# 'X'", "['X'] not in index", "None of [Index(['X', 'Y'], ...)] are in the [columns]".
+# Seen: the hint said "there is no column 'Column not found: Aantal inwoners'".
+_GROUPBY_KEY = re.compile(r"Column not found: (.+)", re.S)
+_LISTED_KEYS = re.compile(r"^(?:Columns not found: |\[|None of \[Index\(\[)")
+_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"")
+
+
+def _asked_key(message: str) -> str:
+    """The column name a pandas ``KeyError`` message is about (the first, of several)."""
+    single = _GROUPBY_KEY.fullmatch(message)
+    if single:
+        return single.group(1)
+    if _LISTED_KEYS.match(message):
+        quoted = _QUOTED.search(message)
+        if quoted:
+            try:
+                name = ast.literal_eval(quoted.group(0))
+            except (SyntaxError, ValueError):
+                return message
+            return name if isinstance(name, str) else message
+    return message
 
 
 def _folded(name: str) -> str:
