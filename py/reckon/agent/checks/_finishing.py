@@ -15,6 +15,7 @@ from reckon.agent.checks._form import repair_form, variable_form
 from reckon.agent.checks._grounding import ground_answer, step_outputs, step_sources
 from reckon.agent.checks._label_max import label_max_correction, label_max_recheck
 from reckon.agent.checks._label_missing import missing_label_correction
+from reckon.agent.checks._left_out import left_out_name
 from reckon.agent.checks._method import answer_method
 from reckon.agent.checks._names import unprinted_name
 from reckon.agent.checks._periods import columns, period_recheck
@@ -129,6 +130,7 @@ class Finishing:
             row_number=self._row_check(answer, codes),
             column_value=column_as_value(codes, set(self._names())),
             name=unprinted_name(self._question(), answer, self._outputs()),
+            left_out=left_out_name(self._question(), answer),
             unused="" if progress.has_files else unused_numbers(self._question(), codes),
             ran_now=progress.ran_code,
         )

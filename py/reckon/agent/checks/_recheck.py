@@ -22,6 +22,7 @@ from reckon.agent.checks._date_strings import STRING_MESSAGE
 from reckon.agent.checks._empty import EMPTY_RESULT, empty_message, empty_result, missing_again
 from reckon.agent.checks._form import GIVEN_FORM, filled
 from reckon.agent.checks._grounding import find_numbers
+from reckon.agent.checks._left_out import LEFT_OUT_MESSAGE
 from reckon.agent.checks._names import NAME_MESSAGE
 from reckon.agent.checks._periods import PERIOD_MESSAGE
 from reckon.agent.checks._row_number import ROW_NUMBER_MESSAGE
@@ -107,14 +108,15 @@ def recheck_message(
     row_number: str = "",
     column_value: str = "",
     name: str = "",
+    left_out: str = "",
     unused: str = "",
     ran_now: bool = False,
 ) -> tuple[str, str] | None:
     """``(kind, message)`` to send the answer back with, or ``None`` to let it stand.
 
     Each kind (``no-code``, ``draft``, ``unrun``, ``failed``, ``unused``, ``nothing``,
-    ``missing``, ``row``, ``name``, ``ungrounded``, ``period``, ``format``) is asked at most
-    once an ask: ``asked`` holds those already sent.
+    ``missing``, ``row``, ``left-out``, ``name``, ``ungrounded``, ``period``, ``format``)
+    is asked at most once an ask: ``asked`` holds those already sent.
     ``last_output`` (the last cell's printed text) is quoted with the ungrounded
     numbers; ``last_error`` is the error of the last cell when it failed; ``period`` is
     ``_periods``' message when the code grouped a period question by whole dates;
@@ -122,8 +124,8 @@ def recheck_message(
     ``_label_max``'s when the largest label was taken for the largest value's);
     ``column_value`` joins an answer of nothing when a column's name was compared as a
     value (``_empty``); ``name`` is a name the answer gives that no output shows
-    (``_names``);
-    ``ran_code``: code ran in this conversation, ``ran_now``: in this ask.
+    (``_names``); ``left_out`` is ``_left_out``'s when the answer is what the question
+    leaves out; ``ran_code``: code ran in this conversation, ``ran_now``: in this ask.
     Without files, an answer that states a number the question does not, with no
     code run for it, is a ``draft``: the message is the request the next call sends in
     place of the question (``draft_request``); so is a ``no-code`` one, with files, and
@@ -154,6 +156,8 @@ def recheck_message(
         return "missing", again
     if row_number and "row" not in asked:
         return "row", row_number
+    if left_out and ran_now and "left-out" not in asked:
+        return "left-out", left_out
     if name and has_files and ran_now and "name" not in asked:
         message = NAME_MESSAGE.format(value=name)
         if last_output.strip():
@@ -258,5 +262,6 @@ _OURS = tuple(
     for message in (
         _DRAFT, _UNRUN, FRESH_START, _UNGROUNDED, _FAILED, EMPTY_RESULT, ROW_NUMBER_MESSAGE,
         NAME_MESSAGE, STRING_MESSAGE, _FORMAT, PERIOD_MESSAGE, PART_MESSAGE, REPEATED,
+        LEFT_OUT_MESSAGE,
     )
 )  # fmt: skip
