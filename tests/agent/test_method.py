@@ -48,8 +48,18 @@ from .helpers import KernelExecutor, answer, code_reply, put_file, run
         ),
         pytest.param(
             "print(df.loc[df['J-D'].idxmax(), 'Year'])",
-            "'Year' of the row of ('J-D', the label of the largest)",
+            "'Year' of the row with the largest 'J-D'",
             id="row-of-the-largest",
+        ),
+        pytest.param(
+            "fall = df['2000'] - df['2007']\nprint(df.loc[fall.idxmax(), 'Sub_Group'])",
+            "'Sub_Group' of the row with the largest '2000' minus '2007'",
+            id="row-of-the-largest-difference",
+        ),
+        pytest.param(
+            "print(df.loc[(df['a'] * 2 - (df['b'])).idxmin(), 'k'])",
+            "'k' of the row with the smallest ('a' times 2) minus 'b'",
+            id="row-of-the-smallest-of-two-parts",
         ),
         pytest.param(
             "print((df['2007'] - df['2000']).idxmin())",

@@ -112,6 +112,11 @@ class _Reader:
             return f"the row {self._read(rows)}"
         if isinstance(rows, ast.Compare | ast.BoolOp) or _is_method(rows, "between", "isin"):
             return f"rows where {self._read(rows)}"
+        if _is_method(rows, "idxmax", "idxmin") and isinstance(rows, ast.Call):
+            # Read as "the row of (('2000' minus '2007'), the label of the largest)".
+            assert isinstance(rows.func, ast.Attribute)
+            most = "largest" if rows.func.attr == "idxmax" else "smallest"
+            return f"the row with the {most} {_bare(self._read(rows.func.value))}"
         return f"the row of ({self._read(rows)})"
 
     def _group_key(self, call: ast.Call) -> str:
@@ -206,6 +211,18 @@ def _is_method(node: ast.expr, *names: str) -> bool:
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in names
     )
+
+
+def _bare(said: str) -> str:
+    """``said`` without the parentheses around the whole of it (not "(a) minus (b)")."""
+    if not (said.startswith("(") and said.endswith(")")):
+        return said
+    depth = 0
+    for at, char in enumerate(said):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and at < len(said) - 1:
+            return said
+    return said[1:-1]
 
 
 def _lead(source: str) -> str:
