@@ -14,6 +14,7 @@ from reckon._exceptions import ReckonError
 from reckon.kernel._capture import STREAM_LIMIT, OutputCapture
 from reckon.kernel._cells import CompiledCell, compile_cell, execute
 from reckon.kernel._display import describe_value
+from reckon.kernel._empty_note import empty_note
 from reckon.kernel._figures import FigureCollector, prepare_matplotlib
 from reckon.kernel._files import diff_snapshots, snapshot
 from reckon.kernel._formulas import flag_formulas
@@ -160,6 +161,9 @@ class Kernel:
                     "20 per run, or save them to files]\n"
                 )
         stdout = capture.stdout.getvalue()
+        note = empty_note(code, stdout, self.namespace) if status == "ok" else ""
+        if note:
+            capture.stderr.write(note + "\n")
         shown = {"assigned": assigned} if assigned and not stdout and status == "ok" else {}
         files = diff_snapshots(before, snapshot(self.output_dir))
         return {

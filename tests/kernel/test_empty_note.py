@@ -1,0 +1,48 @@
+"""A cell that prints NaN from a selection of no rows says so in its stderr
+(reckon.kernel._empty_note; run 16: eleven variants of one filter, each printing nan)."""
+
+from __future__ import annotations
+
+from kernel_helpers import Runner
+
+SETUP = (
+    "df = pd.DataFrame({'hour': pd.date_range('2012-06-22', periods=48, freq='h'), "
+    "'v': range(48), 'city': ['Oslo', 'Rome'] * 24})"
+)
+TIME_OF_DAY = (
+    "window = df[(df['hour'] >= '09:00') & (df['hour'] <= '17:00')]\n"
+    "print(round(window['v'].mean(), 2))"
+)
+
+
+def test_nan_from_no_rows_names_the_empty_table_and_the_dates_compared(
+    a_session: Runner,
+) -> None:
+    assert a_session(SETUP)["status"] == "ok"
+    result = a_session(TIME_OF_DAY)
+    assert result["status"] == "ok" and result["stdout"].strip() == "nan"
+    note = result["stderr"]
+    assert note.startswith("[Reckon: window has 0 rows, so the result is NaN")
+    assert "'hour' holds dates and times (the first is 2012-06-22 00:00:00): '09:00' is" in note
+    assert "df['hour'].dt.hour >= 9" in note
+    # Put right as the note says, the same cell has no note.
+    fixed = a_session(
+        "window = df[df['hour'].dt.hour.between(9, 17)]\nprint(round(window['v'].mean(), 2))"
+    )
+    assert fixed["stdout"].strip() != "nan" and fixed["stderr"] == ""
+
+
+def test_an_empty_filter_on_text_says_only_what_is_empty(a_session: Runner) -> None:
+    assert a_session(SETUP)["status"] == "ok"
+    result = a_session("rome = df[df['city'] == 'rome']\nprint('mean:', rome['v'].mean())")
+    assert result["stderr"].startswith("[Reckon: rome has 0 rows")
+    assert "dates and times" not in result["stderr"]
+
+
+def test_nan_with_rows_behind_it_or_no_nan_has_no_note(a_session: Runner) -> None:
+    assert a_session(SETUP)["status"] == "ok"
+    # A NaN of real rows (a missing value), and an empty table with a number printed.
+    assert a_session("s = pd.Series([float('nan')])\nprint(s.iloc[0])")["stderr"] == ""
+    assert a_session("none = df[df['v'] > 99]\nprint(len(none))")["stderr"] == ""
+    # A column named like nan is not NaN.
+    assert a_session("e = df[df['v'] > 99]\nprint('nan_count')")["stderr"] == ""
