@@ -333,17 +333,6 @@ def test_the_relay_remembers_a_model_that_answers_tool_calls_as_text(a_relay: Re
             id="with-a-native-call",
         ),
         pytest.param([text_stream("Say `print(1)`, no block.")], False, id="no-block"),
-        # Seen on every question of run 16: the call written as JSON in a fence.
-        pytest.param(
-            [
-                text_stream(
-                    '```json\n{"name": "run_python", "arguments": {"code": "print(1)"}}\n```'
-                )
-            ],
-            True,
-            id="a-call-in-a-json-block",
-        ),
-        pytest.param([text_stream('```json\n{"mean": 3, "name": "x"}\n```')], False, id="json"),
     ],
 )
 def test_the_relay_remembers_a_model_that_writes_blocks_where_it_could_call(

@@ -11,13 +11,11 @@ session starts in code blocks. Only a fact about the upstream is kept, no conten
 a reply that only quotes the marker makes the model talk in code blocks, which every
 model can.
 
-So is a call written as JSON, fenced or bare (``{"name": "run_python", "arguments":
-…}``: the tool's own name, quoted as a key's value), and a reply with a fenced Python
-block and no tool call: the agent talks to that model in blocks from then on
-(``prefer_code_blocks``). The 1.5B model below wrote its call in a ```json block on
-every question of run 16, and each new session paid for a tool schema the server pasted
-into the prompt (about 280 tokens, 5-9 s at its speed here) and for the next call's
-prompt read again from where the schema had been.
+A reply with a fenced Python block and no tool call is the same fact: the agent talks
+to that model in blocks from then on (``prefer_code_blocks``). The 1.5B model below
+did so on every question of run 16, and each new session paid for a tool schema the
+server pasted into the prompt (about 280 tokens, 5 s at its speed here) and for the
+next call's prompt read again from where the schema had been.
 """
 
 from __future__ import annotations
@@ -30,7 +28,7 @@ __all__ = ["TextCallWatch", "TextCalls"]
 _MARKERS = ("<tool_call>", "<function=", "<|python_tag|>")
 # A fence that opens a line: ```python, ```py, ```python3.
 _FENCE = re.compile(r"\n[ \t]*```[ \t]*py", re.IGNORECASE)
-_TAIL = 128  # holds the longest marker: a call naming a tool of up to 63 characters
+_TAIL = 64
 _LINE_LIMIT = 1 << 16
 
 
@@ -42,11 +40,7 @@ class TextCalls:
 
     def watch(self, model: str, payload: dict[str, object]) -> TextCallWatch | None:
         """A watch over one answer, when the request offered tools."""
-        tools = payload.get("tools")
-        if not tools or not isinstance(tools, list):
-            return None
-        names = [_tool_name(tool) for tool in tools]
-        return TextCallWatch(self, model, names=[n for n in names if n])
+        return TextCallWatch(self, model) if payload.get("tools") else None
 
     def saw(self, model: str) -> None:
         self._seen.add(model)
@@ -59,12 +53,8 @@ class TextCallWatch:
     """Reads the text of one answer (streamed events or a whole body) as it passes and
     looks for a call written in it; a marker split over tokens is found too."""
 
-    def __init__(self, calls: TextCalls, model: str, *, names: list[str] | None = None) -> None:
+    def __init__(self, calls: TextCalls, model: str) -> None:
         self._calls, self._model = calls, model
-        # The offered tools' names as a JSON call writes them: '"name": "run_python"'.
-        self._markers = _MARKERS + tuple(
-            f'"name":{space}{json.dumps(name)}' for name in names or [] for space in ("", " ")
-        )
         self._pending = b""  # an event line not complete yet
         self._text = "\n"  # the end of the answer's text so far (a line starts it)
         self._fenced = False  # a Python block was opened in the text
@@ -109,13 +99,6 @@ class TextCallWatch:
             if isinstance(content, str):
                 self._text = (self._text + content)[-_TAIL:]
                 self._fenced = self._fenced or bool(_FENCE.search(self._text))
-                if any(m in self._text for m in self._markers):
+                if any(m in self._text for m in _MARKERS):
                     self.found = True
                     self._calls.saw(self._model)
-
-
-def _tool_name(tool: object) -> str:
-    """The name of an offered tool (OpenAI's ``{"function": {"name"}}``), or ``""``."""
-    function = tool.get("function") if isinstance(tool, dict) else None
-    name = function.get("name") if isinstance(function, dict) else None
-    return name if isinstance(name, str) and len(name) < 64 else ""
