@@ -21,7 +21,6 @@ from support import (
     an_sdk_client,
     sse,
     text_stream,
-    tool_stream,
 )
 
 HELLO: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
@@ -315,35 +314,3 @@ def test_the_relay_remembers_a_model_that_answers_tool_calls_as_text(a_relay: Re
         answer = client.post("/v1/chat/completions", json={**body, "tools": tools})
         assert answer.status_code == 200 and "tool_call" in answer.text
         assert calls_as_text(client)
-
-
-@pytest.mark.parametrize(
-    ("pieces", "learned"),
-    [
-        # Seen with the 1.5B model on every question: offered the tool, it wrote a block.
-        pytest.param([text_stream("Here:\n```python\nprint(df.shape)\n```")], True, id="block"),
-        pytest.param(
-            [text_stream("Sure. ```py"), text_stream("thon\nx = 1\n```")],
-            False,
-            id="a-fence-inside-a-line",
-        ),
-        pytest.param(
-            [text_stream("I will run it.\n```python\nprint(1)\n```"), tool_stream("print(1)")],
-            False,
-            id="with-a-native-call",
-        ),
-        pytest.param([text_stream("Say `print(1)`, no block.")], False, id="no-block"),
-    ],
-)
-def test_the_relay_remembers_a_model_that_writes_blocks_where_it_could_call(
-    a_relay: Relay, pieces: list[bytes], learned: bool
-) -> None:
-    """A Python block and no call, in reply to a request that offered tools: every new
-    session starts in code blocks, as the agent's own session does after such a reply."""
-    tools = [{"type": "function", "function": {"name": "run_python", "parameters": {}}}]
-    body = {"model": MODEL, "messages": HELLO, "stream": True, "tools": tools}
-    with a_relay.client() as client:
-        a_relay.upstream.handlers.append(sse(pieces))
-        assert client.post("/v1/chat/completions", json=body).status_code == 200
-        info = client.get("/api/info").json()
-    assert info["model_options"][MODEL]["calls_as_text"] is learned

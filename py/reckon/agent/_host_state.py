@@ -109,8 +109,7 @@ class HostState:
         tools = options.get("tools") if options.get("tools") in TOOL_MODES else "auto"
         window = options.get("context_window")
         window = window if isinstance(window, int) and not isinstance(window, bool) else None
-        # The relay saw this model write a tool call as text, or a code block where it
-        # could call the tool: code blocks from the start.
+        # The relay saw this model answer a tool call as text: code blocks from the start.
         blocks = tools == "auto" and options.get("calls_as_text") is True
         return OpenAIModel(
             transport,

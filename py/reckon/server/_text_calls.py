@@ -10,24 +10,15 @@ model, that one came back so, and ``/api/info`` says it (``calls_as_text``): the
 session starts in code blocks. Only a fact about the upstream is kept, no content;
 a reply that only quotes the marker makes the model talk in code blocks, which every
 model can.
-
-A reply with a fenced Python block and no tool call is the same fact: the agent talks
-to that model in blocks from then on (``prefer_code_blocks``). The 1.5B model below
-did so on every question of run 16, and each new session paid for a tool schema the
-server pasted into the prompt (about 280 tokens, 5 s at its speed here) and for the
-next call's prompt read again from where the schema had been.
 """
 
 from __future__ import annotations
 
 import json
-import re
 
 __all__ = ["TextCallWatch", "TextCalls"]
 
 _MARKERS = ("<tool_call>", "<function=", "<|python_tag|>")
-# A fence that opens a line: ```python, ```py, ```python3.
-_FENCE = re.compile(r"\n[ \t]*```[ \t]*py", re.IGNORECASE)
 _TAIL = 64
 _LINE_LIMIT = 1 << 16
 
@@ -56,9 +47,7 @@ class TextCallWatch:
     def __init__(self, calls: TextCalls, model: str) -> None:
         self._calls, self._model = calls, model
         self._pending = b""  # an event line not complete yet
-        self._text = "\n"  # the end of the answer's text so far (a line starts it)
-        self._fenced = False  # a Python block was opened in the text
-        self._called = False  # a tool was called the native way
+        self._text = ""  # the end of the answer's text so far
         self.found = False
 
     def feed(self, chunk: bytes) -> None:
@@ -77,9 +66,6 @@ class TextCallWatch:
         if not self.found and self._pending.strip():
             self._read(self._pending)
         self._pending = b""
-        if not self.found and self._fenced and not self._called:
-            self.found = True
-            self._calls.saw(self._model)
 
     def _read(self, data: bytes) -> None:
         try:
@@ -92,13 +78,9 @@ class TextCallWatch:
                 if isinstance(choice, dict)
                 else {}
             )
-            if not isinstance(part, dict):
-                continue
-            self._called = self._called or bool(part.get("tool_calls"))
-            content = part.get("content")
+            content = part.get("content") if isinstance(part, dict) else None
             if isinstance(content, str):
                 self._text = (self._text + content)[-_TAIL:]
-                self._fenced = self._fenced or bool(_FENCE.search(self._text))
                 if any(m in self._text for m in _MARKERS):
                     self.found = True
                     self._calls.saw(self._model)
