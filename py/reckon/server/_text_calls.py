@@ -15,8 +15,8 @@ Not remembered: a call written as JSON in a fenced block (``{"name": "run_python
 …}``), or a fenced Python block. Remembering them was measured (docs/benchmarks.md,
 run 18): the 1.5B model writes its first call as a ```json block when offered the
 tool, and started in code blocks instead it answered 2 of the first 10 medium
-questions right, against 12 of 12 in runs 12 to 16, though each ask took a third of
-the time.
+questions right, against 11 or 12 of 12 in runs 12 to 16, though its easy asks took a
+third of the time.
 """
 
 from __future__ import annotations
