@@ -46,3 +46,17 @@ def test_nan_with_rows_behind_it_or_no_nan_has_no_note(a_session: Runner) -> Non
     assert a_session("none = df[df['v'] > 99]\nprint(len(none))")["stderr"] == ""
     # A column named like nan is not NaN.
     assert a_session("e = df[df['v'] > 99]\nprint('nan_count')")["stderr"] == ""
+
+
+def test_a_table_that_raises_when_counted_leaves_the_run_as_it_was(a_session: Runner) -> None:
+    # A cell's own objects may raise anywhere: the note is left out, the run stands.
+    hostile = (
+        "class Odd(pd.DataFrame):\n"
+        "    def __len__(self):\n"
+        "        raise RuntimeError('no')\n"
+        "odd = Odd({'a': [1]})\n"
+        "print(float('nan'))"
+    )
+    result = a_session(hostile)
+    assert result["status"] == "ok" and result["stdout"].strip() == "nan"
+    assert result["stderr"] == ""
