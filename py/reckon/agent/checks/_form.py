@@ -12,9 +12,9 @@ from reckon.agent._types import JSONDict
 from reckon.agent.checks._grounding import find_numbers
 from reckon.agent.models._fences import only_block
 
-__all__ = ["GIVEN_FORM", "filled", "repair_form", "variable_form"]
+__all__ = ["ASKED_FORM", "GIVEN_FORM", "filled", "repair_form", "variable_form"]
 
-_NAMED = re.compile(r"@([A-Za-z_]\w*)\[([^\[\]]*)\]")
+ASKED_FORM = re.compile(r"@([A-Za-z_]\w*)\[([^\[\]]*)\]")
 GIVEN_FORM = re.compile(r"@([^\s\[\]@]+)\[([^\[\]]*)\]")
 
 
@@ -24,7 +24,7 @@ def filled(question: str, answer: str) -> bool:
     given: dict[str, list[str]] = {}
     for name, value in GIVEN_FORM.findall(answer):
         given.setdefault(name.lower(), []).append(value.strip().lower())
-    for name, placeholder in _NAMED.findall(question):
+    for name, placeholder in ASKED_FORM.findall(question):
         values = [v for v in given.get(name.lower(), []) if v and v != placeholder.strip().lower()]
         if not values:
             return False
@@ -48,7 +48,7 @@ def repair_form(
     own; grounding still checks it. A form copied unfilled with no number beside it
     takes ``last_value``, the output of the last cell that ran, when that output is one
     value (``North``)."""
-    asked = list(dict.fromkeys((n, p.strip().lower()) for n, p in _NAMED.findall(question)))
+    asked = list(dict.fromkeys((n, p.strip().lower()) for n, p in ASKED_FORM.findall(question)))
     if len(asked) != 1:
         return None
     name, placeholder = asked[0]
@@ -192,7 +192,7 @@ def variable_form(question: str, answer: str, cells: list[tuple[str, str]]) -> s
     twice, it wrote the same. Only when the question asks for one form, the answer gives
     one under another name, and a cell of this answer (``cells``: code and stdout, in
     order) printed that variable and nothing else."""
-    asked = list(dict.fromkeys(n for n, _ in _NAMED.findall(question)))
+    asked = list(dict.fromkeys(n for n, _ in ASKED_FORM.findall(question)))
     forms = list(GIVEN_FORM.finditer(answer))
     if len(asked) != 1 or len(forms) != 1 or forms[0].group(1).lower() == asked[0].lower():
         return None

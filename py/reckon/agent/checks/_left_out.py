@@ -12,9 +12,9 @@ when the answer's value in the asked form is the very thing the question leaves 
 from __future__ import annotations
 
 import re
-import unicodedata
 
-from reckon.agent.checks._form import GIVEN_FORM
+from reckon.agent.checks._form import ASKED_FORM, GIVEN_FORM
+from reckon.agent.checks._names import plain
 
 __all__ = ["LEFT_OUT_MESSAGE", "left_out_name"]
 
@@ -32,7 +32,8 @@ _CUE = re.compile(
     r"(?=\s+(?:rows?|lines?|entr(?:y|ies)|categor(?:y|ies)|groups?|records?)\b|[,.;:?!()\n]|$)",
     re.IGNORECASE,
 )
-_ASKED = re.compile(r"@([A-Za-z_]\w*)\[[^\[\]]*\]")
+# Backticks and typographic quotes read as the plain quotes ``plain`` drops.
+_QUOTES = str.maketrans("`‘’“”", "'''\"\"")
 _LIST = re.compile(r"\s+(?:and|or|nor)\s+|\s*/\s*", re.IGNORECASE)
 
 
@@ -41,7 +42,7 @@ def left_out_name(question: str, answer: str) -> str:
     question leaves out, else ``""``. Case, accents, quotes and spacing do not count."""
     parts = [p for m in _CUE.finditer(question) for p in _LIST.split(m.group("what"))]
     left_out = [_plain(part) for part in parts if _plain(part)]
-    asked = {name.lower() for name in _ASKED.findall(question)}
+    asked = {name.lower() for name, _ in ASKED_FORM.findall(question)}
     given = [(name.lower(), value) for name, value in GIVEN_FORM.findall(answer)]
     if not left_out or not asked:
         return ""
@@ -57,7 +58,4 @@ def left_out_name(question: str, answer: str) -> str:
 
 
 def _plain(text: str) -> str:
-    """``text`` compared loosely: no accents, quotes or spacing, lower case."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    kept = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return re.sub(r"[\s'\"`‘’“”]+", " ", kept).strip().lower()
+    return plain(text.translate(_QUOTES))

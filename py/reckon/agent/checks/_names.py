@@ -15,16 +15,15 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from reckon.agent.checks._form import GIVEN_FORM
+from reckon.agent.checks._form import ASKED_FORM, GIVEN_FORM
 
-__all__ = ["NAME_MESSAGE", "unprinted_name"]
+__all__ = ["NAME_MESSAGE", "plain", "unprinted_name"]
 
 NAME_MESSAGE = (
     "Your answer gives {value}, but no output of the code you ran shows it, so it was "
     "not computed. Print the name from the data (for example the row or group your "
     "code picked, with the column that holds the names), then answer from that output."
 )
-_ASKED = re.compile(r"@([A-Za-z_]\w*)\[([^\[\]]*)\]")
 # Words a printed number can stand for.
 _NUMBER_WORDS = frozenset((
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
@@ -45,7 +44,7 @@ def unprinted_name(question: str, answer: str, cells: Iterable[tuple[str, str]])
     output shows; else ``""``. ``cells`` are ``(code, output)``; a cell whose code writes
     the name as a string (``print("Energía")``) does not show it: it was typed, not
     computed. Case, accents, quotes and spacing do not count."""
-    asked = {name.lower() for name, _ in _ASKED.findall(question)}
+    asked = {name.lower() for name, _ in ASKED_FORM.findall(question)}
     if not asked:
         return ""
     given = [(str(n).lower(), str(v).strip()) for n, v in GIVEN_FORM.findall(answer)]
@@ -56,13 +55,13 @@ def unprinted_name(question: str, answer: str, cells: Iterable[tuple[str, str]])
     names = [v for v in values if _is_name(v)]
     if not names:
         return ""
-    shown = [(_plain(_literals(code)), _plain(output)) for code, output in cells]
-    asked_text = _plain(question)
+    shown = [(plain(_literals(code)), plain(output)) for code, output in cells]
+    asked_text = plain(question)
     for value in names:
-        plain = _plain(value)
-        if plain in asked_text:
+        loose = plain(value)
+        if loose in asked_text:
             continue
-        if not any(_shown(plain, text) and plain not in wrote for wrote, text in shown):
+        if not any(_shown(loose, text) and loose not in wrote for wrote, text in shown):
             return value
     return ""
 
@@ -79,7 +78,7 @@ def _is_name(value: str) -> bool:
     return not all(w.lower() in _NUMBER_WORDS for w in words)
 
 
-def _plain(text: str) -> str:
+def plain(text: str) -> str:
     """Lower case, accents and quotes dropped, runs of spaces as one."""
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     bare = "".join(c for c in decomposed if not unicodedata.combining(c))
