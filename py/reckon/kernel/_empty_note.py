@@ -32,8 +32,9 @@ def empty_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
 
 
 def _note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
-    lines = [line for line in stdout.splitlines() if line.strip()]
-    if not lines or not _NAN.search(lines[-1]):
+    # Every cell that ran comes here: only its last line is read, not the whole output.
+    last = stdout.rstrip().rpartition("\n")[2]
+    if not _NAN.search(last):
         return ""
     try:
         tree = ast.parse(code)
