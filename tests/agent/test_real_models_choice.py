@@ -53,6 +53,26 @@ def test_a_call_the_server_left_as_text_switches_auto_to_code_blocks(
     assert "```python code block" in system and "run_python tool" not in system
 
 
+def test_a_call_written_as_json_in_a_block_keeps_the_tools_for_the_rest_of_the_chat(
+    upstream: FakeUpstream, sales: KernelExecutor
+) -> None:
+    # How Qwen2.5-Coder-1.5B calls under llama-cpp-python. Dropping the tools after it
+    # changed the prompt's start mid-question and again at the next question, so the
+    # server read the question (and, in a chat, the whole history) anew each time.
+    call = QWEN_CALL.removeprefix("<tool_call>\n").removesuffix("\n</tool_call>")
+    code = "```json\n" + call.replace("/data/", f"{sales.data_dir}/") + "\n```"
+    upstream.handlers += [text_reply(code), text_reply("The total is 29 units.")]
+    bot = openai_agent(upstream, sales)
+    outcome = run(bot.ask("total units?", environment=sales.environment()))
+    assert outcome["status"] == "ok" and "29" in str(outcome["steps"][-2]["result"])
+    assert all(p["tools"] for p in upstream.payloads)
+    upstream.handlers += [text_reply("Still 29.")]
+    run(bot.ask("again?", environment=sales.environment()))
+    first, _, again = upstream.payloads
+    assert again["tools"] and again["messages"][0] == first["messages"][0]
+    assert "run_python tool" in again["messages"][0]["content"]
+
+
 def test_with_tools_on_a_call_left_as_text_keeps_the_tools(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:

@@ -262,9 +262,9 @@ class Agent:
     ) -> JSONDict | None:
         """The model wrote code: run it, unless a budget or a stop ends the answer."""
         steps = log.steps
-        if not move.native and (move.code is not None or move.calls):
-            # Tools were offered and it wrote a code block, or a call its server left
-            # as text: talk to it in blocks (a shorter prompt, and code it writes well).
+        if not move.native and (move.code is not None or move.tagged):
+            # A code block, or a call in its template's tags left as text: talk in blocks.
+            # A JSON call in a block keeps the tools, so the prompt's start stays cached.
             switch = getattr(self.model, "prefer_code_blocks", None)
             if callable(switch):
                 switch()

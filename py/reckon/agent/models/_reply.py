@@ -29,7 +29,8 @@ TOOL_NAMES = {
 @dataclass
 class Move:
     """One reply, read: ``calls`` ``[{id, name, arguments}]`` (arguments as JSON text),
-    ``native`` when the server parsed them, ``code`` for a fenced cell.
+    ``native`` when the server parsed them, ``tagged`` when they were written as text
+    in the chat template's tags (``<tool_call>``), ``code`` for a fenced cell.
 
     ``after`` is the prose a model wrote after its last call or code block, before
     anything ran: a small model often goes on to state the answer it expects ("The
@@ -42,6 +43,7 @@ class Move:
     native: bool = False
     code: str | None = None
     after: str = ""
+    tagged: bool = False
 
     def spoken(self, raw: str) -> str:
         """``raw``, the reply as written, without the prose after its last call."""
@@ -70,7 +72,7 @@ def interpret(reply: ChatReply, *, last_code: str = "") -> Move:
             {"id": f"text_call_{n}", "name": c["name"], "arguments": _as_text(c["arguments"])}
             for n, c in enumerate(written.calls)
         ]
-        return Move(written.text, thinking, calls, after=written.after)
+        return Move(written.text, thinking, calls, after=written.after, tagged=written.tagged)
     blocks = extract_code_blocks(visible)
     if blocks is not None and (blocks.code.strip() != last_code.strip() or _bare(blocks)):
         return Move(blocks.text, thinking, code=blocks.code, after=blocks.after)

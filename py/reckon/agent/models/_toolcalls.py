@@ -43,6 +43,7 @@ class TextToolCalls:
     calls: list[dict[str, Any]] = field(default_factory=list)
     text: str = ""
     after: str = ""
+    tagged: bool = False  # written in a template's tags, not as JSON in a block
 
 
 def find_text_tool_calls(reply: str, *, names: set[str]) -> TextToolCalls | None:
@@ -77,10 +78,11 @@ def find_text_tool_calls(reply: str, *, names: set[str]) -> TextToolCalls | None
         if bare.startswith("{"):
             call = _as_call(lenient_json(bare), names)
             if call is not None:
-                return TextToolCalls([call], "")
+                return TextToolCalls([call], "", tagged=bare != reply.strip())
         return None
     text, after = prose_around(reply, spans)
-    return TextToolCalls(calls, text, after)
+    tagged = any(marker in reply for marker in ("<tool_call>", "<function="))
+    return TextToolCalls(calls, text, after, tagged=tagged)
 
 
 def _as_call(value: Any, names: set[str]) -> dict[str, Any] | None:
