@@ -115,3 +115,24 @@ def test_a_long_conversation_in_a_small_window_still_knows_its_first_answer(
     system = upstream.payloads[-1]["messages"][0]["content"]
     assert LEFT_OUT in system and "The total for part 0 is 1000." in system
     assert "What is the total for part 0?" in system
+
+
+def test_a_chat_at_its_window_is_cut_below_it_so_the_next_questions_extend_it(
+    upstream: FakeUpstream, executor: KernelExecutor
+) -> None:
+    """Each cut rewrites the start of the requests after it (the recap is in the system
+    message), and a server's prompt cache reads them anew: cut to just under the
+    window, a chat of short asks was cut, and read whole, at every question."""
+    bot = openai_agent(upstream, executor, context_window=2500)
+    for n in range(16):
+        upstream.handlers += [
+            call_reply(f"print('row ' * 150)\nprint({n} * 3)"),
+            text_reply(f"Part {chr(65 + n)} gives {n * 3}."),
+        ]
+        outcome = run(bot.ask(f"What does part {chr(65 + n)} give?", environment={}))
+        assert outcome["status"] == "ok", (n, outcome.get("message"))
+    firsts = [p["messages"][0]["content"] for p in upstream.payloads]
+    cut_at = next(i for i, first in enumerate(firsts) if LEFT_OUT in first)
+    asks_after = (len(firsts) - cut_at) // 2
+    cuts = sum(a != b for a, b in zip(firsts[cut_at:], firsts[cut_at + 1 :], strict=False))
+    assert asks_after >= 6 and cuts <= asks_after // 3, (cuts, asks_after)

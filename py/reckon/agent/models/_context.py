@@ -8,7 +8,8 @@ outputs of the current question. A question left out keeps a line in the system
 prompt, its words and its answer's (numbers and all), so a follow-up can still
 build on the first answer of a long conversation. The cut history replaces the
 agent's own, so the requests after it extend it byte for byte again and a server's
-prompt cache keeps working.
+prompt cache keeps working; and it is cut below the window (to 60% of it, where 85%
+triggers a cut), so the next few questions fit without another cut.
 """
 
 from __future__ import annotations
@@ -63,10 +64,18 @@ def _shorten(message: JSONDict) -> JSONDict:
     return {**message, "content": f"{cut}\n[… the rest of this output was left out …]"}
 
 
-def fit_messages(messages: list[JSONDict], *, limit: int) -> list[JSONDict]:
-    """``messages`` cut to about ``limit`` tokens (the same list when it fits)."""
+def fit_messages(
+    messages: list[JSONDict], *, limit: int, target: int | None = None
+) -> list[JSONDict]:
+    """``messages`` when they fit in ``limit`` tokens, else cut to about ``target``.
+
+    A cut rewrites the system message (its recap) and so the start of every request
+    after it, which a server's prompt cache then reads anew: cut to ``limit`` exactly,
+    a long chat at its window was cut, and read whole, at every question. Cut lower,
+    the next questions extend the history as it is (``target``: a share of ``limit``)."""
     if estimate_tokens(messages) <= limit or len(messages) < 3:
         return messages
+    limit = limit if target is None else min(limit, target)
     questions = [i for i, m in enumerate(messages) if _is_question(m)]
     current = questions[-1] if questions else len(messages) - 1
     head = messages[:1] if messages[0].get("role") == "system" else []

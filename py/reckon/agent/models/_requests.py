@@ -78,7 +78,9 @@ class Requests:
         window = getattr(model, "context_window", None)
         for attempt in range(3):
             if isinstance(window, int) and window > 0:
-                messages[:] = fit_messages(messages, limit=int(window * 0.85))
+                messages[:] = fit_messages(
+                    messages, limit=int(window * 0.85), target=int(window * 0.6)
+                )
             request = ChatRequest(
                 # Schema privacy filters every string of what goes out (_outgoing).
                 messages=outgoing(messages, environment),
