@@ -169,7 +169,12 @@ def test_the_form_without_name_and_brackets_is_put_right(
         ("So: @management[mean_salary]", "Management\n", "So: @department[Management]"),
         ("@Management[salary]", "'Management'\n", "@department[Management]"),
         ("@management[mean_salary]", "Management\nSales\n", None),  # printed more than one
-        ("@management[4200.5]", "Management\n", None),  # a number inside: another slip
+        # The label asked for where the name goes, its measure inside (a form message
+        # had gone out; seen as @NY[-74.42] for @state[code]).
+        ("@management[4200.5]", "Management\n", "@department[Management]"),
+        ("@Management[4200.5]", "@Management[4200.5]\n", "@department[Management]"),
+        ("@management[4200.5]", "Sales\n", None),  # not what was printed
+        ("@management[42 or 43]", "Management\n", None),  # not one number inside
         ("@sales[mean_salary]", "Management\n", None),  # not what was printed
     ],
 )  # fmt: skip
@@ -180,6 +185,15 @@ def test_the_printed_value_written_as_the_forms_name_is_put_right(
     printed Management; sent back twice, the model wrote the same form."""
     question = "Which department has the highest mean salary? Answer as @department[name]."
     assert repair_form(question, written, {}, last_value=printed) == repaired
+
+
+def test_a_label_with_its_measure_is_put_right_only_where_a_label_is_asked() -> None:
+    printed = "@NY[-74.42]\n"
+    asked = "Which state is furthest east? Answer as @state[code]."
+    assert repair_form(asked, "@NY[-74.42]", {}, last_value=printed) == "@state[NY]"
+    # A number asked for: which of the two is meant is not known.
+    mean = "What is the furthest east mean longitude? Answer as @longitude[value]."
+    assert repair_form(mean, "@NY[-74.42]", {}, last_value=printed) is None
 
 
 @pytest.mark.parametrize(

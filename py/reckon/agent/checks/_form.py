@@ -44,7 +44,8 @@ def repair_form(
     3.17. @mean[value]``) or left out (``The mean is 3.17.``), and a word given as both
     name and value (``@East[East]`` for ``@region[name]``), or as the name with anything
     but a number inside when the last cell printed it alone (``@management[mean_salary]``
-    after ``Management``). The value is the model's
+    after ``Management``), or a label it printed with one number inside where a name or
+    a code is asked (``@NY[-74.42]`` for ``@state[code]``). The value is the model's
     own; grounding still checks it. A form copied unfilled with no number beside it
     takes ``last_value``, the output of the last cell that ran, when that output is one
     value (``North``)."""
@@ -76,6 +77,12 @@ def repair_form(
         # Seen in run 11: @management[mean_salary] for @department[name], after a cell
         # printed Management: the value where the name goes, a variable's name inside.
         return f"{answer[: form.start()]}@{name}[{printed}]{answer[form.end() :]}"
+    label = _label_measure(written, inside, name=name, placeholder=placeholder, printed=last_value)
+    if label:
+        # Seen on a question not written for the agent: @NY[-74.42] for @state[code],
+        # after a cell printed f"@{state}[{longitude}]" and a form message: the label
+        # asked for where the name goes, its measure inside.
+        return f"{answer[: form.start()]}@{name}[{label}]{answer[form.end() :]}"
     if inside.lower() not in (placeholder, "", written.lower()):
         return None
     numbers = find_numbers(written)
@@ -170,6 +177,22 @@ def _json_value(answer: str, name: str) -> str:
         return ""
     text = str(value).strip()
     return text if text and "[" not in text and "]" not in text and "\n" not in text else ""
+
+
+_LABEL = re.compile(r"name|code|label|category|word|text|string", re.IGNORECASE)
+
+
+def _label_measure(written: str, inside: str, *, name: str, placeholder: str, printed: str) -> str:
+    """``@NY[-74.42]`` for ``@state[code]``: a label the last cell printed where the name
+    goes, one number inside, and the question asking for a label, not a number. The
+    label as printed, or ``""``."""
+    if not _LABEL.search(placeholder) or written.lower() == name.lower() or find_numbers(written):
+        return ""
+    numbers = find_numbers(inside)
+    if len(numbers) != 1 or numbers[0].text != inside:
+        return ""
+    found = re.search(rf"(?<!\w){re.escape(written)}(?!\w)", printed, re.IGNORECASE)
+    return found.group(0) if found else ""
 
 
 def _lone_value(output: str) -> str:
