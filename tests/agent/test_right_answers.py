@@ -22,57 +22,77 @@ from .helpers import KernelExecutor, answer, code_reply, put_file, run
 WORD_PROBLEM = "Ann has 3 bags with 4 apples each and eats 2. How many apples are left?"
 
 
+def test_a_word_problem_is_asked_as_a_program_from_the_first_call(
+    executor: KernelExecutor,
+) -> None:
+    model = ScriptedModel([code_reply("print(3 * 4 - 2)"), answer("She has 10 apples left.")])
+    outcome = run(Agent(model, executor).ask(WORD_PROBLEM, environment={}))
+    assert outcome["status"] == "ok" and outcome["answer"] == "She has 10 apples left."
+    first = model.requests[0]
+    # Two given numbers or more: the first call asks for a program in the question's place.
+    assert first.messages[-1]["content"].startswith("Write a short Python program")
+    assert WORD_PROBLEM in first.messages[-1]["content"]
+    assert first.tool_choice == "run_python"
+    assert len(model.requests) == 2 and outcome["grounding"]["ungrounded"] == []
+    # The history keeps the person's question, the program and its output.
+    later = model.requests[1].messages
+    assert later[-3]["content"] == WORD_PROBLEM and "10" in later[-1]["content"]
+    assert [s["kind"] for s in outcome["steps"]] == ["code", "answer"]
+
+
 def test_a_number_worked_out_in_the_head_is_asked_for_again_as_a_program(
     executor: KernelExecutor,
 ) -> None:
-    model = ScriptedModel([answer("She has 11 apples left."), code_reply("print(3 * 4 - 2)"),
-                           answer("She has 10 apples left.")])  # fmt: skip
-    outcome = run(Agent(model, executor).ask(WORD_PROBLEM, environment={}))
-    assert outcome["status"] == "ok" and outcome["answer"] == "She has 10 apples left."
+    # No number given, so the question goes as it is; its answer states one.
+    question = "How many seconds are there in a leap year?"
+    model = ScriptedModel([answer("There are 31536000 seconds."),
+                           code_reply("print(366 * 24 * 3600)"),
+                           answer("There are 31622400 seconds.")])  # fmt: skip
+    outcome = run(Agent(model, executor).ask(question, environment={}))
+    assert outcome["status"] == "ok" and outcome["answer"] == "There are 31622400 seconds."
+    assert model.requests[0].messages[-1]["content"] == question
     asked = model.requests[1].messages
     # In place of the question, its first answer out of sight: a program for it.
     assert asked[-1]["content"].startswith("Write a short Python program")
-    assert WORD_PROBLEM in asked[-1]["content"]
-    assert not any("11 apples" in str(m.get("content")) for m in asked)
+    assert question in asked[-1]["content"]
+    assert not any("31536000" in str(m.get("content")) for m in asked)
     assert model.requests[1].tool_choice == "run_python"  # the next call must run code
     assert outcome["grounding"]["ungrounded"] == []
-    # The history keeps the person's question, the program and its output.
     later = model.requests[2].messages
     assert [m["role"] for m in later[-3:-1]] == ["user", "assistant"]
-    assert later[-3]["content"] == WORD_PROBLEM and "10" in later[-1]["content"]
+    assert later[-3]["content"] == question and "31622400" in later[-1]["content"]
     kinds = [s["kind"] for s in outcome["steps"]]
     assert kinds == ["recheck", "code", "answer"]
     set_aside = outcome["steps"][0]
-    assert set_aside["text"] == "She has 11 apples left."
+    assert set_aside["text"] == "There are 31536000 seconds."
     assert set_aside["message"] == asked[-1]["content"]
 
 
 def test_a_program_asked_for_once_then_the_answer_is_checked_as_ever(
     executor: KernelExecutor,
 ) -> None:
-    # The model answers in its head again: no second program, the numbers go back.
-    model = ScriptedModel([answer("She has 11 apples left."), answer("It is 11 apples."),
+    # The model answers in its head all the same: no second program, the numbers go back.
+    model = ScriptedModel([answer("She has 11 apples left."),
                            answer("I cannot say without computing.")])  # fmt: skip
     outcome = run(Agent(model, executor).ask(WORD_PROBLEM, environment={}))
-    assert outcome["status"] == "ok" and len(model.requests) == 3
-    assert model.requests[1].messages[-1]["content"].startswith("Write a short Python program")
-    assert "appear in no output" in model.requests[2].messages[-1]["content"]
+    assert outcome["status"] == "ok" and len(model.requests) == 2
+    assert model.requests[0].messages[-1]["content"].startswith("Write a short Python program")
+    assert "appear in no output" in model.requests[1].messages[-1]["content"]
 
 
-def test_a_follow_up_with_numbers_no_output_holds_is_asked_as_a_program(
+def test_a_follow_up_word_problem_is_asked_as_a_program_too(
     executor: KernelExecutor,
 ) -> None:
     model = ScriptedModel([code_reply("print(3 * 4 - 2)"), answer("10 apples are left."),
-                           answer("Then 25 apples."), code_reply("print(10 + 5 * 3)"),
-                           answer("Then 25 apples.")])  # fmt: skip
+                           code_reply("print(10 + 5 * 3)"), answer("Then 25 apples.")])  # fmt: skip
     agent = Agent(model, executor)
     run(agent.ask(WORD_PROBLEM, environment={}))
     follow = "And if she buys 5 bags of 3 more?"
     outcome = run(agent.ask(follow, environment={}))
-    assert model.requests[3].messages[-1]["content"].startswith("Write a short Python program")
-    assert follow in model.requests[3].messages[-1]["content"]
+    assert model.requests[2].messages[-1]["content"].startswith("Write a short Python program")
+    assert follow in model.requests[2].messages[-1]["content"]
     # The first question and its computed answer stay in what is sent.
-    assert any(m.get("content") == WORD_PROBLEM for m in model.requests[3].messages)
+    assert any(m.get("content") == WORD_PROBLEM for m in model.requests[2].messages)
     assert outcome["status"] == "ok" and outcome["grounding"]["ungrounded"] == []
 
 

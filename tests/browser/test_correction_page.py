@@ -60,9 +60,10 @@ def test_a_word_problem_worked_out_in_the_head_is_asked_again_as_a_program(
     """No files: the model's first answer (numbers it did not compute) is set aside, the
     next call asks for a program in its place, and the answer is traced to its output."""
     model, _ = a_playlist
-    question = "Ann has 3 bags with 4 apples each and eats 2. How many apples are left?"
-    model.queue = [("text", "She has 11 apples left."), ("code", "left = 3 * 4 - 2\nprint(left)")]
-    model.queue += [("text", "She has 10 apples left.")]
+    # No number given (a word problem that gives two goes as a program from the start).
+    question = "How many hours are there in a leap year?"
+    model.queue = [("text", "There are 8760 hours."), ("code", "hours = 366 * 24\nprint(hours)")]
+    model.queue += [("text", "There are 8784 hours.")]
     context = a_browser.new_context(viewport={"width": 1280, "height": 900})
     try:
         page = context.new_page()
@@ -72,15 +73,15 @@ def test_a_word_problem_worked_out_in_the_head_is_asked_again_as_a_program(
         page.locator("#question").press("Enter")
         answer = last_answer(page)
         answer.wait_for(timeout=120_000)
-        assert "10 apples" in answer.inner_text()
+        assert "8784 hours" in answer.inner_text()
         set_aside = page.locator("#messages details.step-recheck")
-        assert "She has 11 apples left." in set_aside.inner_text()
+        assert "There are 8760 hours." in set_aside.inner_text()
         told = set_aside.locator(".recheck-told").inner_text()
         assert "Write a short Python program" in told and question in told
         code = page.locator("#messages details.step-code")
-        assert code.count() == 1 and "3 * 4 - 2" in code.inner_text()
+        assert code.count() == 1 and "366 * 24" in code.inner_text()
         index = code.get_attribute("data-step-index")
-        link = answer.locator("button.num-link", has_text="10")
+        link = answer.locator("button.num-link", has_text="8784")
         assert link.get_attribute("data-steps") == index
         assert not model.queue
         for width in (1280, 390):

@@ -17,7 +17,7 @@ from reckon.agent._tool_values import ToolValues
 from reckon.agent._turns import Turns
 from reckon.agent._types import ChatReply, Executor, JSONDict, Model
 from reckon.agent.checks._finishing import Finishing, verification
-from reckon.agent.checks._recheck import drafted, last_question
+from reckon.agent.checks._recheck import drafted, last_question, opening_draft
 from reckon.agent.checks._verify import verification_prompt
 from reckon.agent.export._transcript import Transcript
 from reckon.agent.models._reply import Move, interpret, without_imagined_results
@@ -186,6 +186,9 @@ class Agent:
     async def _answer(self, environment: JSONDict, cells: Cells, log: StepLog) -> JSONDict:
         """Model calls and cells until the model answers (or a limit or stop ends it)."""
         progress = Progress(has_files=bool(environment.get("files")))
+        if log.phase != "verify" and getattr(self.model, "follows_rechecks", True):
+            progress.draft = opening_draft(self.messages, has_files=progress.has_files)
+            progress.rechecks |= {"draft"} if progress.draft else set()
         while progress.calls < self.options.max_steps:
             result = await self._step(environment, cells, log, progress)
             if result is not None:
@@ -291,10 +294,7 @@ class Agent:
         if stuck:
             log.add({"kind": "error", "text": stuck}, started)
             return outcome("error", progress.last_text, steps, stuck)
-        if gives_up(progress, self.options.max_failures):
-            message = (
-                f"The code failed {progress.failures} times in a row, so I stopped. "
-                f"Last error: {progress.last_error}"
-            )
-            return outcome("error", progress.last_text, steps, message)
+        given_up = gives_up(progress, self.options.max_failures)
+        if given_up:
+            return outcome("error", progress.last_text, steps, given_up)
         return None

@@ -26,6 +26,7 @@ from reckon.agent.checks._left_out import LEFT_OUT_MESSAGE
 from reckon.agent.checks._names import NAME_MESSAGE
 from reckon.agent.checks._periods import PERIOD_MESSAGE
 from reckon.agent.checks._row_number import ROW_NUMBER_MESSAGE
+from reckon.agent.checks._unused import gives_quantities
 from reckon.agent.models._code import unrun_blocks
 from reckon.agent.models._retry import FRESH_START, REPEATED
 
@@ -35,6 +36,7 @@ __all__ = [
     "drafted",
     "is_question",
     "last_question",
+    "opening_draft",
     "recheck_message",
 ]
 
@@ -201,6 +203,18 @@ def draft_request(question: str, *, note: str = "") -> str:
     """What the next call asks in place of ``question``: a program that computes it
     (``note``: what went wrong with the one before, said after the question)."""
     return _DRAFT.format(question=question.strip() + (f"\n\n{note}" if note else ""))
+
+
+def opening_draft(messages: list[JSONDict], *, has_files: bool) -> str:
+    """The request an ask's first call sends in place of a word problem (no files, two
+    given numbers or more), or ``""``. Asked the question itself, the 1.5B model
+    answered from its head 19 times in 20 (the math set's grounded first answers: 5%),
+    so every answer was set aside and the program asked for after it: one call in three
+    was spent on a guess nobody saw."""
+    question = last_question(messages)
+    if has_files or not gives_quantities(question):
+        return ""
+    return draft_request(question)
 
 
 def drafted(messages: list[JSONDict], draft: str) -> list[JSONDict]:

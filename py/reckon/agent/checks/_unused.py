@@ -23,7 +23,7 @@ from collections.abc import Iterable
 
 from reckon.agent.checks._grounding import find_numbers
 
-__all__ = ["UNUSED_MESSAGE", "unused_numbers"]
+__all__ = ["UNUSED_MESSAGE", "gives_quantities", "unused_numbers"]
 
 UNUSED_MESSAGE = (
     "A program written for it before did not use {numbers} from the question: work "
@@ -55,9 +55,7 @@ def unused_numbers(question: str, codes: Iterable[str]) -> str:
         return ""
     given = _given(question)
     values = [entry[0] for entry in given]
-    if len(set(values)) < 2:
-        # One number is more often a label ("ask 12", "question 5") than a quantity; a
-        # word problem gives several.
+    if not gives_quantities(question):
         return ""
     # A product written out (two $100 notes as 200, 14 trays of 12 as 168) uses both.
     products = {
@@ -77,6 +75,12 @@ def unused_numbers(question: str, codes: Iterable[str]) -> str:
     shown = list(missing.values())[:_SHOWN]
     numbers = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
     return UNUSED_MESSAGE.format(numbers=numbers)
+
+
+def gives_quantities(question: str) -> bool:
+    """Whether ``question`` reads as a word problem: it gives two numbers or more. One
+    number is more often a label ("ask 12", "question 5") than a quantity."""
+    return len({entry[0] for entry in _given(question)}) >= 2
 
 
 def _given(question: str) -> list[tuple[float, int, int, str]]:

@@ -65,12 +65,17 @@ def start_fresh(progress: Progress, messages: list[JSONDict]) -> bool:
     return True
 
 
-def gives_up(progress: Progress, max_failures: int) -> bool:
-    """Whether the run of failures ends the answer."""
+def gives_up(progress: Progress, max_failures: int) -> str:
+    """Why the run of failures ends the answer, or ``""`` while it goes on."""
     if progress.failures < max_failures:
-        return False
+        return ""
     errors = progress.streak_errors
-    return progress.failures >= 2 * max_failures or errors[-1] in errors[:-1]
+    if progress.failures < 2 * max_failures and errors[-1] not in errors[:-1]:
+        return ""
+    return (
+        f"The code failed {progress.failures} times in a row, so I stopped. "
+        f"Last error: {progress.last_error}"
+    )
 
 
 def cut_repeat(
