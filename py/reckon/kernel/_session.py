@@ -29,6 +29,7 @@ from reckon.kernel._read import read_table
 from reckon.kernel._sql import run_sql
 from reckon.kernel._tools import ToolError, Tools
 from reckon.kernel._traceback import cell_filename, format_error, format_syntax_error
+from reckon.kernel._unique_note import unique_note
 
 __all__ = ["Kernel"]
 
@@ -161,9 +162,9 @@ class Kernel:
                     "20 per run, or save them to files]\n"
                 )
         stdout = capture.stdout.getvalue()
-        note = empty_note(code, stdout, self.namespace) if status == "ok" else ""
-        if note:
-            capture.stderr.write(note + "\n")
+        for note_of in (empty_note, unique_note) if status == "ok" else ():
+            if note := note_of(code, stdout, self.namespace):
+                capture.stderr.write(note + "\n")
         shown = {"assigned": assigned} if assigned and not stdout and status == "ok" else {}
         files = diff_snapshots(before, snapshot(self.output_dir))
         return {
