@@ -15,7 +15,7 @@ from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
-from reckon.agent.models._context import LEFT_OUT, estimate_tokens, fit_messages
+from reckon.agent.models._context import LEFT_OUT, RECAP, estimate_tokens, fit_messages
 from support import FakeUpstream, sse, text_stream, tool_stream
 
 from .helpers import KernelExecutor, call_reply, openai_agent, run, text_reply
@@ -136,3 +136,42 @@ def test_a_chat_at_its_window_is_cut_below_it_so_the_next_questions_extend_it(
     asks_after = (len(firsts) - cut_at) // 2
     cuts = sum(a != b for a, b in zip(firsts[cut_at:], firsts[cut_at + 1 :], strict=False))
     assert asks_after >= 6 and cuts <= asks_after // 3, (cuts, asks_after)
+
+
+def test_the_recap_of_a_long_chat_stays_a_part_of_the_window(
+    upstream: FakeUpstream, executor: KernelExecutor
+) -> None:
+    """Each cut adds lines to the recap in the system message; those of earlier cuts
+    were kept whole, so dozens of long questions filled a small window with recap. The
+    recap keeps its first line and its newest, and every request fits."""
+    window = 1500
+    bot = openai_agent(upstream, executor, context_window=window)
+    asks = 40
+    for n in range(asks):
+        upstream.handlers += [
+            call_reply(f"print({n} * 7)"),
+            text_reply(f"Part {n} of the survey gives {n * 7}, read from its own long table."),
+        ]
+        question = f"For part {n} of the survey, " + "read each of its many long tables and " * 3
+        outcome = run(bot.ask(question + "say what it gives.", environment={}))
+        assert outcome["status"] == "ok", (n, outcome.get("message"))
+    for payload in upstream.payloads:
+        assert estimate_tokens(payload["messages"]) <= window * 0.85
+    system = upstream.payloads[-1]["messages"][0]["content"]
+    assert "Part 0 of the survey gives 0" in system  # the first answer is still known
+    assert f"Part {asks - 3} of the survey" in system  # and the newest left out
+
+
+def test_a_recap_from_earlier_cuts_is_thinned_to_its_share_at_the_next_cut() -> None:
+    lines = [f"- Q: question {n} A: The answer to question {n} is {n * 11}." for n in range(80)]
+    system = f"rules\n\n{LEFT_OUT}\n{RECAP}\n" + "\n".join(lines)
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
+    for n in range(80, 84):
+        said = f"The answer is {n * 11}. " * 20
+        messages += [{"role": "user", "content": f"question {n}"},
+                     {"role": "assistant", "content": said}]  # fmt: skip
+    fitted = fit_messages(messages, limit=1500, target=1200)
+    kept = fitted[0]["content"].partition(f"\n{RECAP}\n")[2].split("\n")
+    assert kept[0] == lines[0] and kept[-1].startswith("- Q: question 8")  # first, newest
+    assert sum(len(line) for line in kept) / 3.5 <= 1200 / 4
+    assert estimate_tokens(fitted) <= 1200 and fitted[-1] == messages[-1]

@@ -6,7 +6,8 @@ questions are shortened, then whole earlier questions are left out (oldest first
 each with its calls and results, so no tool call loses its answer), then the older
 outputs of the current question. A question left out keeps a line in the system
 prompt, its words and its answer's (numbers and all), so a follow-up can still
-build on the first answer of a long conversation. The cut history replaces the
+build on the first answer of a long conversation; the recap keeps to a quarter of
+what is kept, its middle lines going first. The cut history replaces the
 agent's own, so the requests after it extend it byte for byte again and a server's
 prompt cache keeps working; and it is cut below the window (to 60% of it, where 85%
 triggers a cut), so the next few questions fit without another cut.
@@ -28,6 +29,7 @@ RECAP = "Earlier questions and their answers:"
 _SHORT = 240
 _RECAP_QUESTION = 120
 _RECAP_ANSWER = 200
+_RECAP_SHARE = 4  # the recap takes at most a quarter of what is kept
 _OVERFLOW = re.compile(
     r"context (?:length|window|size)|maximum context|too many tokens|prompt is too long"
     r"|exceeds? (?:the )?(?:context|max)|requested tokens|n_ctx|context_length_exceeded",
@@ -83,8 +85,11 @@ def fit_messages(
     current -= len(head)
     older = [_shorten(m) if _is_output(m) else m for m in body[:current]]
     rest = body[current:]
-    cut = older != body[:current]
-    recaps: list[str] = []
+    # The recap of earlier cuts is rewritten with this one's, a share of the window at
+    # most: kept whole, the lines of dozens of asks filled a small window.
+    recaps = _recap_lines(head)
+    head = _unrecapped(head)
+    cut = older != body[:current] or bool(recaps)
     while True:
         fitted = _with_note(head, cut, recaps) + older + rest
         if estimate_tokens(fitted) <= limit:
@@ -97,7 +102,7 @@ def fit_messages(
         end = starts[1] if len(starts) > 1 else len(older)
         recap = _recap(older[:end])
         if recap:
-            recaps.append(recap)
+            recaps = _thinned([*recaps, recap], limit // _RECAP_SHARE)
         older, cut = older[end:], True
     outputs = [i for i, m in enumerate(rest) if _is_output(m)]
     for index in outputs[:-2]:  # the two newest outputs stay whole
@@ -109,6 +114,29 @@ def fit_messages(
     while len(recaps) > 2 and estimate_tokens(_with_note(head, True, recaps) + rest) > limit:
         del recaps[len(recaps) // 2]
     return _with_note(head, True, recaps) + rest
+
+
+def _thinned(recaps: list[str], tokens: int) -> list[str]:
+    """``recaps`` in about ``tokens``, the middle lines out first (the first answer, on
+    which a long chat builds, and the newest stay)."""
+    while len(recaps) > 2 and sum(len(line) for line in recaps) / 3.5 > tokens:
+        del recaps[len(recaps) // 2]
+    return recaps
+
+
+def _recap_lines(head: list[JSONDict]) -> list[str]:
+    """The recap's lines in the system message, from earlier cuts."""
+    content = str(head[0].get("content", "")) if head else ""
+    _, found, lines = content.partition(f"\n{RECAP}\n")
+    return lines.split("\n") if found else []
+
+
+def _unrecapped(head: list[JSONDict]) -> list[JSONDict]:
+    """The system message without its recap's lines (the note that a cut was made stays)."""
+    if not _recap_lines(head):
+        return head
+    content = str(head[0].get("content", ""))
+    return [{**head[0], "content": content.partition(f"\n{RECAP}\n")[0]}]
 
 
 def _recap(span: list[JSONDict]) -> str:
@@ -132,14 +160,12 @@ def _cut(text: str, limit: int) -> str:
 
 def _with_note(head: list[JSONDict], cut: bool, recaps: list[str] | None = None) -> list[JSONDict]:
     """The system message with the note that the history was cut, and the recap of the
-    questions left out (after any recap it had already: it was cut before)."""
+    questions left out (``head`` holds none: ``_unrecapped``)."""
     if not cut or not head:
         return list(head)
     content = str(head[0].get("content", ""))
     if LEFT_OUT not in content:
         content = f"{content}\n\n{LEFT_OUT}"
     if recaps:
-        if RECAP not in content:
-            content += f"\n{RECAP}"
-        content += "\n" + "\n".join(recaps)
+        content += f"\n{RECAP}\n" + "\n".join(recaps)
     return [{**head[0], "content": content}]
