@@ -56,6 +56,8 @@ def test_numbers_as_people_write_them(tmp_path: Path, text: str, expected: list[
         pytest.param("a,b\nx,12%\ny,3\n", id="some-percent"),
         pytest.param("a,b\nx,2010-11\ny,2011-12\n", id="financial-year"),
         pytest.param("a,b\nx,09:00\ny,17:30\n", id="time-of-day"),
+        # Mixed ways that fit no one order of day and month: read neither way round.
+        pytest.param("a,b\nx,24/06/2012\ny,06/24/12\n", id="mixed-orders"),
     ],
 )
 def test_text_that_is_not_all_numbers_or_dates_stays_text(tmp_path: Path, text: str) -> None:
@@ -73,6 +75,9 @@ def test_text_that_is_not_all_numbers_or_dates_stays_text(tmp_path: Path, text: 
         pytest.param(["1 January 2000", "3 February 2001"], "2000-01-01", False, id="day-month"),
         pytest.param(["01/07/2012", "24/06/2012"], "2012-07-01", True, id="day-first"),
         pytest.param(["06/24/2012", "07/01/2012"], "2012-06-24", False, id="month-first"),
+        # Two systems' ways in one column, each read in its own, month first throughout.
+        pytest.param(["12/07/2011 20:32", "8/24/11 14:06"], "2011-12-07", False, id="mixed"),
+        pytest.param(["24/06/2012", "05/06/12 10:00"], "2012-06-24", True, id="mixed-day-first"),
     ],
 )
 def test_dates_become_dates(tmp_path: Path, values: list[str], first: str, dayfirst: bool) -> None:
