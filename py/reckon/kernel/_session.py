@@ -18,6 +18,7 @@ from reckon.kernel._empty_note import empty_note
 from reckon.kernel._figures import FigureCollector, prepare_matplotlib
 from reckon.kernel._files import diff_snapshots, snapshot
 from reckon.kernel._formulas import flag_formulas
+from reckon.kernel._missing_note import missing_note
 from reckon.kernel._packages import (
     PIP_NAME,
     InstallError,
@@ -162,7 +163,7 @@ class Kernel:
                     "20 per run, or save them to files]\n"
                 )
         stdout = capture.stdout.getvalue()
-        for note_of in (empty_note, unique_note) if status == "ok" else ():
+        for note_of in (empty_note, unique_note, missing_note) if status == "ok" else ():
             if note := note_of(code, stdout, self.namespace):
                 capture.stderr.write(note + "\n")
         shown = {"assigned": assigned} if assigned and not stdout and status == "ok" else {}

@@ -16,7 +16,7 @@ import ast
 import re
 from typing import Any
 
-__all__ = ["unique_note"]
+__all__ = ["named_series", "spelled", "unique_note"]
 
 _WHOLE = re.compile(r"(?<![\w.])\d+(?!\w|\.\d)")
 # Words of the forms read: a cell with none of them is not parsed.
@@ -45,7 +45,7 @@ def _note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
     except (SyntaxError, ValueError):
         return ""
     for call, form, expr in _counts(tree):
-        series = _series(expr, namespace)
+        series = named_series(expr, namespace)
         if series is None or not series.isna().any():
             continue
         counted, distinct = _counted(series, form), int(series.nunique())
@@ -111,7 +111,7 @@ def _distinct_of(node: ast.expr | None) -> tuple[str, ast.expr] | None:
     return None
 
 
-def _series(expr: ast.expr, namespace: dict[str, Any]) -> Any:
+def named_series(expr: ast.expr, namespace: dict[str, Any]) -> Any:
     """The Series ``expr`` names: ``name['column']`` or ``name.column`` of a DataFrame in
     the namespace, or a name bound to a Series; else None."""
     import pandas as pd
@@ -147,15 +147,15 @@ def _counted(series: Any, form: str) -> int:
 
 
 def _say(code: str, call: ast.expr, expr: ast.expr, extra: int, missing: int, n: int) -> str:
-    spelled, column = _spelling(code, call), _spelling(code, expr)
+    counting, column = spelled(code, call), spelled(code, expr)
     counts = "the missing value too" if extra == 1 else f"the missing values too, as {extra}"
     return (
-        f"[Reckon: {spelled} counts {counts}: {column} has {missing} missing, {n} distinct "
+        f"[Reckon: {counting} counts {counts}: {column} has {missing} missing, {n} distinct "
         f"values without them ({column}.nunique()). Say which the question means.]"
     )
 
 
-def _spelling(code: str, node: ast.expr) -> str:
+def spelled(code: str, node: ast.expr) -> str:
     """``node`` as the cell wrote it, shortened when long."""
     text = ast.get_source_segment(code, node) or ast.unparse(node)
     text = " ".join(text.split())

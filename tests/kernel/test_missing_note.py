@@ -1,0 +1,55 @@
+"""A cell that compares a column with the text of a missing value says so in its stderr
+(reckon.kernel._missing_note; "How many attractions have parking information?":
+``df[df['停車資訊'] != 'nan']`` kept every row, 382 where 95 cells are filled in)."""
+
+from __future__ import annotations
+
+import pytest
+from kernel_helpers import Runner
+
+# 4 rows, 1 with parking information; 'name' has nothing missing.
+SETUP = (
+    "df = pd.DataFrame({'停車資訊': ['lot', None, float('nan'), None],"
+    " 'name': ['a', 'b', 'c', 'nan']})"
+)
+
+
+@pytest.mark.parametrize(
+    ("cell", "text"),
+    [
+        ("print(len(df[df['停車資訊'] != 'nan']))", "nan"),
+        ("print((df['停車資訊'] == 'None').sum())", "None"),
+        ("print(len(df[df.停車資訊 != '']))", ""),
+        ("print(len(df[\"nan\" != df['停車資訊']]))", "nan"),
+    ],
+)
+def test_a_column_compared_with_the_text_of_a_missing_value_names_notna(
+    a_session: Runner, cell: str, text: str
+) -> None:
+    assert a_session(SETUP)["status"] == "ok"
+    result = a_session(cell)
+    assert result["status"] == "ok"
+    assert (
+        f"holds the text {text!r}: its 3 empty cells (of 4) are missing values"
+        in (result["stderr"])
+    )
+    assert ".notna()" in result["stderr"]
+
+
+def test_no_note_where_the_column_holds_that_text_or_misses_nothing(a_session: Runner) -> None:
+    assert a_session(SETUP)["status"] == "ok"
+    cells = (
+        "print(len(df[df['name'] != 'nan']))",  # a real cell 'nan' (and none missing)
+        "print(len(df[df['停車資訊'].notna()]))",
+        "print(len(df[df['停車資訊'] != 'lot']))",
+        "x = 'nan'\nprint(x == 'nan')",
+    )
+    for cell in cells:
+        result = a_session(cell)
+        assert result["status"] == "ok" and result["stderr"] == "", cell
+
+
+def test_a_cell_that_fails_has_no_note(a_session: Runner) -> None:
+    assert a_session(SETUP)["status"] == "ok"
+    result = a_session("print(len(df[df['停車資訊'] != 'nan']))\n1 / 0")
+    assert result["status"] == "error" and "Reckon: no cell" not in result["stderr"]
