@@ -17,6 +17,8 @@ import re
 from types import TracebackType
 from typing import Any
 
+from reckon.kernel._read_hints import header_row_hint, nan_mask_hint, reader_hint
+
 __all__ = ["error_hint", "syntax_hint"]
 
 _LISTED = 30
@@ -53,7 +55,10 @@ def error_hint(exc: BaseException) -> str:
     """A hint for ``exc`` raised by a cell, or ``""``."""
     try:
         if isinstance(exc, KeyError) and exc.args and isinstance(exc.args[0], str):
-            return _missing_column(_asked_key(exc.args[0]), _frames(exc.__traceback__))
+            key, frames = _asked_key(exc.args[0]), _frames(exc.__traceback__)
+            return header_row_hint(key, frames, exc.__traceback__) or _missing_column(key, frames)
+        if said := nan_mask_hint(exc) or reader_hint(exc):
+            return said
         if isinstance(exc, AttributeError):
             return _attribute(str(exc), _frames(exc.__traceback__))
         if isinstance(exc, NameError) and getattr(exc, "name", None):
