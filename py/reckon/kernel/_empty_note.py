@@ -25,13 +25,6 @@ _SHOWN = 3
 def empty_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
     """The note for ``code`` (a cell that ran) when its last printed line shows NaN and
     a DataFrame or Series it assigned has no rows, else ``""``."""
-    try:
-        return _note(code, stdout, namespace)
-    except Exception:  # a courtesy, as a hint is: a cell's own objects may raise anywhere
-        return ""
-
-
-def _note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
     # Every cell that ran comes here: only its last line is read, not the whole output.
     last = stdout.rstrip().rpartition("\n")[2]
     if not _NAN.search(last):

@@ -26,13 +26,6 @@ _QUOTES = ("'", '"')
 def missing_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
     """The note for ``code`` (a cell that ran) when it compares a column with missing
     values to the text of a missing value that none of its cells holds, else ``""``."""
-    try:
-        return _note(code, namespace)
-    except Exception:  # a courtesy, as a hint is: a cell's own objects may raise anywhere
-        return ""
-
-
-def _note(code: str, namespace: dict[str, Any]) -> str:
     # Every cell that ran comes here: most hold no quoted text of a missing value.
     if not any(f"{q}{t}{q}" in code for t in _TEXTS for q in _QUOTES):
         return ""

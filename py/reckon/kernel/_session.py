@@ -14,11 +14,10 @@ from reckon._exceptions import ReckonError
 from reckon.kernel._capture import STREAM_LIMIT, OutputCapture
 from reckon.kernel._cells import CompiledCell, compile_cell, execute
 from reckon.kernel._display import describe_value
-from reckon.kernel._empty_note import empty_note
 from reckon.kernel._figures import FigureCollector, prepare_matplotlib
 from reckon.kernel._files import diff_snapshots, snapshot
 from reckon.kernel._formulas import flag_formulas
-from reckon.kernel._missing_note import missing_note
+from reckon.kernel._notes import cell_notes
 from reckon.kernel._packages import (
     PIP_NAME,
     InstallError,
@@ -30,7 +29,6 @@ from reckon.kernel._read import read_table
 from reckon.kernel._sql import run_sql
 from reckon.kernel._tools import ToolError, Tools
 from reckon.kernel._traceback import cell_filename, format_error, format_syntax_error
-from reckon.kernel._unique_note import unique_note
 
 __all__ = ["Kernel"]
 
@@ -163,9 +161,8 @@ class Kernel:
                     "20 per run, or save them to files]\n"
                 )
         stdout = capture.stdout.getvalue()
-        for note_of in (empty_note, unique_note, missing_note) if status == "ok" else ():
-            if note := note_of(code, stdout, self.namespace):
-                capture.stderr.write(note + "\n")
+        for note in cell_notes(code, stdout, self.namespace) if status == "ok" else ():
+            capture.stderr.write(note + "\n")
         shown = {"assigned": assigned} if assigned and not stdout and status == "ok" else {}
         files = diff_snapshots(before, snapshot(self.output_dir))
         return {

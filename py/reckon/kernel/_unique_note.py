@@ -28,13 +28,6 @@ def unique_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
     """The note for ``code`` (a cell that ran) when it counts the distinct values of a
     column with missing values in a way that counts them too, and its last printed line
     shows that count; else ``""``."""
-    try:
-        return _note(code, stdout, namespace)
-    except Exception:  # a courtesy, as a hint is: a cell's own objects may raise anywhere
-        return ""
-
-
-def _note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
     # Every cell that ran comes here: only its last line is read, not the whole output.
     last = stdout.rstrip().rpartition("\n")[2]
     shown = {int(n) for n in _WHOLE.findall(last)}

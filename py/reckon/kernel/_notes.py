@@ -1,0 +1,39 @@
+"""Notes after a cell that ran: what its output shows but does not say.
+
+A small model reads a cell's output as the answer. Some outputs are wrong without an
+error: the mean of no rows (``_empty_note``), a count of distinct values with the
+missing one among them (``_unique_note``), a column compared with the text ``'nan'``
+(``_missing_note``). Each note goes to the cell's stderr, after its own. A note is a
+courtesy, as a hint is: the cell's own objects may raise anywhere, and then there is
+no note, never a changed result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from reckon.kernel._empty_note import empty_note
+from reckon.kernel._missing_note import missing_note
+from reckon.kernel._unique_note import unique_note
+
+__all__ = ["cell_notes"]
+
+_NOTES: tuple[Callable[[str, str, dict[str, Any]], str], ...] = (
+    empty_note,
+    unique_note,
+    missing_note,
+)
+
+
+def cell_notes(code: str, stdout: str, namespace: dict[str, Any]) -> list[str]:
+    """The notes for ``code``, a cell that ran and printed ``stdout``."""
+    notes = []
+    for note_of in _NOTES:
+        try:
+            note = note_of(code, stdout, namespace)
+        except Exception:  # a courtesy (the module docstring)
+            continue
+        if note:
+            notes.append(note)
+    return notes
