@@ -39,9 +39,8 @@ def test_one_table_is_loaded_as_df_before_the_model_writes_a_cell(
     assert load["result"]["status"] == "ok" and "as df" in load["text"]
     (cell,) = model_steps(outcome, "code")
     assert cell["result"]["status"] == "ok" and cell["result"]["stdout"] == "29\n"
-    system, described = (m["content"] for m in upstream.payloads[0]["messages"][:2])
-    # The files are described before the question; the rules say they are loaded.
-    assert "loaded as df: use df (Reckon ran: df = pd.read_csv(" in described
+    system = upstream.payloads[0]["messages"][0]["content"]
+    assert "loaded as df: use df (Reckon ran: df = pd.read_csv(" in system
     assert "no file is loaded" not in system and "the files are\n  loaded" in system
     # What Reckon ran is not the model's work: no code of its own, no "executed".
     assert outcome["grounding"]["numbers"][0]["steps"] == [cell["index"]]
@@ -79,8 +78,8 @@ def test_several_tables_are_named_after_their_files(
         "df_sales",
     ]
     assert model_steps(outcome, "code")[0]["result"]["stdout"] == "100\n"
-    described = upstream.payloads[0]["messages"][1]["content"]  # the files, then the question
-    assert "loaded as df_sales" in described and "loaded as df_2024_people" in described
+    system = upstream.payloads[0]["messages"][0]["content"]
+    assert "loaded as df_sales" in system and "loaded as df_2024_people" in system
 
 
 def test_nothing_runs_unapproved_and_a_table_that_fails_is_left_to_the_model(
@@ -96,15 +95,15 @@ def test_nothing_runs_unapproved_and_a_table_that_fails_is_left_to_the_model(
         )
     )
     assert loads(asked) == []
-    assert "load it: df = pd.read_csv(" in upstream.payloads[0]["messages"][1]["content"]
+    assert "load it: df = pd.read_csv(" in upstream.payloads[0]["messages"][0]["content"]
     broken = sales.environment()
     broken["files"][0]["read_with"] = "pd.read_csv('/nowhere/sales.csv')"
     upstream.handlers += [call_reply("print(1 + 1)"), text_reply("2.")]
     failed = run(agent(upstream, sales).ask("q", environment=broken))
     (load,) = loads(failed)
     assert load["result"]["status"] == "error" and "could not be loaded" in load["text"]
-    described = upstream.payloads[2]["messages"][1]["content"]
-    assert "load it: df = pd.read_csv('/nowhere" in described and "already run" not in described
+    system = upstream.payloads[2]["messages"][0]["content"]
+    assert "load it: df = pd.read_csv('/nowhere" in system and "already run" not in system
 
 
 def test_a_tool_result_the_model_invents_is_cut_off(

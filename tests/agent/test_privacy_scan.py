@@ -113,18 +113,17 @@ def test_a_first_row_of_data_is_not_sent_as_column_names(executor: FreshScanExec
     outcome, model = ask(executor, cell)
     assert outcome["status"] == "ok", outcome
     assert leaked(model, ["Cornelius Ashdown", "555-01-2345", "88888", "Vladivostok"]) == []
-    # The files are described at the start of the first question's message.
-    described = model.requests[0].messages[1]["content"]
-    assert "people.csv" in described and described.count("[hidden]") >= 4
+    system = model.requests[0].messages[0]["content"]
+    assert "people.csv" in system and system.count("[hidden]") >= 4
 
 
 def test_a_header_stays_and_allowed_columns_keep_their_names(executor: FreshScanExecutor) -> None:
     executor.upload("people.csv", HEADERLESS)
     executor.upload("staff.csv", PEOPLE.to_csv(index=False))
     _, model = ask(executor, "print(1)", allow=["Vladivostok"])
-    described = model.requests[0].messages[1]["content"]
-    assert all(f"'{name}'" in described for name in ("name", "salary", "city"))
-    assert "Vladivostok" in described and "Cornelius Ashdown" not in described
+    system = model.requests[0].messages[0]["content"]
+    assert all(f"'{name}'" in system for name in ("name", "salary", "city"))
+    assert "Vladivostok" in system and "Cornelius Ashdown" not in system
 
 
 def test_the_file_list_comes_from_the_scan_not_the_sessions_report(
@@ -152,5 +151,5 @@ def test_the_file_list_comes_from_the_scan_not_the_sessions_report(
     everything = sent(model)
     assert "555-01-2345" not in everything and "PATCHED-INSPECT-NOTE" not in everything
     assert "Alice Zimmermann" not in everything and "Bob Quist" not in everything
-    files = json.loads(everything)[0][1]["content"]  # described before the first question
-    assert "staff.csv" in files and all(f"'{c}'" in files for c in ("name", "salary", "city"))
+    system = json.loads(everything)[0][0]["content"]
+    assert "staff.csv" in system and all(f"'{c}'" in system for c in ("name", "salary", "city"))

@@ -219,8 +219,8 @@ def test_a_file_a_cell_put_under_data_is_not_listed_at_the_next_ask(
     outcome = run(agent.ask("again", environment=environment))
     assert outcome["status"] == "ok", outcome
     assert leaked(model, ["555-01-2345", "Cornelius Ashdown"]) == []
-    described = model.requests[0].messages[1]["content"]  # the files, before the question
-    assert "s.csv" in described and "[hidden].csv" not in described  # not listed at all
+    system = model.requests[0].messages[0]["content"]
+    assert "s.csv" in system and "[hidden].csv" not in system  # not listed at all
 
 
 # P5's one-line forms put together: each textual form after each other, and each

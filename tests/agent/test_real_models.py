@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from reckon.agent._files_note import split_files_block
 from reckon.agent._observe import (
     NEXT_AFTER_ERROR,
     NEXT_AFTER_OK,
@@ -134,11 +133,8 @@ def test_a_guess_with_no_code_is_sent_back_once(
     recheck, code, _ = model_steps(outcome)
     assert "You have not run any code yet" in recheck["message"]
     # The guess is out of sight: asked again, the question with the request to compute.
-    # The files' description stays before it.
-    (asked,) = [m["content"] for m in second["messages"] if m["role"] != "system"]
-    block, rest = split_files_block(asked)
-    assert "/sales.csv: table" in block
-    assert rest == "total units?\n\n" + recheck["message"].split("\n\n", 1)[1]
+    asked = [m["content"] for m in second["messages"] if m["role"] != "system"]
+    assert asked == ["total units?\n\n" + recheck["message"].split("\n\n", 1)[1]]
     assert outcome["grounding"]["numbers"][0]["steps"] == [code["index"]]
 
 

@@ -77,10 +77,8 @@ def test_a_failing_first_cell_is_fixed_from_its_traceback(
     second = model.requests[1]["payload"]["messages"]
     assert any(m.get("role") == "tool" and "KeyError" in m["content"] for m in second)
     assert all(r["auth"] == "Bearer sk-test-secret" for r in model.requests)
-    system, question = model.requests[0]["payload"]["messages"][:2]
-    # The files are described at the start of the question, not in the system message.
-    assert system["role"] == "system" and "/data/sales.csv" not in system["content"]
-    assert question["role"] == "user" and "/data/sales.csv" in question["content"]
+    system = model.requests[0]["payload"]["messages"][0]
+    assert system["role"] == "system" and "/data/sales.csv" in system["content"]
 
 
 def test_the_page_shows_the_steps_the_chart_and_the_answer(a_chat_page: Any) -> None:

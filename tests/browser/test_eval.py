@@ -15,7 +15,6 @@ import pandas as pd
 import pytest
 
 from reckon.agent import ChatRequest, DemoModel
-from reckon.agent._files_note import last_files_block, split_files_block
 from reckon.agent.checks._verify import VERIFY_HEADER
 from reckon.eval._answers import matches_expected, pairs_in
 from reckon.eval._questions import load_questions
@@ -213,7 +212,7 @@ class EvalModel(ScriptedModel):
         # The agent's rechecks ("These numbers … appear in no output") are not questions:
         # this model stands by its answer, so a wrong one stays wrong.
         asked = [m for m in messages if m.get("role") == "user" and not is_recheck(m)]
-        question = split_files_block(asked[-1]["content"])[1]  # the files described before it
+        question = asked[-1]["content"]
         read = "import pandas as pd\ndf = pd.read_csv('/data/sales.csv')\n"
         if not results:
             self.first_calls[question] = self.first_calls.get(question, 0) + 1
@@ -339,8 +338,8 @@ class SometimesWrong(ScriptedModel):
         payload = seen.json
         self.requests.append({"payload": payload})
         messages = payload["messages"]
-        # The files the page has: the ones it described last (before a question).
-        listed = [n for n in self.files if f"- /data/{n}:" in last_files_block(messages)]
+        # The files the page has: the ones its system prompt lists.
+        listed = [n for n in self.files if f"- /data/{n}:" in messages[0]["content"]]
         context = {"files": [self.files[n] for n in listed]}
         if is_recheck(messages[-1]):  # an answer sent back: this model stands by it
             return self.text(str(messages[-2]["content"]))
@@ -352,7 +351,7 @@ class SometimesWrong(ScriptedModel):
                 {"index": 0, "id": call["id"], "type": "function",
                  "function": {"name": call["name"], "arguments": call["arguments"]}}]},
                 "finish_reason": "tool_calls"}]}])  # fmt: skip
-        asked = [split_files_block(m["content"])[1] for m in messages if m["role"] == "user"]
+        asked = [m["content"] for m in messages if m["role"] == "user"]
         checking = asked[-1].startswith(VERIFY_HEADER)
         question = next(q for q in reversed(asked) if not q.startswith(("Output of", "Verif")))
         text = reply.text

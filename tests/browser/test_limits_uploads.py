@@ -72,8 +72,8 @@ def test_an_ask_still_answers_beside_each_bomb(
     assert "49" in cells[-1]["result"]["stdout"]
     # What the model was sent: small, and the bomb named with what is wrong with it.
     assert max(r["bytes"] for r in model.requests) < 60_000
-    files = model.requests[0]["payload"]["messages"][1]["content"]  # before the question
-    assert f"/data/{name}: cannot be read" in files and said in files
+    system = model.requests[0]["payload"]["messages"][0]["content"]
+    assert f"/data/{name}: cannot be read" in system and said in system
     # The sandbox goes on: the next run works and both files are still listed.
     after = a_page.evaluate(
         "async () => [await window.r.run('print(6 * 7)'), await window.r.listFiles()]"

@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from reckon.agent._files_note import split_files_block
 from support import CHROMIUM, CHROMIUM_ARGS
 
 from .helpers import (
@@ -79,10 +78,7 @@ def _work_then_check_it_comes_back(page: Any, reopen: Any) -> None:
     assert follow["status"] == "ok", follow
     assert "2" in follow["answer"]
     state = page_call(page, "return await window.reckon.agent.exportState()")
-    # The first question's message starts with the files' description.
-    questions = [
-        split_files_block(m["content"])[1] for m in state["messages"] if m["role"] == "user"
-    ]
+    questions = [m["content"] for m in state["messages"] if m["role"] == "user"]
     assert "average price by region" in questions
     saved = call(page, "saved")
     assert [a["question"] for a in saved["asks"]] == [

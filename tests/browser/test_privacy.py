@@ -153,8 +153,8 @@ def test_a_first_row_of_data_is_not_sent_as_column_names(
     assert outcome["status"] == "ok", outcome
     assert "Cornelius Ashdown" in printed(outcome)
     assert leaked(model, ["Cornelius Ashdown", "555-01-2345", "88888", "Vladivostok"]) == []
-    files = model.requests[0]["payload"]["messages"][1]["content"]  # before the question
-    assert "/data/people.csv" in files and files.count("[hidden]") >= 4
+    system = model.requests[0]["payload"]["messages"][0]["content"]
+    assert "/data/people.csv" in system and system.count("[hidden]") >= 4
     assert canary.hits == []
 
 
@@ -191,8 +191,8 @@ def test_the_prompt_comes_from_the_fresh_workers_own_look_at_the_uploads(
     everything = sent(model)
     assert "555-01-2345" not in everything and "PATCHED-INSPECT-NOTE" not in everything
     assert leaked(model) == []
-    files = model.requests[0]["payload"]["messages"][1]["content"]  # before the question
-    assert "/data/staff.csv" in files and "'salary'" in files
+    system = model.requests[0]["payload"]["messages"][0]["content"]
+    assert "/data/staff.csv" in system and "'salary'" in system
 
 
 # A cell that rewrites its own result as the sandbox serializes it (json.dumps runs in

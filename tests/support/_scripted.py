@@ -23,7 +23,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from reckon.agent import ChatReply, ChatRequest
-from reckon.agent._observe import user_text
 from reckon.agent.checks._recheck import draft_request, is_question
 
 from ._sse import event_stream
@@ -84,8 +83,8 @@ class ScriptedModel:
         # (a hostile answer runs no code, and is sent back once for that); a program
         # asked for in place of the question quotes it.
         said = [m for m in payload["messages"] if m.get("role") == "user"]
-        drafted = str(user_text(said[-1])).startswith(DRAFT_OPENING)
-        question = str(user_text((said if drafted else [m for m in said if is_question(m)])[-1]))
+        drafted = str(said[-1]["content"]).startswith(DRAFT_OPENING)
+        question = (said if drafted else [m for m in said if is_question(m)])[-1]["content"]
         if "hostile" in question:
             return self.text(HOSTILE_MARKDOWN)
         if not tool_results:

@@ -14,7 +14,7 @@ from reckon.agent._observe import (
     parse_observation,
     trim_text,
 )
-from reckon.agent._prompt import build_system_prompt, describe_file, files_block
+from reckon.agent._prompt import build_system_prompt, describe_file
 from reckon.agent._types import (
     RUN_PYTHON_TOOL,
     RUN_SQL_TOOL,
@@ -69,7 +69,6 @@ __all__ = [
     "export_notebook",
     "export_script",
     "extract_code_blocks",
-    "files_block",
     "format_observation",
     "import_cells",
     "messages_without_tools",

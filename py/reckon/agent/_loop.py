@@ -10,6 +10,7 @@ from reckon._exceptions import ModelError, ModelProtocolError, ProtocolError, Re
 from reckon.agent._cells import Cells
 from reckon.agent._conversation import Conversation
 from reckon.agent._options import AgentOptions, Option
+from reckon.agent._prompt import build_system_prompt
 from reckon.agent._steps import STOPPED, Progress, StepLog, outcome, sandbox_failed
 from reckon.agent._stopping import Stopped, Stopping
 from reckon.agent._tool_values import ToolValues
@@ -23,7 +24,7 @@ from reckon.agent.models._reply import Move, interpret, without_imagined_results
 from reckon.agent.models._requests import Requests
 from reckon.agent.models._retry import cut_repeat, gives_up, repeats_out, start_fresh
 from reckon.agent.models._usage import add_usage
-from reckon.agent.privacy._preparing import HiddenValues, apply_privacy, load_lines, place_question
+from reckon.agent.privacy._preparing import HiddenValues, apply_privacy, load_lines, place_prompt
 from reckon.agent.privacy._privacy import Privacy
 
 __all__ = ["Agent"]
@@ -147,7 +148,11 @@ class Agent:
         # A pandas re-read of a loaded table runs as read_table (_reads): not if none was.
         cells.uploads = [str(f["path"]) for f in files if f.get("kind") == "table"] if names else []
         tools = bool(getattr(self.model, "use_tools", True))
-        place_question(self.messages, question, environment, self.privacy, tools, dict(names))
+        prompt = build_system_prompt(
+            environment, privacy=self.privacy, tools=tools, loaded=dict(names)
+        )
+        place_prompt(self.messages, prompt)
+        self.messages.append({"role": "user", "content": question})
         result = await self._answer(environment, cells, log)
         if result["status"] == "ok" and (self.verify if verify is None else verify):
             result["verification"] = await self._check(result, environment, cells)

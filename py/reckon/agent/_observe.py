@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 
-from reckon.agent._files_note import split_files_block
 from reckon.agent._types import JSONDict
 
 __all__ = [
@@ -118,12 +117,11 @@ def observation_message(observations: list[str]) -> str:
 
 def user_text(message: JSONDict) -> str | None:
     """The text of a user message that is not a cell's output (code-block mode sends
-    those as user messages too), without the files' description it may start with
-    (``_files_note``), or ``None``."""
+    those as user messages too), or ``None``."""
     content = message.get("content")
     if message.get("role") != "user" or not isinstance(content, str):
         return None
-    return None if content.startswith(OBSERVATION_HEADER) else split_files_block(content)[1]
+    return None if content.startswith(OBSERVATION_HEADER) else content
 
 
 def parse_observation(text: str) -> dict[str, str]:

@@ -1,18 +1,16 @@
-"""The system prompt (what the sandbox has, the rules) and the description of what the
-user uploaded, which the agent sends in the question's message (``_files_note``)."""
+"""The system prompt: what the sandbox has, what the user uploaded, the rules."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from reckon.agent._files_note import READER_LINE, files_header
 from reckon.agent._preload import TOO_BIG_TO_LOAD
 from reckon.agent._tools_prompt import describe_tools
 from reckon.agent._types import JSONDict
 from reckon.agent.privacy._privacy import Privacy
 
-__all__ = ["build_system_prompt", "describe_file", "files_block"]
+__all__ = ["build_system_prompt", "describe_file"]
 
 _MAX_COLUMNS = 40
 _MAX_PACKAGES = 60
@@ -88,22 +86,20 @@ def build_system_prompt(
     privacy: Privacy | None = None,
     tools: bool = True,
     loaded: dict[str, str] | None = None,
-    files: bool = True,
 ) -> str:
     """The system message for ``environment`` (python, packages, files, data_dir, output_dir);
     ``tools``: the model calls tools (else it writes fenced code blocks); ``loaded``: the
-    variable that already holds each table, by path; ``files``: the files' description
-    (``files_block``) goes last, else it is left out (the agent sends it in the question's
-    message: the system message is then the same for every question, and a server's
-    prompt cache keeps it and the tool schema after it, whichever file is asked about).
+    variable that already holds each table, by path.
 
     What stays the same from question to question comes first (who it is, the rules,
-    the packages): a server's prompt cache then keeps it across questions, and across
-    the switch to code blocks in the middle of one."""
+    the packages) and the files last: a server's prompt cache then keeps the first part
+    across questions, and across the switch to code blocks in the middle of one."""
     loaded = loaded or {}
     python = str(environment.get("python") or "3")
+    data_dir = str(environment.get("data_dir") or "/data")
     output_dir = str(environment.get("output_dir") or "/output")
-    described = [f for f in environment.get("files") or [] if isinstance(f, dict)]
+    files = [f for f in environment.get("files") or [] if isinstance(f, dict)]
+    hides = privacy is not None and privacy.hides
     lines = [
         "You are Reckon, a data analyst who answers questions by running Python code "
         f"(Python {python} in the user's browser).",
@@ -120,28 +116,20 @@ def build_system_prompt(
         allowed = sorted(privacy.allow_columns)
         shown = f" (except the columns {', '.join(allowed)})" if allowed else ""
         lines += ["", _SCHEMA_ONLY.format(allowed=shown)]
-    if not described:
+    if files:
+        lines += ["", f"The user's files (in {data_dir}):"]
+        lines += _describe_files(files, loaded, rows=not hides)
+        lines.append(
+            # "pre-loaded read_table" was read as pandas' tab reader: say whose it is.
+            "read_table(path) is Reckon's reader (not pandas'), already defined: it reads "
+            "messy tables (encodings, delimiters, header rows, sheets) into a DataFrame."
+        )
+    else:
         lines += ["", _NO_FILES]
-    elif files:
-        lines += ["", files_block(environment, privacy=privacy, loaded=loaded)]
     lent = describe_tools(list(environment.get("tools") or []))
     if lent:
         lines += ["", *lent]
     return "\n".join(lines)
-
-
-def files_block(
-    environment: JSONDict, *, privacy: Privacy | None = None, loaded: dict[str, str] | None = None
-) -> str:
-    """The description of ``environment``'s files: a header line, a part for each file,
-    and how to read a table; ``""`` without files."""
-    files = [f for f in environment.get("files") or [] if isinstance(f, dict)]
-    if not files:
-        return ""
-    data_dir = str(environment.get("data_dir") or "/data")
-    hides = privacy is not None and privacy.hides
-    lines = [files_header(data_dir), *_describe_files(files, loaded or {}, rows=not hides)]
-    return "\n".join([*lines, READER_LINE])
 
 
 def _describe_files(files: list[JSONDict], loaded: dict[str, str], *, rows: bool) -> list[str]:

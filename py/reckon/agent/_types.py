@@ -72,8 +72,7 @@ class ChatRequest:
 
     ``messages`` are OpenAI chat messages; ``context`` is the environment dict the
     agent was asked with (files, packages, …), which only offline models like the
-    demo read — a remote model sees it through the prompt instead (the files described
-    in a question's message, ``_files_note``). A model
+    demo read — a remote model sees it through the system prompt instead. A model
     that sends the request somewhere appends each body to ``sent``, exactly as it
     went out (a retry adds a second one), so the transcript can show it.
     """

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reckon.agent._observe import user_text
 from reckon.agent._steps import Correction, Progress, StepLog, outcome
 from reckon.agent._types import JSONDict
 from reckon.agent.checks._date_parts import part_correction, part_recheck
@@ -216,7 +215,7 @@ class Finishing:
 
     def _ground(self, answer: str) -> JSONDict:
         earlier = [{**s, "index": None} for s in self.earlier]
-        given = [user_text(m) or "" for m in self.messages if is_question(m)]
+        given = [m["content"] for m in self.messages if is_question(m)]
         # A file's path as the person gave it: its name (and folders) under the data
         # directory, not the directory itself (a test's /tmp/pytest-25/ "gave" a 25).
         root = str(self.environment.get("data_dir") or "/data").rstrip("/") + "/"

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 
-from reckon.agent._files_note import split_files_block
 from reckon.agent._observe import trim_text, user_text
 from reckon.agent._types import JSONDict
 from reckon.agent.checks._date_parts import PART_MESSAGE
@@ -224,8 +223,7 @@ def drafted(messages: list[JSONDict], draft: str) -> list[JSONDict]:
     at = next((i for i in reversed(range(len(messages))) if is_question(messages[i])), None)
     if not draft or at is None:
         return messages
-    block = split_files_block(str(messages[at]["content"]))[0]  # the files' description stays
-    return [*messages[:at], {"role": "user", "content": f"{block}\n\n{draft}" if block else draft}]
+    return [*messages[:at], {"role": "user", "content": draft}]
 
 
 def states_numbers(answer: str, question: str) -> bool:
@@ -267,7 +265,7 @@ def is_question(message: JSONDict) -> bool:
 
 def last_question(messages: list[JSONDict]) -> str:
     """The person's last question in ``messages`` (not a cell's output or a recheck)."""
-    return next((user_text(m) or "" for m in reversed(messages) if is_question(m)), "")
+    return str(next((m["content"] for m in reversed(messages) if is_question(m)), ""))
 
 
 # How each of our messages to the model begins (up to its first filled-in part). The

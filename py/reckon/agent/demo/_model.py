@@ -12,7 +12,6 @@ import json
 import re
 from collections.abc import Callable
 
-from reckon.agent._files_note import split_files_block
 from reckon.agent._observe import OBSERVATION_HEADER, parse_observation
 from reckon.agent._preload import TOO_BIG_TO_LOAD
 from reckon.agent._types import ChatReply, ChatRequest, JSONDict
@@ -112,7 +111,7 @@ def _turn(messages: list[JSONDict]) -> tuple[str, list[str]]:
             if text.startswith(OBSERVATION_HEADER):
                 observations.append(text)
                 continue
-            return split_files_block(text)[1], list(reversed(observations))
+            return text, list(reversed(observations))
     return "", list(reversed(observations))
 
 

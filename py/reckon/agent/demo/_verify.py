@@ -14,7 +14,6 @@ import json
 import re
 from collections.abc import Callable
 
-from reckon.agent._files_note import split_files_block
 from reckon.agent._observe import OBSERVATION_HEADER, parse_observation
 from reckon.agent._types import ChatReply, ChatRequest, JSONDict
 from reckon.agent.checks._recheck import is_question
@@ -85,7 +84,7 @@ def _question_before(messages: list[JSONDict], start: int) -> str:
             continue
         # Not an output, the check request or an answer sent back (_recheck).
         if is_question(message) and not content.startswith(VERIFY_HEADER):
-            return split_files_block(content)[1]
+            return content
     return ""
 
 

@@ -19,8 +19,6 @@ import json
 import re
 
 from reckon._exceptions import ModelError
-from reckon.agent._files_note import keep_files_block
-from reckon.agent._observe import user_text
 from reckon.agent._types import JSONDict
 from reckon.agent.checks._recheck import is_question
 
@@ -76,21 +74,10 @@ def fit_messages(
     A cut rewrites the system message (its recap) and so the start of every request
     after it, which a server's prompt cache then reads anew: cut to ``limit`` exactly,
     a long chat at its window was cut, and read whole, at every question. Cut lower,
-    the next questions extend the history as it is (``target``: a share of ``limit``).
-    The files' description the model read last is kept (``keep_files_block``): the
-    next question sends it again only when the files change."""
+    the next questions extend the history as it is (``target``: a share of ``limit``)."""
     if estimate_tokens(messages) <= limit or len(messages) < 3:
         return messages
     limit = limit if target is None else min(limit, target)
-    fitted = _fit(messages, limit)
-    kept = keep_files_block(messages, fitted, _is_question)
-    over = estimate_tokens(kept) - limit
-    if kept is not fitted and over > 0:  # the description put back is counted too
-        kept = keep_files_block(messages, _fit(messages, limit - over), _is_question)
-    return kept
-
-
-def _fit(messages: list[JSONDict], limit: int) -> list[JSONDict]:
     questions = [i for i, m in enumerate(messages) if _is_question(m)]
     current = questions[-1] if questions else len(messages) - 1
     head = messages[:1] if messages[0].get("role") == "system" else []
@@ -154,7 +141,7 @@ def _unrecapped(head: list[JSONDict]) -> list[JSONDict]:
 
 def _recap(span: list[JSONDict]) -> str:
     """One line for a question left out: what was asked and the answer it got."""
-    question = next((user_text(m) or "" for m in span if _is_question(m)), "")
+    question = next((str(m.get("content")) for m in span if _is_question(m)), "")
     answers = [
         str(m.get("content"))
         for m in span

@@ -2,9 +2,8 @@
 
 A part is ``{"message": i, "start": s, "end": e, "source": "file", "kind": k}``: the
 characters ``[s, e)`` of ``body["messages"][i]["content"]`` came from the user's
-files. Kinds: ``schema`` (a table's columns, dtypes and row count in the files'
-description, which starts the user message of the first question about those files,
-``_files_note``), ``preview`` (the first line of a text file) and ``observation`` (the
+files. Kinds: ``schema`` (a table's columns, dtypes and row count in the system
+prompt), ``preview`` (the first line of a text file) and ``observation`` (the
 output of a cell once any cell has read the files: variables persist, so later
 outputs may show file values too).
 """
@@ -14,7 +13,6 @@ from __future__ import annotations
 import json
 import re
 
-from reckon.agent._files_note import files_header
 from reckon.agent._observe import OBSERVATION_HEADER
 from reckon.agent._types import ChatRequest, JSONDict
 from reckon.agent.models._code import extract_code_blocks
@@ -185,7 +183,6 @@ class _Scan:
 
     def __init__(self, environment: JSONDict) -> None:
         self.data_dir = str(environment.get("data_dir") or "/data")
-        self.header = files_header(self.data_dir) + "\n"
         self.words = _names(environment) + list(_FILE_WORDS)
         self.key = (self.data_dir, tuple(self.words))
 
@@ -197,8 +194,6 @@ class _Scan:
         content = message.get("content")
         role = message.get("role")
         if role == "system" and isinstance(content, str):
-            return _prompt_parts(index, content, self.data_dir), touched
-        if role == "user" and isinstance(content, str) and content.startswith(self.header):
             return _prompt_parts(index, content, self.data_dir), touched
         if role == "assistant":
             code = _code_of(message)
@@ -219,7 +214,7 @@ def _part(index: int, start: int, end: int, kind: str) -> JSONDict:
 
 
 def _prompt_parts(index: int, prompt: str, data_dir: str) -> list[JSONDict]:
-    header = re.search(rf"^{re.escape(files_header(data_dir))}\n", prompt, re.MULTILINE)
+    header = re.search(rf"^The user's files \(in {re.escape(data_dir)}\):\n", prompt, re.MULTILINE)
     if header is None:
         return []
     parts: list[JSONDict] = []

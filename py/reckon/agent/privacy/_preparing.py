@@ -1,19 +1,16 @@
-"""Before the model's turn: schema privacy applied to what it will see, the system
-prompt (rebuilt for each question) at the head of the history, and the question, after
-the files' description when the model has not read it yet (``_files_note``)."""
+"""Before the model's turn: schema privacy applied to what it will see, and the system
+prompt (rebuilt for each question) at the head of the history."""
 
 from __future__ import annotations
 
 from reckon._exceptions import ProtocolError
-from reckon.agent._files_note import asked
-from reckon.agent._prompt import build_system_prompt, files_block
 from reckon.agent._types import Executor, JSONDict
 from reckon.agent.models._context import LEFT_OUT
 from reckon.agent.privacy._outgoing import PrivateEnvironment
 from reckon.agent.privacy._privacy import Privacy, Redactor, read_values, schema_environment
 from reckon.agent.privacy._scan import read_fresh_values
 
-__all__ = ["HiddenValues", "apply_privacy", "load_lines", "place_prompt", "place_question"]
+__all__ = ["HiddenValues", "apply_privacy", "load_lines", "place_prompt"]
 
 
 class HiddenValues:
@@ -107,24 +104,3 @@ def place_prompt(messages: list[JSONDict], prompt: str) -> None:
         messages[0] = system
     else:
         messages.insert(0, system)
-
-
-def place_question(
-    messages: list[JSONDict],
-    question: str,
-    environment: JSONDict,
-    privacy: Privacy,
-    tools: bool,
-    loaded: dict[str, str],
-) -> None:
-    """The system prompt first in ``messages`` and ``question`` last. The files are
-    described in the question's message, not in the system prompt, and only when they
-    changed since the description the history has: the system message and the tool
-    schema a chat template puts after it are then the same for every question, and a
-    server's prompt cache keeps them whichever file is asked about."""
-    prompt = build_system_prompt(
-        environment, privacy=privacy, tools=tools, loaded=loaded, files=False
-    )
-    place_prompt(messages, prompt)
-    block = files_block(environment, privacy=privacy, loaded=loaded)
-    messages.append({"role": "user", "content": asked(messages, block, question)})
