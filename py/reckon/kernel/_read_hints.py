@@ -39,15 +39,20 @@ def _cell(tb: TracebackType | None) -> tuple[str, int, dict[str, Any]]:
     return found
 
 
+def _tree(filename: str) -> ast.Module | None:
+    """A cell's source parsed, or ``None`` when it does not parse."""
+    try:
+        return ast.parse("".join(linecache.getlines(filename)))
+    except (SyntaxError, ValueError):
+        return None
+
+
 def _calls(filename: str, line: int = 0) -> list[ast.Call]:
     """The calls of a cell's source (those spanning ``line``, when given)."""
-    try:
-        tree = ast.parse("".join(linecache.getlines(filename)))
-    except (SyntaxError, ValueError):
-        return []
+    tree = _tree(filename)
     return [
         node
-        for node in ast.walk(tree)
+        for node in (ast.walk(tree) if tree is not None else ())
         if isinstance(node, ast.Call)
         and (not line or node.lineno <= line <= (node.end_lineno or node.lineno))
     ]
@@ -180,11 +185,8 @@ def _read_call(frame: Any, tb: TracebackType | None) -> tuple[str, str, str, Any
     table = next((k for k, v in namespace.items() if v is frame and not k.startswith("_")), "df")
     cells = [f for f in list(linecache.cache) if re.fullmatch(r"<cell-\d+>", str(f))]
     for filename in sorted(cells, key=lambda f: int(f[6:-1]), reverse=True):
-        try:
-            tree = ast.parse("".join(linecache.getlines(filename)))
-        except (SyntaxError, ValueError):
-            continue
-        for node in ast.walk(tree):
+        tree = _tree(filename)
+        for node in ast.walk(tree) if tree is not None else ():
             if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
                 continue
             call, targets = node.value, [getattr(t, "id", None) for t in node.targets]

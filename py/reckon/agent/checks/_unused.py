@@ -55,7 +55,7 @@ def unused_numbers(question: str, codes: Iterable[str]) -> str:
         return ""
     given = _given(question)
     values = [entry[0] for entry in given]
-    if not gives_quantities(question):
+    if len(set(values)) < 2:  # one number: a label more often than a quantity
         return ""
     # A product written out (two $100 notes as 200, 14 trays of 12 as 168) uses both.
     products = {

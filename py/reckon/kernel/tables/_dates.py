@@ -48,8 +48,6 @@ class Dates:
 
 def column_dates(texts: Any) -> Dates | None:
     """``texts`` (stripped strings or NaN) as dates, or ``None``."""
-    import pandas as pd
-
     present = texts.dropna()
     if present.empty or not all(isinstance(v, str) for v in present.head(_SAMPLE)):
         return None
@@ -58,23 +56,15 @@ def column_dates(texts: Any) -> Dates | None:
     # The rest need no look of ours: pandas applies the format it guessed from the
     # first value to every value, strictly ("2010-11" after "2012-06-22" fails).
     for dayfirst in (False, True):
-        with warnings.catch_warnings():
-            # "Could not infer format": the values then do not share one.
-            warnings.simplefilter("ignore")
-            try:
-                parsed = pd.to_datetime(texts, dayfirst=dayfirst)
-            except (ValueError, TypeError, OverflowError):
-                continue
-        if pd.api.types.is_datetime64_any_dtype(parsed) and parsed.notna().sum() == len(present):
-            return Dates(parsed, dayfirst)
+        dates = _parsed(texts, present, dayfirst=dayfirst)
+        if dates is not None:
+            return dates
     return _mixed(texts, present)
 
 
 def _mixed(texts: Any, present: Any) -> Dates | None:
     """``texts`` read a value at a time, in the one order of day and month that every
     value written in numbers fits, or ``None``."""
-    import pandas as pd
-
     if len(present) > _MIXED:
         return None
     numeric = present.str.extract(_NUMERIC).dropna().astype(int)
@@ -82,12 +72,25 @@ def _mixed(texts: Any, present: Any) -> Dates | None:
         month = numeric[1] if dayfirst else numeric[0]
         if (month > 12).any():
             continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                parsed = pd.to_datetime(texts, format="mixed", dayfirst=dayfirst)
-            except (ValueError, TypeError, OverflowError):
-                return None
-        if pd.api.types.is_datetime64_any_dtype(parsed) and parsed.notna().sum() == len(present):
-            return Dates(parsed, dayfirst)
+        dates = _parsed(texts, present, dayfirst=dayfirst, mixed=True)
+        if dates is not None:
+            return dates
+    return None
+
+
+def _parsed(texts: Any, present: Any, *, dayfirst: bool, mixed: bool = False) -> Dates | None:
+    """``texts`` as dates in one order of day and month, or ``None`` when pandas
+    fails or leaves any of the ``present`` values unread."""
+    import pandas as pd
+
+    options = {"format": "mixed"} if mixed else {}
+    with warnings.catch_warnings():
+        # "Could not infer format": the values then do not share one.
+        warnings.simplefilter("ignore")
+        try:
+            parsed = pd.to_datetime(texts, dayfirst=dayfirst, **options)
+        except (ValueError, TypeError, OverflowError):
+            return None
+    if pd.api.types.is_datetime64_any_dtype(parsed) and parsed.notna().sum() == len(present):
+        return Dates(parsed, dayfirst)
     return None
