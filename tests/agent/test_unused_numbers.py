@@ -29,6 +29,10 @@ EGGS = (
     "A farm's 45 hens lay 5 eggs each per week. The farm sells eggs in boxes of 6 for $3 "
     "a box. How many dollars does it make in 4 weeks, selling only full boxes?"
 )
+SAVINGS = (
+    "Leo earns $12 an hour and works 3 hours every Saturday and 2 hours every Sunday. He "
+    "saves two thirds of what he earns. How much does he save in 6 weeks, in dollars?"
+)
 LEFT_OUT = "boxes = 45 * 5 // 6\nprint(boxes * 3)"  # one week, not four: 111
 PUT_RIGHT = "boxes = 45 * 5 * 4 // 6\nprint(boxes * 3)"  # 450
 
@@ -154,6 +158,21 @@ def test_with_files_the_questions_numbers_are_not_asked_for(
         # One number is a label more often than a quantity (seen: "please do ask 12",
         # its cells printing 'step 12.' + str(k)).
         ("please do ask 12", "print('step 12.' + str(9))", ""),
+        # A fraction in words is used written as a fraction, a product or a decimal; a
+        # division by its parts alone takes one part (seen: two thirds saved as `/ 3`).
+        (SAVINGS, "week = 12 * (3 + 2)\nprint(week / 3 * 6)", "two thirds ('saves two thirds of"),
+        (SAVINGS, "week = 12 * (3 + 2)\nprint(week * 2 / 3 * 6)", ""),
+        (SAVINGS, "week = 12 * (3 + 2)\nprint(week / 3 * 2 * 6)", ""),
+        (SAVINGS, "week = 12 * (3 + 2)\nshare = 0.67\nprint(week * share * 6)", ""),
+        # One part before "of" is a fraction; "a third worker" and an hour's quarter are not.
+        ("A third of 30 pupils walk. How many walk?", "print(30 / 3)", ""),
+        ("A third of 30 pupils walk. How many walk?", "print(30 * 0.5)", "A third ('A third of"),
+        (
+            "A third worker joins 3 others for 2 days. How many worker-days?",
+            "print((3 + 1) * 2)",
+            "",
+        ),
+        ("It takes a quarter of an hour for 5 laps. How long for 2 laps?", "print(15 / 5 * 2)", ""),
         # Code that does not parse: no message rather than a wrong one.
         (EGGS, "print(45 *", ""),
     ],

@@ -6,7 +6,9 @@ question gives ("in 4 weeks", "5 pizzas", "Four roommates", "8:00 in the evening
 while the arithmetic of what they did use was right. So once an ask, when the program
 that ran uses none of the literals a given number could be written as, the answer is
 set aside and a program is asked for again, the first one out of sight, with those
-numbers and the words around them. Told instead "fix it, or give the same answer
+numbers and the words around them. A fraction in words counts as used when the
+program writes it (2/3, ``2 * x / 3``, 0.67), or, when the question asks what is left,
+the other part. Told instead "fix it, or give the same answer
 again", the 1.5B model gave the same answer all four times. A number the answer does
 not depend on costs one more program: the next answer stands.
 
@@ -30,7 +32,7 @@ UNUSED_MESSAGE = (
     "every number the question gives into the program."
 )
 # Number words a word problem gives counts in ("Eight friends", "twice"); a word before
-# a fraction ("three quarters", "two thirds") is left out: its program writes 3/4 or 0.75.
+# a fraction ("three quarters", "two thirds") is the fraction's (``_FRACTION``).
 _WORDS = {
     "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twice": 2, "double": 2,
@@ -39,9 +41,23 @@ _WORDS = {
 # "the other three", "the two of them": a count given before, named again.
 _WORD = re.compile(
     r"(?<!\bthe )(?<!\bother )\b(" + "|".join(_WORDS) + r")\b"
-    r"(?!\s+(?:halves|thirds?|quarters?|fifths?))",
+    r"(?![\s-]+(?:halves|thirds?|quarters?|fourths?|fifths?|sixths?|eighths?|tenths?)\b)",
     re.I,
 )
+# "saves two thirds of": written 2/3, 2 * x / 3 or 0.67; seen as `x / 3`, one third.
+# One part is a fraction only before "of" ("a third worker" is not), and not of an
+# hour ("a quarter of an hour" is written as 15); a half is left out ("half an hour").
+_PARTS = {"third": 3, "quarter": 4, "fourth": 4, "fifth": 5, "sixth": 6, "eighth": 8, "tenth": 10}
+_FRACTION = re.compile(
+    r"\b(?:(?:a|one)[\s-]+(?P<one>" + "|".join(_PARTS) + r")(?=\s+of\b(?!\s+an?\s+hour))"
+    r"|(?P<count>"
+    + "|".join(list(_WORDS)[:9])
+    + r")[\s-]+(?P<parts>"
+    + "|".join(_PARTS)
+    + r")s\b)",
+    re.I,
+)
+_REST = re.compile(r"\b(?:left|rest|remain\w*)\b", re.I)
 _TIME = re.compile(r"\b(\d{1,2}):(\d{2})\b")
 _YEAR = range(1900, 2101)  # "in 2020": a date, rarely a quantity the answer needs
 _SHOWN = 4
@@ -50,9 +66,10 @@ _SHOWN = 4
 def unused_numbers(question: str, codes: Iterable[str]) -> str:
     """The message for the numbers ``question`` gives that none of ``codes`` (the
     cells that ran for it) uses, or ``""`` (all used, or code that does not parse)."""
-    literals = _literals(codes)
-    if literals is None or not literals:
+    written = _literals(codes)
+    if written is None or not written[0]:
         return ""
+    literals, ratios = written
     given = _given(question)
     values = [entry[0] for entry in given]
     if len(set(values)) < 2:  # one number: a label more often than a quantity
@@ -67,6 +84,14 @@ def unused_numbers(question: str, codes: Iterable[str]) -> str:
     }
     missing: dict[float, str] = {}
     for value, start, end, kind in given:
+        if kind == "fraction":
+            # What is left of a whole ("sells three quarters ... how many are left") is
+            # the other part: 168 / 4.
+            wanted = [value, 1 - value] if _REST.search(question) else [value]
+            forms = literals | ratios
+            if not any(math.isclose(w, r, rel_tol=0.02) for w in wanted for r in forms):
+                missing[value] = _context(question, start, end)
+            continue
         if value in missing or value in products or _used(value, kind, literals):
             continue
         missing[value] = _context(question, start, end)
@@ -86,7 +111,7 @@ def gives_quantities(question: str) -> bool:
 def _given(question: str) -> list[tuple[float, int, int, str]]:
     """``(value, start, end, kind)`` of each number ``question`` gives that a program
     would write: digits (kind ``number`` or ``percent``), counts in words, a time's
-    ``hour``."""
+    ``hour``, a fraction in words (``fraction``)."""
     found = [
         (n.value, n.start, n.end, "percent" if n.percent else "number")
         for n in find_numbers(question)
@@ -94,6 +119,10 @@ def _given(question: str) -> list[tuple[float, int, int, str]]:
     ]
     for word in _WORD.finditer(question):
         found.append((float(_WORDS[word.group(1).lower()]), *word.span(), "number"))
+    for match in _FRACTION.finditer(question):
+        count = _WORDS[match["count"].lower()] if match["count"] else 1
+        part = _PARTS[(match["one"] or match["parts"]).lower()]
+        found.append((count / part, *match.span(), "fraction"))
     for match in _TIME.finditer(question):
         hour = float(match.group(1))
         if hour > 1:
@@ -101,28 +130,51 @@ def _given(question: str) -> list[tuple[float, int, int, str]]:
     return sorted(found, key=lambda entry: entry[1])
 
 
-def _literals(codes: Iterable[str]) -> set[float] | None:
-    """The numbers ``codes`` write: literals, and strings that are only a number ('2021'
-    as a key), comments and other text left out; None when one does not parse. Read
-    from the syntax tree, so that an f-string's ``{4}`` counts on every Python."""
+def _literals(codes: Iterable[str]) -> tuple[set[float], set[float]] | None:
+    """The numbers ``codes`` write (literals, and strings that are only a number: '2021'
+    as a key; comments and other text left out), and the fractions their products
+    write (``2 * x / 3`` as 2/3); None when one does not parse. Read from the syntax
+    tree, so that an f-string's ``{4}`` counts on every Python."""
     values: set[float] = set()
+    ratios: set[float] = set()
     for code in codes:
         try:
             tree = ast.parse(code)
         except (SyntaxError, ValueError):
             return None
         for node in ast.walk(tree):
-            if not isinstance(node, ast.Constant) or isinstance(node.value, bool):
-                continue
-            value = node.value
-            if isinstance(value, str):
-                try:
-                    value = float(value.strip())
-                except ValueError:
-                    continue
-            if isinstance(value, int | float) and math.isfinite(value):
-                values.add(float(value))
-    return values
+            value = _number(node)
+            if value is not None:
+                values.add(value)
+            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult | ast.Div):
+                above, below = _product(node, ([], []))
+                ratios.update(a / b for a in [1.0, *above] for b in below if b)
+    return values, ratios
+
+
+def _number(node: ast.AST) -> float | None:
+    if not isinstance(node, ast.Constant) or isinstance(node.value, bool):
+        return None
+    value = node.value
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
+
+
+def _product(
+    node: ast.AST, found: tuple[list[float], list[float]], *, below: bool = False
+) -> tuple[list[float], list[float]]:
+    """The numbers a product of ``*`` and ``/`` multiplies by and divides by, its
+    names and other terms left out."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult | ast.Div):
+        _product(node.left, found, below=below)
+        _product(node.right, found, below=below != isinstance(node.op, ast.Div))
+    elif (value := _number(node)) is not None:
+        found[below].append(value)
+    return found
 
 
 def _used(value: float, kind: str, literals: set[float]) -> bool:
