@@ -36,6 +36,7 @@ __all__ = ["Finishing", "verification"]
 # An answer goes back to the model at most this often (a guess, a failed cell, a lost
 # format).
 _RECHECKS = 3
+_NOTE = "[Reckon: "  # how the kernel's notes begin (reckon.kernel._notes)
 
 
 @dataclass
@@ -132,6 +133,7 @@ class Finishing:
             name=unprinted_name(self._question(), answer, self._outputs()),
             left_out=left_out_name(self._question(), answer),
             unused="" if progress.has_files else unused_numbers(self._question(), codes),
+            note=self._last_note(),
             ran_now=progress.ran_code,
         )
         if found is None:
@@ -249,6 +251,20 @@ class Finishing:
                 value = result.get("result")
                 shown = value.get("text") if isinstance(value, dict) else None
                 return str(result.get("stdout") or shown or "")
+        return ""
+
+    def _last_note(self) -> str:
+        """The kernel's notes on the last cell of this answer, when it ran."""
+        for step in reversed(self.log.steps):
+            result = step.get("result")
+            if _by_model(step) and isinstance(result, dict):
+                lines = str(result.get("stderr") or "").splitlines()
+                notes = [
+                    line[len(_NOTE) : -1]
+                    for line in lines
+                    if line.startswith(_NOTE) and line[-1] == "]"
+                ]
+                return " ".join(notes) if result.get("status") == "ok" else ""
         return ""
 
     def _last_output(self) -> str:

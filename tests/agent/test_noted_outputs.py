@@ -1,0 +1,70 @@
+"""An answer that rests on an output the kernel noted as wrong without an error goes
+back to the model once, with the note (#31: `df[df['停車資訊'] != 'nan']` kept all 382
+rows where 95 have parking, and the 1.5B model answered 382 beside the note). The loop
+on the fake upstream, a real server on loopback, and the real kernel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from support import FakeUpstream
+
+from .helpers import KernelExecutor, ask_openai, call_reply, model_steps, put_file, text_reply
+
+PARKING = "name,parking\nTemple,north lot\nMuseum,\nFort,street\nGarden,\nPark,\n"
+QUESTION = (
+    "How many attractions have parking information (the parking column is not empty)? "
+    "Answer as @with_parking[value]."
+)
+
+
+def cell(path: str, mask: str) -> str:
+    return f"import pandas as pd\ndf = pd.read_csv({path!r})\nprint(len(df[{mask}]))"
+
+
+def said(upstream: FakeUpstream, call: int) -> Any:
+    return upstream.payloads[call]["messages"][-1]["content"]
+
+
+def test_an_answer_from_a_noted_output_goes_back_with_the_note(
+    upstream: FakeUpstream, executor: KernelExecutor
+) -> None:
+    path = put_file(executor, "places.csv", PARKING)
+    replies = [
+        call_reply(cell(path, "df['parking'] != 'nan'")),  # every row: 5
+        text_reply("@with_parking[5]"),
+        call_reply(cell(path, "df['parking'].notna()")),
+        text_reply("@with_parking[2]"),
+    ]
+    outcome = ask_openai(upstream, executor, QUESTION, replies)
+    assert outcome["status"] == "ok" and outcome["answer"] == "@with_parking[2]"
+    kinds = [s["kind"] for s in model_steps(outcome)]
+    assert kinds == ["code", "recheck", "code", "answer"]
+    message = model_steps(outcome, "recheck")[0]["message"]
+    assert message.startswith("Reckon noted on the output of your last code: no cell of")
+    assert "notna()" in message and "[Reckon:" not in message
+    assert said(upstream, 2) == message
+
+
+def test_an_answer_from_an_output_without_a_note_stands(
+    upstream: FakeUpstream, executor: KernelExecutor
+) -> None:
+    path = put_file(executor, "places.csv", PARKING)
+    replies = [call_reply(cell(path, "df['parking'].notna()")), text_reply("@with_parking[2]")]
+    outcome = ask_openai(upstream, executor, QUESTION, replies)
+    assert outcome["answer"] == "@with_parking[2]"
+    assert [s["kind"] for s in model_steps(outcome)] == ["code", "answer"]
+
+
+def test_the_note_goes_back_once(upstream: FakeUpstream, executor: KernelExecutor) -> None:
+    path = put_file(executor, "places.csv", PARKING)
+    noted = cell(path, "df['parking'] != 'nan'")
+    replies = [
+        call_reply(noted),
+        text_reply("@with_parking[5]"),
+        call_reply(noted),
+        text_reply("There are 5, @with_parking[5]"),
+    ]
+    outcome = ask_openai(upstream, executor, QUESTION, replies)
+    assert outcome["answer"] == "There are 5, @with_parking[5]"
+    assert [s["kind"] for s in model_steps(outcome)] == ["code", "recheck", "code", "answer"]
