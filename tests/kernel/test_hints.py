@@ -98,6 +98,18 @@ SETUP = (
             id="max-of-nothing",
         ),
         pytest.param(
+            "df['city'].str.extract(r'(\\d+)')[0].astype(int)",
+            "ValueError",
+            "drop them first (.dropna())",
+            id="numbers-extracted-from-text-as-int",
+        ),
+        pytest.param(
+            "df['precipitation'].where(df['city'] == 'Rome').astype(int)",
+            "IntCastingNaNError",
+            "an integer cannot be NaN",
+            id="a-column-with-empty-cells-as-int",
+        ),
+        pytest.param(
             "m = df['precipitation'].mean()\n@mean[m]",
             "SyntaxError",
             "final answer, not for code",

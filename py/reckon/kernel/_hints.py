@@ -38,6 +38,13 @@ _EMPTY = re.compile(
     r"empty sequence|iterable argument is empty|zero-size array|out-of-bounds|"
     r"out of bounds for axis \d+ with size 0"
 )
+# numpy's and pandas' words for NaN cast to int: a column with empty cells, or the
+# rows a `.str.extract` did not match (seen: prices extracted from free text).
+_NAN_INT = re.compile(r"cannot convert float NaN to integer|non-finite values \(NA or inf\)", re.I)
+_NAN_INT_HINT = (
+    "the values hold missing values (NaN), and an integer cannot be NaN: drop them first "
+    "(.dropna()), or keep the numbers as floats (.astype(float))"
+)
 _FRAME_ATTRIBUTE = re.compile(r"'(DataFrame|Series)' object has no attribute '([^']+)'")
 
 
@@ -63,6 +70,8 @@ def error_hint(exc: BaseException) -> str:
             return _attribute(str(exc), _frames(exc.__traceback__))
         if isinstance(exc, NameError) and getattr(exc, "name", None):
             return _undefined(str(exc.name), _cell_globals(exc.__traceback__))
+        if isinstance(exc, ValueError | TypeError) and _NAN_INT.search(str(exc)):
+            return _NAN_INT_HINT
         if isinstance(exc, ValueError | IndexError) and _EMPTY.search(str(exc)):
             return _empty(_cell_globals(exc.__traceback__))
     except Exception:  # a hint is a courtesy; it never hides the error itself
