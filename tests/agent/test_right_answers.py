@@ -224,6 +224,10 @@ def test_a_label_with_its_measure_is_put_right_only_where_a_label_is_asked() -> 
         ("Which hour? @hour[hour]", "@hour[2012-06-26 07:00]", "@hour[7]"),
         ("Which year? @year[value]", "@year[2012-06-26]", "@year[2012]"),
         ("Which year? @year[value]", "@year[2012-06-26 20:00:00]", "@year[2012]"),
+        # A date asked as YYYY-MM-DD, a numpy datetime printed whole (a `.values[0]`).
+        ("On which date? Answer as @date[YYYY-MM-DD].",
+         "The answer is @date[1998-12-31T00:00:00.000000000].", "The answer is @date[1998-12-31]."),
+        ("Which day? @day[yyyy-mm-dd]", "@day[2012-06-26 20:00]", "@day[2012-06-26]"),
     ],
 )  # fmt: skip
 def test_a_timestamp_given_for_an_hour_or_year_is_put_as_that_part(
@@ -239,6 +243,8 @@ def test_a_timestamp_given_for_an_hour_or_year_is_put_as_that_part(
         ("Which month? @month[value]", "@month[2012-06-26]"),  # a number or a name?
         ("Which day? @day[value]", "@day[2012-06-26 20:00]"),
         ("Which hour? @hour[value]", "@hour[20]"),
+        ("On which date? @date[YYYY-MM-DD]", "@date[1998-12-31]"),  # a date already
+        ("On which date? @date[value]", "@date[1998-12-31T00:00:00]"),  # no shape asked
     ],
 )
 def test_other_filled_forms_stand(question: str, written: str) -> None:

@@ -54,7 +54,7 @@ def repair_form(
         return None
     name, placeholder = asked[0]
     if filled(question, answer):
-        return _timestamp_part(answer, name)
+        return _timestamp_part(answer, name, placeholder)
     forms = list(GIVEN_FORM.finditer(answer))
     if not forms:
         value = _json_value(answer, name)
@@ -132,18 +132,25 @@ _TIMESTAMP = re.compile(r"(\d{4})-\d{2}-\d{2}(?:[T ](\d{2}):\d{2}(?::\d{2}(?:\.\
 _PARTS = {"hour": 2, "year": 1}
 
 
-def _timestamp_part(answer: str, name: str) -> str | None:
+def _timestamp_part(answer: str, name: str, placeholder: str) -> str | None:
     """The answer with a date or timestamp given for ``@hour[…]`` or ``@year[…]`` put
-    as that part of it, or ``None``."""
+    as that part of it, or a timestamp given for ``[YYYY-MM-DD]`` as its date (seen:
+    ``@date[1998-12-31T00:00:00.000000000]``, a ``.values[0]`` printed), or ``None``."""
     group = _PARTS.get(name.lower())
     forms = [f for f in GIVEN_FORM.finditer(answer) if f.group(1) == name]
-    if group is None or len(forms) != 1:
+    if (group is None and placeholder != "yyyy-mm-dd") or len(forms) != 1:
         return None
     form = forms[0]
     stamp = _TIMESTAMP.fullmatch(form.group(2).strip())
-    if stamp is None or stamp.group(group) is None:
+    if group is None:
+        if stamp is None or stamp.group(2) is None:
+            return None
+        value = stamp.group(0)[:10]
+    elif stamp is None or stamp.group(group) is None:
         return None
-    return f"{answer[: form.start()]}@{name}[{int(stamp.group(group))}]{answer[form.end() :]}"
+    else:
+        value = str(int(stamp.group(group)))
+    return f"{answer[: form.start()]}@{name}[{value}]{answer[form.end() :]}"
 
 
 # One @value at the end of the answer or of a line (seen in run 14: "is:\n\n@Energía\n\n
