@@ -7,7 +7,11 @@ lines, "2.830" as 2830, "****" as missing). A small model still starts its cell 
 most failed questions (KeyError on every column, UnicodeDecodeError). Such a call,
 with no option beyond how to parse the text (encoding, delimiter, engine, …), reads
 what ``read_table`` reads better, so it is rewritten to it; the step shows the code
-that ran and keeps the model's as ``proposed``, and the model is told.
+that ran and keeps the model's as ``proposed``, and the model is told. A sheet named
+as pandas names it (``sheet_name=``) or as ``read_table`` does (``sheet=``) goes with
+it: ``pd.read_table('/data/x.xlsx', sheet='data')``, pandas' text reader given a
+workbook, failed three times in a row on a question not written for the agent, each
+time with a hint the model did not follow.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ _PARSING = {
     "low_memory", "skipinitialspace", "thousands", "decimal", "header", "skiprows",
     "error_bad_lines", "warn_bad_lines", "quotechar", "escapechar", "dtype_backend",
 }  # fmt: skip
+_SHEET = {"sheet", "sheet_name"}
 
 
 @dataclass(frozen=True)
@@ -64,12 +69,14 @@ def rewrite_reads(code: str, uploads: Iterable[str]) -> Rewrite:
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        path = _upload_read(node, paths)
-        if path is None or node.end_lineno is None or node.end_col_offset is None:
+        read = _upload_read(node, paths)
+        if read is None or node.end_lineno is None or node.end_col_offset is None:
             continue
+        path, sheet = read
         start = _offset(lines, starts, node.lineno, node.col_offset)
         end = _offset(lines, starts, node.end_lineno, node.end_col_offset)
-        found.append((start, end, code[start:end], f"read_table({path!r})"))
+        sheet_option = "" if sheet is None else f", sheet={sheet!r}"
+        found.append((start, end, code[start:end], f"read_table({path!r}{sheet_option})"))
     if not found:
         return Rewrite(code)
     out, last = [], 0
@@ -80,8 +87,9 @@ def rewrite_reads(code: str, uploads: Iterable[str]) -> Rewrite:
     return Rewrite("".join(out), tuple(original for _, _, original, _ in sorted(found)))
 
 
-def _upload_read(node: ast.Call, paths: dict[str, str]) -> str | None:
-    """The upload a ``pd.read_csv('<path>', <parsing options>)`` call reads, or None."""
+def _upload_read(node: ast.Call, paths: dict[str, str]) -> tuple[str, str | int | None] | None:
+    """The upload a ``pd.read_csv('<path>', <parsing options>)`` call reads and the
+    sheet it names (a name or a position, or None), or None."""
     if not isinstance(node.func, ast.Attribute):
         return None
     func = node.func
@@ -92,11 +100,18 @@ def _upload_read(node: ast.Call, paths: dict[str, str]) -> str | None:
     argument = node.args[0]
     if not isinstance(argument, ast.Constant) or not isinstance(argument.value, str):
         return None
-    if any(k.arg is None or k.arg not in _PARSING for k in node.keywords):
+    sheets = [k.value for k in node.keywords if k.arg in _SHEET]
+    named = sheets[0].value if len(sheets) == 1 and isinstance(sheets[0], ast.Constant) else None
+    if (sheets and not isinstance(named, str | int)) or isinstance(named, bool):
+        return None  # sheet_name=None or a list: a dict of tables, not one
+    sheet = named if isinstance(named, str | int) else None
+    options = [k.arg for k in node.keywords if k.arg not in _SHEET]
+    if any(option is None or option not in _PARSING for option in options):
         return None
-    if func.attr == "read_excel" and node.keywords:
+    if func.attr == "read_excel" and options:
         return None
-    return _match(argument.value, paths)
+    path = _match(argument.value, paths)
+    return None if path is None else (path, sheet)
 
 
 def _match(written: str, paths: dict[str, str]) -> str | None:
