@@ -84,6 +84,11 @@ def test_steps_are_named_and_earlier_asks_count_without_a_step() -> None:
         pytest.param(
             '```json\n{"name": "run_python", "arguments": {"code": "print(1)"}}\n```', id="fenced"
         ),
+        pytest.param(
+            'To count them:\n```json\n{"name": "run_python", "arguments": '
+            '{"code": """\nprint(1)\n"""\n}\n}',
+            id="fence-never-closed",
+        ),
         pytest.param('{"name": "run_python", "parameters": {"code": "print(1)"}}', id="llama3"),
         pytest.param(
             '<|python_tag|>{"name": "run_python", "arguments": {"code": "print(1)"}}',

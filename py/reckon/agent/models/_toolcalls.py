@@ -6,7 +6,8 @@ parser), hands back the call as plain text. Small models write it in several way
 
 - ``<tool_call>{"name": "run_python", "arguments": {...}}</tool_call>`` (Qwen, Hermes),
   sometimes without the closing tag;
-- a fenced ```json block (or an untagged one) holding that object;
+- a fenced ```json block (or an untagged one) holding that object, its closing fence
+  sometimes never written (the reply ended first);
 - the bare object as the whole reply, ``{"name": …, "parameters": …}`` (Llama 3),
   optionally after ``<|python_tag|>``;
 - ``<function=run_python>{…}</function>``.
@@ -32,6 +33,10 @@ _FUNCTION_TAG = re.compile(
     r"<function=(?P<name>[A-Za-z_][\w.-]*)>\s*(?P<body>.*?)\s*(?:</function>|$)", re.DOTALL
 )
 _TRIPLE = re.compile(r'(?P<q>"""|\'\'\')(?P<body>.*?)(?P=q)', re.DOTALL)
+# An opening fence the reply never closed, an object after it to the end.
+_UNCLOSED = re.compile(
+    r"^[ \t]{0,3}`{3,}[ \t]*(?P<info>[\w-]*)[ \t]*\n(?P<body>\{.*)\Z", re.M | re.S
+)
 _JSON_LANGUAGES = {"", "json", "tool_call", "tool", "function", "python", "py", "javascript"}
 
 
@@ -73,6 +78,12 @@ def find_text_tool_calls(reply: str, *, names: set[str]) -> TextToolCalls | None
             if call is not None:
                 calls.append(call)
                 spans.append((block.start, block.end))
+    unclosed = None if calls or fenced_blocks(reply) else _UNCLOSED.search(reply)
+    if unclosed is not None and unclosed.group("info").lower() in _JSON_LANGUAGES:
+        call = _as_call(lenient_json(unclosed.group("body")), names)
+        if call is not None:
+            calls.append(call)
+            spans.append((unclosed.start(), len(reply)))
     if not calls:
         bare = reply.strip().removeprefix("<|python_tag|>").strip()
         if bare.startswith("{"):
