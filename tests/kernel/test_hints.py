@@ -110,6 +110,19 @@ SETUP = (
             id="a-column-with-empty-cells-as-int",
         ),
         pytest.param(
+            "df[df['date'].str.contains('2020')]",
+            "AttributeError",
+            "df['date'] holds dates and times (read as dates when the table loaded), not text: "
+            "use .dt instead of .str",
+            id="text-methods-of-dates",
+        ),
+        pytest.param(
+            "df[df['precipitation'].str.startswith('1')]",
+            "AttributeError",
+            "df['precipitation'] holds numbers, not text",
+            id="text-methods-of-numbers",
+        ),
+        pytest.param(
             "m = df['precipitation'].mean()\n@mean[m]",
             "SyntaxError",
             "final answer, not for code",

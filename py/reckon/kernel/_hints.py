@@ -17,6 +17,7 @@ import re
 from types import TracebackType
 from typing import Any
 
+from reckon.kernel._accessor_hint import accessor_hint
 from reckon.kernel._read_hints import header_row_hint, nan_mask_hint, reader_hint
 
 __all__ = ["error_hint", "syntax_hint"]
@@ -64,7 +65,7 @@ def error_hint(exc: BaseException) -> str:
         if isinstance(exc, KeyError) and exc.args and isinstance(exc.args[0], str):
             key, frames = _asked_key(exc.args[0]), _frames(exc.__traceback__)
             return header_row_hint(key, frames, exc.__traceback__) or _missing_column(key, frames)
-        if said := nan_mask_hint(exc) or reader_hint(exc):
+        if said := nan_mask_hint(exc) or reader_hint(exc) or accessor_hint(exc):
             return said
         if isinstance(exc, AttributeError):
             return _attribute(str(exc), _frames(exc.__traceback__))
