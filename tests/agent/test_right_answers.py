@@ -207,6 +207,28 @@ def test_the_printed_value_written_as_the_forms_name_is_put_right(
     assert repair_form(question, written, {}, last_value=printed) == repaired
 
 
+@pytest.mark.parametrize(
+    ("written", "repaired"),
+    [
+        # Seen after a form message, for "@parent[name], @active[value]".
+        ("@DCG - District of Columbia Public Schools (DCPS) @6",
+         "@parent[DCG - District of Columbia Public Schools (DCPS)], @active[6]"),
+        ("@East, @12.", "@parent[East], @active[12]"),
+        ("The parent is @East and @12", None),  # prose around them: not values alone
+        ("@East", None),  # one value for two forms
+        ("@East @12 @3", None),
+        ("@parent[East] @12", None),  # one form given: which is which is not guessed
+    ],
+)  # fmt: skip
+def test_values_alone_for_several_forms_go_under_their_names(
+    written: str, repaired: str | None
+) -> None:
+    question = (
+        "Which parent has most, and how many active? Answer as @parent[name], @active[value]."
+    )
+    assert repair_form(question, written, {}) == repaired
+
+
 def test_a_label_with_its_measure_is_put_right_only_where_a_label_is_asked() -> None:
     printed = "@NY[-74.42]\n"
     asked = "Which state is furthest east? Answer as @state[code]."

@@ -48,8 +48,11 @@ def repair_form(
     a code is asked (``@NY[-74.42]`` for ``@state[code]``). The value is the model's
     own; grounding still checks it. A form copied unfilled with no number beside it
     takes ``last_value``, the output of the last cell that ran, when that output is one
-    value (``North``)."""
+    value (``North``). Where several forms are asked, only an answer of as many
+    ``@value``s and nothing else is put right (``_bare_values``)."""
     asked = list(dict.fromkeys((n, p.strip().lower()) for n, p in ASKED_FORM.findall(question)))
+    if len(asked) > 1:
+        return _bare_values([name for name, _ in asked], answer)
     if len(asked) != 1:
         return None
     name, placeholder = asked[0]
@@ -105,6 +108,25 @@ def repair_form(
     else:
         return None
     return f"{answer[: form.start()]}@{name}[{value}]{answer[form.end() :]}"
+
+
+# An answer of values alone, each after an @ where its name should be (seen after a
+# form message: "@DCG - District of Columbia Public Schools (DCPS) @6" for
+# "@parent[name], @active[value]").
+_VALUES = re.compile(r"^@(?P<first>[^@\[\]\n]+?)(?P<rest>(?:,?\s+@[^@\[\]\n]+?)*)[.,]?\s*$")
+
+
+def _bare_values(names: list[str], answer: str) -> str | None:
+    """Several forms asked, and the answer nothing but as many ``@value``s, in order:
+    each value under its name; otherwise ``None``."""
+    written = answer.strip()
+    if _VALUES.match(written) is None:
+        return None
+    written = written.rstrip(".,")  # the sentence's full stop, not the last value's
+    values = [v.strip().rstrip(",").strip() for v in re.split(r"\s@", " " + written)[1:]]
+    if len(values) != len(names) or not all(values):
+        return None
+    return ", ".join(f"@{name}[{value}]" for name, value in zip(names, values, strict=True))
 
 
 def _lone_number(answer: str, name: str, placeholder: str, grounding: JSONDict) -> str | None:
