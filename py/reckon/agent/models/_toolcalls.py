@@ -70,6 +70,7 @@ def find_text_tool_calls(reply: str, *, names: set[str]) -> TextToolCalls | None
             arguments = lenient_json(match.group("body"))
             calls.append({"name": match.group("name"), "arguments": arguments or {}})
             spans.append(match.span())
+    tagged = bool(calls)  # found in a template's tags, before any block is read
     if not calls:
         for block in fenced_blocks(reply):
             if block.language not in _JSON_LANGUAGES or not block.body.lstrip().startswith("{"):
@@ -92,7 +93,6 @@ def find_text_tool_calls(reply: str, *, names: set[str]) -> TextToolCalls | None
                 return TextToolCalls([call], "", tagged=bare != reply.strip())
         return None
     text, after = prose_around(reply, spans)
-    tagged = any(marker in reply for marker in ("<tool_call>", "<function="))
     return TextToolCalls(calls, text, after, tagged=tagged)
 
 
