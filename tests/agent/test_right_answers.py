@@ -229,6 +229,29 @@ def test_values_alone_for_several_forms_go_under_their_names(
     assert repair_form(question, written, {}) == repaired
 
 
+PARKING_ANSWER = "There are 95 attractions with parking. The final answer is: @with_parking[0]"
+
+
+@pytest.mark.parametrize(
+    ("answer", "ungrounded", "printed", "repaired"),
+    [
+        # Seen on a question not written for the agent, after a cell printed 95.
+        (PARKING_ANSWER, ["0"], "95\n",
+         "There are 95 attractions with parking. The final answer is: @with_parking[95]"),
+        (PARKING_ANSWER, [], "95\n", None),  # the form's number was computed
+        (PARKING_ANSWER, ["0"], "95\n3\n", None),  # more than one value printed
+        (PARKING_ANSWER, ["0"], "96\n", None),  # the prose does not state the output
+        ("So @with_parking[0]", ["0"], "95\n", None),  # no prose to go by
+    ],
+)  # fmt: skip
+def test_a_forms_number_no_output_holds_is_put_as_the_prose_states(
+    answer: str, ungrounded: list[str], printed: str, repaired: str | None
+) -> None:
+    question = "How many attractions have parking? Answer as @with_parking[value]."
+    grounding = {"ungrounded": ungrounded}
+    assert repair_form(question, answer, grounding, last_value=printed) == repaired
+
+
 def test_a_label_with_its_measure_is_put_right_only_where_a_label_is_asked() -> None:
     printed = "@NY[-74.42]\n"
     asked = "Which state is furthest east? Answer as @state[code]."

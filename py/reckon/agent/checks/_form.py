@@ -49,7 +49,9 @@ def repair_form(
     own; grounding still checks it. A form copied unfilled with no number beside it
     takes ``last_value``, the output of the last cell that ran, when that output is one
     value (``North``). Where several forms are asked, only an answer of as many
-    ``@value``s and nothing else is put right (``_bare_values``)."""
+    ``@value``s and nothing else is put right (``_bare_values``). A form filled with a
+    number no output holds takes the last cell's lone output when the answer's prose
+    states it (``_stated_value``)."""
     asked = list(dict.fromkeys((n, p.strip().lower()) for n, p in ASKED_FORM.findall(question)))
     if len(asked) > 1:
         return _bare_values([name for name, _ in asked], answer)
@@ -57,7 +59,8 @@ def repair_form(
         return None
     name, placeholder = asked[0]
     if filled(question, answer):
-        return _timestamp_part(answer, name, placeholder)
+        stated = _stated_value(answer, name, grounding, last_value)
+        return stated or _timestamp_part(answer, name, placeholder)
     forms = list(GIVEN_FORM.finditer(answer))
     if not forms:
         value = _json_value(answer, name)
@@ -127,6 +130,24 @@ def _bare_values(names: list[str], answer: str) -> str | None:
     if len(values) != len(names) or not all(values):
         return None
     return ", ".join(f"@{name}[{value}]" for name, value in zip(names, values, strict=True))
+
+
+def _stated_value(answer: str, name: str, grounding: JSONDict, last_value: str) -> str | None:
+    """The answer with its form's number put as the value its own prose states, when
+    the form holds a number no output holds and the prose the last cell's lone output
+    (seen: "there are 95 attractions ... @with_parking[0]" after a cell printed 95)."""
+    forms = [f for f in GIVEN_FORM.finditer(answer) if f.group(1).lower() == name.lower()]
+    printed = _lone_value(last_value)
+    if len(forms) != 1 or not printed or len(find_numbers(printed)) != 1:
+        return None
+    form = forms[0]
+    inside = form.group(2).strip()
+    if inside not in {str(n) for n in grounding.get("ungrounded") or []}:
+        return None
+    prose = answer[: form.start()] + answer[form.end() :]
+    if printed not in {n.text for n in find_numbers(prose)}:
+        return None
+    return f"{answer[: form.start()]}@{form.group(1)}[{printed}]{answer[form.end() :]}"
 
 
 def _lone_number(answer: str, name: str, placeholder: str, grounding: JSONDict) -> str | None:
