@@ -143,3 +143,38 @@ def test_an_error_says_what_the_data_offers(
 def test_an_error_with_nothing_to_add_has_no_hint(a_session: Runner) -> None:
     result = a_session("1 / 0")
     assert result["error"]["type"] == "ZeroDivisionError" and "hint" not in result["error"]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "bonds['outstanding'].sum()",
+        "bonds['outstanding'].mean()",
+        "bonds['outstanding'] / 2",
+        "bonds['outstanding'].max()",
+        "bonds['outstanding'].astype(float)",
+        "bonds.groupby('series')['outstanding'].mean()",
+    ],
+)
+def test_arithmetic_on_text_names_the_text_it_met(a_session: Runner, code: str) -> None:
+    """Seen on a question not written for the agent: a sheet's column of bonds with a
+    header row read as data, ``.sum()`` failing twice with pandas' words alone."""
+    setup = (
+        "bonds = pd.DataFrame({'series': ['EE', 'EE', 'I', 'I'], "
+        "'outstanding': ['BONDS OUTSTANDING', 1200, '1,234', 7]})"
+    )
+    assert a_session(setup)["status"] == "ok"
+    result = a_session(code)
+    assert result["status"] == "error"
+    hint = result["error"]["hint"]
+    assert hint.startswith("bonds['outstanding'] holds text where numbers were expected")
+    assert "'BONDS OUTSTANDING'" in hint and "pd.to_numeric(" in hint
+
+
+def test_numbers_written_as_text_are_named_so(a_session: Runner) -> None:
+    assert a_session("s = pd.Series(['3', '4'], name='n')")["status"] == "ok"
+    result = a_session("s.mean()")
+    assert (
+        result["error"]["hint"]
+        == "s holds numbers as text: make them numbers first with pd.to_numeric(s)"
+    )

@@ -17,7 +17,7 @@ import re
 from types import TracebackType
 from typing import Any
 
-from reckon.kernel._accessor_hint import accessor_hint
+from reckon.kernel._dtype_hints import accessor_hint, text_number_hint
 from reckon.kernel._read_hints import header_row_hint, nan_mask_hint, reader_hint
 
 __all__ = ["error_hint", "syntax_hint"]
@@ -66,6 +66,8 @@ def error_hint(exc: BaseException) -> str:
             key, frames = _asked_key(exc.args[0]), _frames(exc.__traceback__)
             return header_row_hint(key, frames, exc.__traceback__) or _missing_column(key, frames)
         if said := nan_mask_hint(exc) or reader_hint(exc) or accessor_hint(exc):
+            return said
+        if said := text_number_hint(exc):
             return said
         if isinstance(exc, AttributeError):
             return _attribute(str(exc), _frames(exc.__traceback__))

@@ -1,0 +1,119 @@
+"""Hints for a column used as what it does not hold: text methods on dates or numbers,
+arithmetic on text.
+
+Reckon reads a column of dates written as text as dates when it loads a table, so a
+small model's ``df['UpdatedOn'].str.contains('2012')`` meets datetimes and pandas says
+only "Can only use .str accessor with string values!" (seen on a question not written
+for the agent: the same cell twice, then no answer). The other way round, a column of
+numbers with some text among them (a footnote, "n/a", a header row read as data) is
+object-typed, and ``.sum()`` says "can only concatenate str (not "int") to str". Each
+hint names the column, what it holds and what works on it.
+"""
+
+from __future__ import annotations
+
+import re
+from types import TracebackType
+from typing import Any
+
+__all__ = ["accessor_hint", "text_number_hint"]
+
+_ACCESSOR = "Can only use .str accessor with string values"
+# What Python, numpy and pandas say when arithmetic or a comparison meets text.
+_TEXT_NUMBER = re.compile(
+    r"can only concatenate str|unsupported operand type\(s\) for .*'str'|"
+    r"not supported between instances of '(?:str|int|float)' and '(?:str|int|float)'|"
+    r"Could not convert string .* to numeric|agg function failed .*dtype->object|"
+    r"can't multiply sequence by non-int|could not convert string to float"
+)
+_SHOWN = 3
+
+
+def accessor_hint(exc: BaseException) -> str:
+    """For ``.str`` on dates or numbers: what the column holds and what to use, or ``""``."""
+    import pandas as pd
+
+    if not isinstance(exc, AttributeError) or _ACCESSOR not in str(exc):
+        return ""
+    series = _innermost_series(exc.__traceback__)
+    if series is None:
+        return ""
+    column = _column(series, exc.__traceback__)
+    if pd.api.types.is_datetime64_any_dtype(series):
+        return (
+            f"{column} holds dates and times (read as dates when the table loaded), not "
+            f"text: use .dt instead of .str ({column}.dt.year, .dt.month or .dt.date give "
+            f"its parts), or {column}.dt.strftime('%Y-%m-%d') for the dates as text"
+        )
+    if pd.api.types.is_numeric_dtype(series):
+        return (
+            f"{column} holds numbers, not text: compare the numbers themselves (==, >, "
+            f".between(...)), or make them text first with {column}.astype(str)"
+        )
+    return ""
+
+
+def text_number_hint(exc: BaseException) -> str:
+    """For arithmetic on a column of text (or numbers with text among them): the text
+    values it holds and how to make them numbers, or ``""``."""
+    import pandas as pd
+
+    if not isinstance(exc, TypeError | ValueError) or not _TEXT_NUMBER.search(str(exc)):
+        return ""
+    series = _innermost_series(exc.__traceback__, text=True)
+    if series is None:
+        return ""
+    texts = [v for v in series.dropna().unique() if isinstance(v, str)]
+    numbers = pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce")
+    shown = [repr(v) for v, n in zip(texts, numbers, strict=True) if pd.isna(n)][:_SHOWN]
+    column = _column(series, exc.__traceback__)
+    if not shown:  # numbers written as text: each converts
+        return f"{column} holds numbers as text: make them numbers first with " + (
+            f"pd.to_numeric({column})"
+        )
+    return (
+        f"{column} holds text where numbers were expected ({', '.join(shown)}): make it "
+        f"numbers first with pd.to_numeric({column}, errors='coerce') (text that is no "
+        f"number becomes NaN), or select the rows that hold numbers"
+    )
+
+
+def _innermost_series(tb: TracebackType | None, *, text: bool = False) -> Any:
+    """The innermost Series among the traceback's frames (of object dtype: ``text``),
+    a named one before any other."""
+    import pandas as pd
+    from pandas.core.groupby import SeriesGroupBy
+
+    found: list[Any] = []
+    while tb is not None:
+        for value in tb.tb_frame.f_locals.values():
+            if isinstance(value, SeriesGroupBy):  # the column a groupby reduces
+                value = value.obj
+            if isinstance(value, pd.Series) and (not text or value.dtype == object):
+                found.append(value)
+        tb = tb.tb_next
+    # A named one first: pandas' own inner Series (a groupby's) have no name.
+    named = [series for series in found if isinstance(series.name, str)]
+    return (named or found or [None])[-1]
+
+
+def _column(series: Any, tb: TracebackType | None) -> str:
+    """How the cell names ``series``: a table's column (``bonds['total']``), a variable,
+    or the column by its name."""
+    import pandas as pd
+
+    namespace: dict[str, Any] = {}
+    while tb is not None:  # the innermost cell frame's globals: the cells' namespace
+        if tb.tb_frame.f_code.co_filename.startswith("<cell-"):
+            namespace = tb.tb_frame.f_globals
+        tb = tb.tb_next
+    name = series.name
+    for variable, value in namespace.items():
+        if variable.startswith("_"):
+            continue
+        if value is series:
+            return variable
+        table = isinstance(value, pd.DataFrame) and isinstance(name, str)
+        if table and name in value.columns and value[name].dtype == series.dtype:
+            return f"{variable}[{name!r}]"
+    return f"the column {name!r}" if isinstance(name, str) else "the column"
