@@ -106,6 +106,32 @@ def test_a_header_over_several_lines_names_each_column_by_its_last(tmp_path: Pat
     assert "the header spans" in " ".join(inspect(path)["notes"])
 
 
+def test_a_header_line_of_codes_units_or_formulas_does_not_name_the_columns(
+    tmp_path: Path,
+) -> None:
+    path = written(
+        tmp_path,
+        ",,'A','B','C',\n"
+        "SERIES,,ALL BONDS ISSUED,ALL BONDS REDEEMED,BONDS OUTSTANDING,WEIGHT\n"
+        ",,,(A - C) OR (F + I),(A - B),(kg)\n"
+        "Series 'E',E,100,90,10,1.5\n"
+        "Series 'EE',EE,200,150,50,2.5\n",
+    )
+    frame = read_table(path)
+    assert list(frame.columns)[2:] == [
+        "ALL BONDS ISSUED", "ALL BONDS REDEEMED", "BONDS OUTSTANDING", "WEIGHT"
+    ]  # fmt: skip
+    assert frame["BONDS OUTSTANDING"].tolist() == [10, 50]
+
+
+def test_a_report_sheet_is_named_by_its_names_not_its_legend() -> None:
+    frame = read_table(str(TEST_DATA / "messy" / "large.xlsx"), sheet="Report")
+    assert "BONDS\nOUTSTANDING" in frame.columns
+    assert not [c for c in frame.columns if str(c).startswith("(A")]
+    top = frame[frame["SERIES"] != "GRAND TOTALS"]["BONDS\nOUTSTANDING"].idxmax()
+    assert frame.iloc[:, 1][top] == "EE"
+
+
 def test_header_lines_whose_last_names_repeat_are_joined(tmp_path: Path) -> None:
     path = written(tmp_path, "item,north,south\n,total,total\nx,1,2\ny,3,4\n")
     assert list(read_table(path).columns) == ["item", "north total", "south total"]

@@ -26,6 +26,7 @@ _SPACE_RUN = re.compile(r"\s+")
 _HEADER_ROWS = 8  # header lines looked for below the header row
 _SAMPLE = 200
 _UNNAMED = re.compile(r"^Unnamed: \d+$")
+_WORD = re.compile(r"[^\W\d_]{3}")  # three letters in a row: a word, not a code
 
 
 def tidy_frame(frame: Any, *, style: NumberStyle) -> tuple[Any, list[str]]:
@@ -146,14 +147,24 @@ def _merge_header_rows(frame: Any, style: NumberStyle, notes: list[str]) -> Any:
         named = [] if _UNNAMED.match(str(column)) else [str(column)]
         parts.append(named + [v for v in block[column] if isinstance(v, str) and v])
     columns = list(frame.columns)
-    names: list[Any] = [p[-1] if p else c for p, c in zip(parts, columns, strict=True)]
+    names: list[Any] = [_last_worded(p) if p else c for p, c in zip(parts, columns, strict=True)]
     named = [n for n in names if not _UNNAMED.match(str(n))]
     if len(set(named)) < len(named):
         names = [" ".join(p) if p else c for p, c in zip(parts, columns, strict=True)]
     frame = frame.iloc[header:].reset_index(drop=True)
     frame.columns = dedupe_names(names)
-    notes.append(f"the header spans {header + 1} lines; each column is named by its last one")
+    notes.append(
+        f"the header spans {header + 1} lines; each column is named by its last line with "
+        "a word (codes, units and formulas like '(A - C)' aside)"
+    )
     return frame
+
+
+def _last_worded(parts: list[str]) -> str:
+    """A report's header often ends in a line of column letters, units or formulas
+    ('(A - C) OR (F + I)', '(kg)'); the name a person reads is the line above it."""
+    worded = [part for part in parts if _WORD.search(part)]
+    return worded[-1] if worded else parts[-1]
 
 
 def _drop_footer(frame: Any, style: NumberStyle, notes: list[str]) -> Any:
