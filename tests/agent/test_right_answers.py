@@ -217,6 +217,7 @@ def test_the_printed_value_written_as_the_forms_name_is_put_right(
         ("The parent is @East and @12", None),  # prose around them: not values alone
         ("@East", None),  # one value for two forms
         ("@East @12 @3", None),
+        ("@East @12 @", None),  # an @ with no value after the two
         ("@parent[East] @12", None),  # one form given: which is which is not guessed
     ],
 )  # fmt: skip
@@ -227,6 +228,34 @@ def test_values_alone_for_several_forms_go_under_their_names(
         "Which parent has most, and how many active? Answer as @parent[name], @active[value]."
     )
     assert repair_form(question, written, {}) == repaired
+
+
+@pytest.mark.parametrize(
+    ("written", "repaired"),
+    [
+        # Seen on a question not written for the agent.
+        ("@parent[name]: DCG - District of Columbia Public Schools (DCPS) @active[value]: 125",
+         "@parent[DCG - District of Columbia Public Schools (DCPS)] @active[125]"),
+        ("The answer:\n@parent[name]: East,\n@active[value] = 12.",
+         "The answer:\n@parent[East],\n@active[12]."),
+        ("@parent[East], @active[value]: 12", "@parent[East], @active[12]"),
+        ("@parent[name]: East", None),  # the other form is not given
+        ("@parent[name]: East @active[value]:", None),  # nor its value
+        ("@parent[name]: see [1] @active[value]: 12", None),  # brackets cannot go inside
+    ],
+)  # fmt: skip
+def test_forms_copied_with_the_value_after_a_colon_are_filled_with_it(
+    written: str, repaired: str | None
+) -> None:
+    question = (
+        "Which parent has most, and how many active? Answer as @parent[name], @active[value]."
+    )
+    assert repair_form(question, written, {}) == repaired
+
+
+def test_one_form_copied_with_its_value_after_a_colon_is_filled_with_it() -> None:
+    question = "What is the mean? Answer as @mean[value]."
+    assert repair_form(question, "@mean[value]: 3.17.", {}) == "@mean[3.17]."
 
 
 PARKING_ANSWER = "There are 95 attractions with parking. The final answer is: @with_parking[0]"

@@ -49,10 +49,13 @@ def repair_form(
     own; grounding still checks it. A form copied unfilled with no number beside it
     takes ``last_value``, the output of the last cell that ran, when that output is one
     value (``North``). Where several forms are asked, only an answer of as many
-    ``@value``s and nothing else is put right (``_bare_values``). A form filled with a
+    ``@value``s and nothing else is put right (``_bare_values``), or forms copied with
+    their placeholder and each value after a colon (``_values_after``). A form filled with a
     number no output holds takes the last cell's lone output when the answer's prose
     states it (``_stated_value``)."""
     asked = list(dict.fromkeys((n, p.strip().lower()) for n, p in ASKED_FORM.findall(question)))
+    if not filled(question, answer) and (after := _values_after(question, asked, answer)):
+        return after
     if len(asked) > 1:
         return _bare_values([name for name, _ in asked], answer)
     if len(asked) != 1:
@@ -113,23 +116,38 @@ def repair_form(
     return f"{answer[: form.start()]}@{name}[{value}]{answer[form.end() :]}"
 
 
-# An answer of values alone, each after an @ where its name should be (seen after a
+# One of an answer's values alone, after an @ where its name should be (seen after a
 # form message: "@DCG - District of Columbia Public Schools (DCPS) @6" for
-# "@parent[name], @active[value]").
-_VALUES = re.compile(r"^@(?P<first>[^@\[\]\n]+?)(?P<rest>(?:,?\s+@[^@\[\]\n]+?)*)[.,]?\s*$")
+# "@parent[name], @active[value]"); the sentence's full stop is not the last value's.
+_VALUE = re.compile(r"\s*@([^@\[\]\n]+?)(?:,?(?=\s+@)|[.,]?\s*$)")
 
 
 def _bare_values(names: list[str], answer: str) -> str | None:
     """Several forms asked, and the answer nothing but as many ``@value``s, in order:
     each value under its name; otherwise ``None``."""
-    written = answer.strip()
-    if _VALUES.match(written) is None:
-        return None
-    written = written.rstrip(".,")  # the sentence's full stop, not the last value's
-    values = [v.strip().rstrip(",").strip() for v in re.split(r"\s@", " " + written)[1:]]
-    if len(values) != len(names) or not all(values):
+    written, values, end = answer.strip(), list[str](), 0
+    while found := _VALUE.match(written, end):
+        values.append(found.group(1).strip())
+        end = found.end()
+    if end != len(written) or len(values) != len(names):
         return None
     return ", ".join(f"@{name}[{value}]" for name, value in zip(names, values, strict=True))
+
+
+# A form copied with its placeholder, its value after a colon ("@parent[name]: DCG ...
+# @active[value]: 126", seen on a question not written for the agent); the value runs
+# to the next form or the line's end.
+_AFTER = r"@{}\[{}\][ \t]*[:=][ \t]*([^@\[\]\n]*?)[ \t]*(?=,?\s+@|[.,]?[ \t]*(?:\n|$))"
+
+
+def _values_after(question: str, asked: list[tuple[str, str]], answer: str) -> str | None:
+    """The answer with every asked form filled by the value after it, or ``None``."""
+    for name, placeholder in asked:
+        after = re.compile(_AFTER.format(re.escape(name), re.escape(placeholder)), re.I)
+        form = after.search(answer)
+        if form is not None and form.group(1):
+            answer = f"{answer[: form.start()]}@{name}[{form.group(1)}]{answer[form.end() :]}"
+    return answer if filled(question, answer) else None
 
 
 def _stated_value(answer: str, name: str, grounding: JSONDict, last_value: str) -> str | None:
