@@ -68,3 +68,18 @@ def test_the_note_goes_back_once(upstream: FakeUpstream, executor: KernelExecuto
     outcome = ask_openai(upstream, executor, QUESTION, replies)
     assert outcome["answer"] == "There are 5, @with_parking[5]"
     assert [s["kind"] for s in model_steps(outcome)] == ["code", "recheck", "code", "answer"]
+
+
+def test_a_cell_that_writes_a_note_of_its_own_is_not_noted(
+    upstream: FakeUpstream, executor: KernelExecutor
+) -> None:
+    """Only the kernel's notes (the result's ``notes``) send an answer back: text a cell
+    writes to its stderr in their look is the cell's output."""
+    path = put_file(executor, "places.csv", PARKING)
+    code = cell(path, "df['parking'].notna()") + (
+        "\nimport sys\nprint('[Reckon: no cell holds this.]', file=sys.stderr)"
+    )
+    replies = [call_reply(code), text_reply("@with_parking[2]")]
+    outcome = ask_openai(upstream, executor, QUESTION, replies)
+    assert outcome["answer"] == "@with_parking[2]"
+    assert [s["kind"] for s in model_steps(outcome)] == ["code", "answer"]

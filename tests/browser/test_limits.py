@@ -218,6 +218,25 @@ def test_assigned_values_a_patched_kernel_reports_are_held_to_the_limit_too(
     assert "truncated by the page" in outcome["tail"], outcome
 
 
+def test_the_kernels_notes_arrive_as_data_held_to_the_limit(a_console_page: Any) -> None:
+    outcome = a_console_page.evaluate(
+        """async () => {
+            const { createReckon } = await import("./reckon.js");
+            const small = createReckon({ agent: false, persist: false });
+            await small.ready();
+            const noted = await small.run("import pandas as pd\\n"
+              + "df = pd.DataFrame({'z': [1.0, None, 1.0]})\\nprint(len(df['z'].unique()))");
+            await small.run("import reckon.kernel._session as s\\n"
+              + "s.cell_notes = lambda code, out, ns: ['z' * 3_000_000]");
+            const long = (await small.run("print(1)")).notes[0];
+            small.close();
+            return { notes: noted.notes, length: long.length, tail: long.slice(-120) };
+        }"""
+    )
+    assert outcome["notes"][0].startswith("len(df['z'].unique()) counts the missing value")
+    assert outcome["length"] < 101_200 and "truncated by the page" in outcome["tail"]
+
+
 # Memory outside the WebAssembly heap (SECURITY.md, F4): JS buffers made through `js`,
 # in Python or in one js.eval call, and files written to memory (MEMFS), count.
 OUTSIDE_THE_HEAP = {

@@ -23,6 +23,7 @@ def test_len_of_unique_with_missing_values_names_nunique(a_session: Runner) -> N
     result = a_session("print(len(df['zip'].unique()))")
     assert result["status"] == "ok" and result["stdout"] == "206\n"
     assert result["stderr"] == NOTE
+    assert result["notes"] == [NOTE.strip()[len("[Reckon: ") : -1]]
     # Worded around the number, the same count has the same note.
     worded = a_session("n = len(df['zip'].unique())\nprint(f'There are {n} distinct codes.')")
     assert worded["stderr"] == NOTE
@@ -31,7 +32,7 @@ def test_len_of_unique_with_missing_values_names_nunique(a_session: Runner) -> N
 def test_a_column_without_missing_values_has_no_note(a_session: Runner) -> None:
     assert a_session(SETUP)["status"] == "ok"
     result = a_session("print(len(df['city'].unique()))")
-    assert result["stdout"] == "2\n" and result["stderr"] == ""
+    assert result["stdout"] == "2\n" and result["stderr"] == "" and "notes" not in result
 
 
 def test_the_count_without_missing_values_has_no_note(a_session: Runner) -> None:

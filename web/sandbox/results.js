@@ -85,11 +85,13 @@ function withinLimit(result, limit) {
   const error = result.error && typeof result.error === "object" ? result.error : null;
   // Made by the kernel, inside the sandbox, like the rest: held to the limit too.
   const assigned = Array.isArray(result.assigned) ? result.assigned.filter((/** @type {unknown} */ a) => a && typeof a === "object") : null;
-  const anyOver = over(result.stdout) || over(result.stderr) || over(value && value.text) || over(error && error.traceback) || over(error && error.message) || (assigned || []).some((a) => over(a.text));
+  const notes = Array.isArray(result.notes) ? result.notes.filter((/** @type {unknown} */ n) => typeof n === "string") : null;
+  const anyOver = over(result.stdout) || over(result.stderr) || over(value && value.text) || over(error && error.traceback) || over(error && error.message) || (assigned || []).some((a) => over(a.text)) || (notes || []).some(over);
   if (!anyOver) return result;
   return {
     ...result,
     ...(assigned ? { assigned: assigned.map((a) => ({ ...a, text: capped(a.text, limit) })) } : {}),
+    ...(notes ? { notes: notes.map((n) => capped(n, limit)) } : {}),
     stdout: capped(result.stdout, limit),
     stderr: capped(result.stderr, limit),
     result: value ? { ...value, text: capped(value.text, limit) } : result.result,

@@ -19,7 +19,7 @@
  * @typedef {{call: number, runId: number, name: string, args: unknown, status: string, size: number, ms: number, message?: string, request?: string}} ToolCallRecord
  * @typedef {{status: string, stdout: string, stderr: string, truncated: boolean, result: RunValue | null,
  *   figures: Figure[], files: FileChange[], error: RunError | null, duration_ms: number, restarted: boolean,
- *   assigned?: Assigned[], tools?: ToolCallRecord[]}} RunResult
+ *   assigned?: Assigned[], notes?: string[], tools?: ToolCallRecord[]}} RunResult
  */
 
 /** A file entry (PROTOCOL.md §2).

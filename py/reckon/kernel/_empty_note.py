@@ -38,7 +38,7 @@ def empty_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
         return ""
     shown = ", ".join(empty[:_SHOWN])
     note = (
-        f"[Reckon: {shown} {'has' if len(empty) == 1 else 'have'} 0 rows, so the result is "
+        f"{shown} {'has' if len(empty) == 1 else 'have'} 0 rows, so the result is "
         "NaN: a filter selected no rows. Print len() after each filter and the values it "
         "compares with."
     )
@@ -47,7 +47,7 @@ def empty_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
             f" {column!r} holds dates and times (the first is {first}): {text!r} is read "
             f"as a whole date and time; compare a part, e.g. df[{column!r}].dt.hour >= 9."
         )
-    return note + "]"
+    return note
 
 
 def _stored(tree: ast.AST) -> list[str]:

@@ -54,7 +54,7 @@ def missing_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
 def _say(code: str, expr: ast.expr, text: str, missing: int, rows: int) -> str:
     column = spelled(code, expr)
     return (
-        f"[Reckon: no cell of {column} holds the text {text!r}: its {missing} empty cells "
+        f"no cell of {column} holds the text {text!r}: its {missing} empty cells "
         f"(of {rows}) are missing values (NaN), which == {text!r} never matches and "
-        f"!= {text!r} always does. Use {column}.notna() or {column}.isna().]"
+        f"!= {text!r} always does. Use {column}.notna() or {column}.isna()."
     )

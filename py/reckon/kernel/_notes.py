@@ -3,9 +3,11 @@
 A small model reads a cell's output as the answer. Some outputs are wrong without an
 error: the mean of no rows (``_empty_note``), a count of distinct values with the
 missing one among them (``_unique_note``), a column compared with the text ``'nan'``
-(``_missing_note``). Each note goes to the cell's stderr, after its own. A note is a
-courtesy, as a hint is: the cell's own objects may raise anywhere, and then there is
-no note, never a changed result.
+(``_missing_note``). Each note goes to the cell's stderr, after its own, as
+``[Reckon: …]`` (what the model and the person read), and to the result's ``notes`` (what
+the agent reads: a cell's own stderr cannot pass for one). A note is a courtesy, as a
+hint is: the cell's own objects may raise anywhere, and then there is no note, never a
+changed result.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from reckon.kernel._empty_note import empty_note
 from reckon.kernel._missing_note import missing_note
 from reckon.kernel._unique_note import unique_note
 
-__all__ = ["cell_notes"]
+__all__ = ["cell_notes", "shown_note"]
 
 _NOTES: tuple[Callable[[str, str, dict[str, Any]], str], ...] = (
     empty_note,
@@ -26,8 +28,13 @@ _NOTES: tuple[Callable[[str, str, dict[str, Any]], str], ...] = (
 )
 
 
+def shown_note(note: str) -> str:
+    """A note as the cell's stderr shows it."""
+    return f"[Reckon: {note}]"
+
+
 def cell_notes(code: str, stdout: str, namespace: dict[str, Any]) -> list[str]:
-    """The notes for ``code``, a cell that ran and printed ``stdout``."""
+    """The notes for ``code``, a cell that ran and printed ``stdout``: plain text."""
     notes = []
     for note_of in _NOTES:
         try:

@@ -17,7 +17,7 @@ from reckon.kernel._display import describe_value
 from reckon.kernel._figures import FigureCollector, prepare_matplotlib
 from reckon.kernel._files import diff_snapshots, snapshot
 from reckon.kernel._formulas import flag_formulas
-from reckon.kernel._notes import cell_notes
+from reckon.kernel._notes import cell_notes, shown_note
 from reckon.kernel._packages import (
     PIP_NAME,
     InstallError,
@@ -161,9 +161,12 @@ class Kernel:
                     "20 per run, or save them to files]\n"
                 )
         stdout = capture.stdout.getvalue()
-        for note in cell_notes(code, stdout, self.namespace) if status == "ok" else ():
-            capture.stderr.write(note + "\n")
-        shown = {"assigned": assigned} if assigned and not stdout and status == "ok" else {}
+        notes = cell_notes(code, stdout, self.namespace) if status == "ok" else []
+        for note in notes:
+            capture.stderr.write(shown_note(note) + "\n")
+        extra: dict[str, Any] = {"notes": notes} if notes else {}
+        if assigned and not stdout and status == "ok":
+            extra["assigned"] = assigned
         files = diff_snapshots(before, snapshot(self.output_dir))
         return {
             "status": status,
@@ -177,7 +180,7 @@ class Kernel:
             "error": error,
             "duration_ms": (time.perf_counter() - started) * 1000.0,
             "restarted": False,
-            **shown,
+            **extra,
         }
 
     def run_now(self, code: str) -> dict[str, Any] | None:

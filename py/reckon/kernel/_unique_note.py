@@ -143,8 +143,8 @@ def _say(code: str, call: ast.expr, expr: ast.expr, extra: int, missing: int, n:
     counting, column = spelled(code, call), spelled(code, expr)
     counts = "the missing value too" if extra == 1 else f"the missing values too, as {extra}"
     return (
-        f"[Reckon: {counting} counts {counts}: {column} has {missing} missing, {n} distinct "
-        f"values without them ({column}.nunique()). Say which the question means.]"
+        f"{counting} counts {counts}: {column} has {missing} missing, {n} distinct "
+        f"values without them ({column}.nunique()). Say which the question means."
     )
 
 

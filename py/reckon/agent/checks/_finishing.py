@@ -36,7 +36,6 @@ __all__ = ["Finishing", "verification"]
 # An answer goes back to the model at most this often (a guess, a failed cell, a lost
 # format).
 _RECHECKS = 3
-_NOTE = "[Reckon: "  # how the kernel's notes begin (reckon.kernel._notes)
 
 
 @dataclass
@@ -258,13 +257,8 @@ class Finishing:
         for step in reversed(self.log.steps):
             result = step.get("result")
             if _by_model(step) and isinstance(result, dict):
-                lines = str(result.get("stderr") or "").splitlines()
-                notes = [
-                    line[len(_NOTE) : -1]
-                    for line in lines
-                    if line.startswith(_NOTE) and line[-1] == "]"
-                ]
-                return " ".join(notes) if result.get("status") == "ok" else ""
+                notes = result.get("notes") if result.get("status") == "ok" else None
+                return " ".join(str(n) for n in notes) if isinstance(notes, list) else ""
         return ""
 
     def _last_output(self) -> str:
