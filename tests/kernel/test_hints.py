@@ -140,6 +140,12 @@ def test_an_error_says_what_the_data_offers(
     assert hint in result["error"]["hint"]
 
 
+def test_the_table_a_column_was_asked_of_comes_before_the_others(a_session: Runner) -> None:
+    assert a_session(f"{SETUP}\nother = pd.DataFrame({{'zzz': [1]}})")["status"] == "ok"
+    result = a_session("df['precip']")
+    assert "did you mean 'precipitation'" in result["error"]["hint"]
+
+
 def test_an_error_with_nothing_to_add_has_no_hint(a_session: Runner) -> None:
     result = a_session("1 / 0")
     assert result["error"]["type"] == "ZeroDivisionError" and "hint" not in result["error"]
@@ -154,6 +160,7 @@ def test_an_error_with_nothing_to_add_has_no_hint(a_session: Runner) -> None:
         "bonds['outstanding'].max()",
         "bonds['outstanding'].astype(float)",
         "bonds.groupby('series')['outstanding'].mean()",
+        "bonds['outstanding'] - bonds['held']",  # the column of text, not the numbers beside
     ],
 )
 def test_arithmetic_on_text_names_the_text_it_met(a_session: Runner, code: str) -> None:
@@ -161,7 +168,7 @@ def test_arithmetic_on_text_names_the_text_it_met(a_session: Runner, code: str) 
     header row read as data, ``.sum()`` failing twice with pandas' words alone."""
     setup = (
         "bonds = pd.DataFrame({'series': ['EE', 'EE', 'I', 'I'], "
-        "'outstanding': ['BONDS OUTSTANDING', 1200, '1,234', 7]})"
+        "'outstanding': ['BONDS OUTSTANDING', 1200, '1,234', 7], 'held': [1, 2, 3, 4]})"
     )
     assert a_session(setup)["status"] == "ok"
     result = a_session(code)

@@ -16,6 +16,8 @@ import re
 from types import TracebackType
 from typing import Any
 
+from reckon.kernel._frames import cell_frame, frame_locals
+
 __all__ = ["accessor_hint", "text_number_hint"]
 
 _ACCESSOR = "Can only use .str accessor with string values"
@@ -82,16 +84,10 @@ def _innermost_series(tb: TracebackType | None, *, text: bool = False) -> Any:
     """The innermost Series among the traceback's frames (of object dtype: ``text``),
     a named one before any other."""
     import pandas as pd
-    from pandas.core.groupby import SeriesGroupBy
 
-    found: list[Any] = []
-    while tb is not None:
-        for value in tb.tb_frame.f_locals.values():
-            if isinstance(value, SeriesGroupBy):  # the column a groupby reduces
-                value = value.obj
-            if isinstance(value, pd.Series) and (not text or value.dtype == object):
-                found.append(value)
-        tb = tb.tb_next
+    found = frame_locals(
+        tb, lambda v: isinstance(v, pd.Series) and (not text or v.dtype == object), groupby=True
+    )
     # A named one first: pandas' own inner Series (a groupby's) have no name.
     named = [series for series in found if isinstance(series.name, str)]
     return (named or found or [None])[-1]
@@ -102,11 +98,7 @@ def _column(series: Any, tb: TracebackType | None) -> str:
     or the column by its name."""
     import pandas as pd
 
-    namespace: dict[str, Any] = {}
-    while tb is not None:  # the innermost cell frame's globals: the cells' namespace
-        if tb.tb_frame.f_code.co_filename.startswith("<cell-"):
-            namespace = tb.tb_frame.f_globals
-        tb = tb.tb_next
+    _, _, namespace = cell_frame(tb)
     name = series.name
     for variable, value in namespace.items():
         if variable.startswith("_"):

@@ -18,6 +18,7 @@ from types import TracebackType
 from typing import Any
 
 from reckon.kernel._dtype_hints import accessor_hint, text_number_hint
+from reckon.kernel._frames import cell_frame, frame_locals
 from reckon.kernel._read_hints import header_row_hint, nan_mask_hint, reader_hint
 
 __all__ = ["error_hint", "syntax_hint"]
@@ -88,27 +89,18 @@ def _frames(tb: TracebackType | None) -> list[Any]:
     import pandas as pd
 
     found: list[Any] = []
-    globals_: dict[str, Any] = {}
-    while tb is not None:
-        frame = tb.tb_frame
-        owner = frame.f_locals.get("self")
-        if isinstance(owner, pd.DataFrame) and not any(owner is f for f in found):
+    for owner in frame_locals(tb, lambda v: isinstance(v, pd.DataFrame), name="self"):
+        if not any(owner is f for f in found):
             found.insert(0, owner)
-        if frame.f_code.co_filename.startswith("<cell-"):
-            globals_ = frame.f_globals
-        tb = tb.tb_next
-    for value in globals_.values():
+    for value in cell_frame(tb)[2].values():
         if isinstance(value, pd.DataFrame) and not any(value is f for f in found):
             found.append(value)
     return found
 
 
 def _cell_globals(tb: TracebackType | None) -> dict[str, Any]:
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename.startswith("<cell-"):
-            return tb.tb_frame.f_globals
-        tb = tb.tb_next
-    return {}
+    # The outermost cell frame's, as it always was: every cell runs in the one namespace.
+    return cell_frame(tb, innermost=False)[2]
 
 
 # How pandas words a KeyError for names asked in a list or of a groupby, around the

@@ -17,6 +17,8 @@ import re
 from types import TracebackType
 from typing import Any
 
+from reckon.kernel._frames import cell_frame, frame_locals
+
 __all__ = ["header_row_hint", "nan_mask_hint", "reader_hint"]
 
 _NAN_MASK = "Cannot mask with non-boolean array containing NA"
@@ -27,16 +29,6 @@ _KEYWORD = re.compile(
 _READERS = {"read_excel", "read_csv", "read_table"}
 _HEADER_ROWS = 20  # a header further down is not a header pandas missed
 _NAMED = 4  # header names shown
-
-
-def _cell(tb: TracebackType | None) -> tuple[str, int, dict[str, Any]]:
-    """The failing cell's file name, line and namespace (innermost cell frame)."""
-    found: tuple[str, int, dict[str, Any]] = ("", 0, {})
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename.startswith("<cell-"):
-            found = (tb.tb_frame.f_code.co_filename, tb.tb_lineno, tb.tb_frame.f_globals)
-        tb = tb.tb_next
-    return found
 
 
 def _tree(filename: str) -> ast.Module | None:
@@ -77,14 +69,10 @@ def nan_mask_hint(exc: BaseException) -> str:
 
     if not isinstance(exc, ValueError) or _NAN_MASK not in str(exc):
         return ""
-    mask: Any = None
-    tb = exc.__traceback__
-    while tb is not None:  # the innermost Series with NaN: the mask pandas refused
-        for value in tb.tb_frame.f_locals.values():
-            if isinstance(value, pd.Series) and value.isna().any():
-                mask = value
-        tb = tb.tb_next
-    filename, line, _ = _cell(exc.__traceback__)
+    # The innermost Series with NaN: the mask pandas refused.
+    masks = frame_locals(exc.__traceback__, lambda v: isinstance(v, pd.Series) and v.isna().any())
+    mask: Any = masks[-1] if masks else None
+    filename, line, _ = cell_frame(exc.__traceback__)
     said = "the mask has missing values (NaN)"
     if mask is not None and isinstance(mask.name, str):
         missing = int(mask.isna().sum())
@@ -122,7 +110,7 @@ def reader_hint(exc: BaseException) -> str:
     if asked is None or asked.group(2) not in ("sheet", "sheet_name"):
         return ""
     reader, keyword = asked.groups()
-    filename, line, _ = _cell(exc.__traceback__)
+    filename, line, _ = cell_frame(exc.__traceback__)
     path, sheet = "path", "'<sheet name>'"
     for call in _calls(filename, line):
         if _name(call) == reader:
@@ -181,7 +169,7 @@ def _header_said(key: str, frame: Any, position: int, names: list[str], tb: Any)
 def _read_call(frame: Any, tb: TracebackType | None) -> tuple[str, str, str, Any]:
     """The name ``frame`` has in the cells' namespace, and the reader, file and sheet of
     the newest cell that assigned that name a file read with pandas (as written there)."""
-    _, _, namespace = _cell(tb)
+    _, _, namespace = cell_frame(tb)
     table = next((k for k, v in namespace.items() if v is frame and not k.startswith("_")), "df")
     cells = [f for f in list(linecache.cache) if re.fullmatch(r"<cell-\d+>", str(f))]
     for filename in sorted(cells, key=lambda f: int(f[6:-1]), reverse=True):
