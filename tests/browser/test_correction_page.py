@@ -92,3 +92,36 @@ def test_a_word_problem_worked_out_in_the_head_is_asked_again_as_a_program(
             print(tmp_path / f"draft-{width}.png")
     finally:
         context.close()
+
+
+def test_an_answer_from_a_noted_output_goes_back_with_the_note_on_the_page(
+    a_browser: Any, a_playlist_site: str, a_playlist: tuple[Playlist, str], tmp_path: Path
+) -> None:
+    """The kernel notes that no cell holds the text 'nan'; the answer resting on that
+    output goes back once with the note, and the page shows what Reckon told the model."""
+    model, _ = a_playlist
+    read = "import pandas as pd\ndf = pd.read_csv('/data/sales.csv')\n"
+    model.queue = [("code", read + "print(len(df[df['parking'] != 'nan']))")]
+    model.queue += [("text", "@with_parking[5]"), ("code", "print(df['parking'].notna().sum())")]
+    model.queue += [("text", "2 of them have parking: @with_parking[2]")]
+    places = "name,parking\nTemple,north lot\nMuseum,\nFort,street\nGarden,\nPark,\n"
+    viewport = {"width": 1280, "height": 900}
+    with a_chat_page_with(a_browser, a_playlist_site, places, viewport=viewport) as page:
+        page.locator("#question").fill(
+            "How many places have parking? Answer as @with_parking[value]."
+        )
+        page.locator("#question").press("Enter")
+        answer = last_answer(page)
+        answer.wait_for(timeout=120_000)
+        assert "2 of them have parking" in answer.inner_text()
+        recheck = page.locator("#messages details.step-recheck")
+        assert recheck.count() == 1
+        told = recheck.locator(".recheck-told").inner_text()
+        assert "Reckon noted on the output of your last code: no cell of" in told
+        assert not model.queue
+        for width in (1280, 390):
+            page.set_viewport_size({"width": width, "height": 900})
+            recheck.evaluate("(el) => { el.open = true; }")
+            recheck.scroll_into_view_if_needed()
+            page.screenshot(path=str(tmp_path / f"noted-{width}.png"))
+            print(tmp_path / f"noted-{width}.png")
