@@ -126,10 +126,36 @@ def test_a_header_line_of_codes_units_or_formulas_does_not_name_the_columns(
 
 def test_a_report_sheet_is_named_by_its_names_not_its_legend() -> None:
     frame = read_table(str(TEST_DATA / "messy" / "large.xlsx"), sheet="Report")
-    assert "BONDS\nOUTSTANDING" in frame.columns
+    assert "BONDS OUTSTANDING" in frame.columns  # line breaks made spaces, as in a header
     assert not [c for c in frame.columns if str(c).startswith("(A")]
-    top = frame[frame["SERIES"] != "GRAND TOTALS"]["BONDS\nOUTSTANDING"].idxmax()
+    top = frame[frame["SERIES"] != "GRAND TOTALS"]["BONDS OUTSTANDING"].idxmax()
     assert frame.iloc[:, 1][top] == "EE"
+    # The percentages below the table, after two blank lines, are a table of their own.
+    assert frame["SERIES"].iloc[-2] == "GRAND TOTALS" and len(frame) == 15
+    assert all(frame[c].dtype == "float64" for c in frame.columns[2:])
+
+
+REPORT = "name,a,b,c\nx,1,2,3\ny,4,5,6\nz,7,8,9\ntotal,12,15,18\n,,,\n"
+
+
+@pytest.mark.parametrize(
+    ("below", "rows"),
+    [
+        pytest.param("Shares of:,,,all\nx of total,,,0.25\n", 4, id="a-table-of-its-own"),
+        pytest.param("w,1,,3\n", 5, id="numbers-from-its-first-line"),
+        pytest.param("Later,,,\nw,1,2,3\n", 6, id="a-section-using-every-column"),
+    ],
+)
+def test_a_block_below_a_blank_line_is_left_out_only_when_it_is_another_table(
+    tmp_path: Path, below: str, rows: int
+) -> None:
+    path = written(tmp_path, REPORT + below)
+    frame = read_table(path)
+    assert len(frame) == rows and frame["name"].iloc[3] == "total"
+    said = "a table of their own (from 'Shares of:')" in " ".join(inspect(path)["notes"])
+    assert said is (rows == 4)
+    if rows == 4:
+        assert frame["c"].tolist() == [3, 6, 9, 18]
 
 
 def test_header_lines_whose_last_names_repeat_are_joined(tmp_path: Path) -> None:

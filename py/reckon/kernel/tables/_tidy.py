@@ -24,6 +24,7 @@ __all__ = ["tidy_frame"]
 
 _SPACE_RUN = re.compile(r"\s+")
 _HEADER_ROWS = 8  # header lines looked for below the header row
+_WIDE = 4  # rows of a table before a block under it can stand apart
 _SAMPLE = 200
 _UNNAMED = re.compile(r"^Unnamed: \d+$")
 _WORD = re.compile(r"[^\W\d_]{3}")  # three letters in a row: a word, not a code
@@ -48,6 +49,7 @@ def tidy_frame(frame: Any, *, style: NumberStyle) -> tuple[Any, list[str]]:
                 padded.append(position)
     frame = _merge_header_rows(frame, style, notes)
     frame = _drop_footer(frame, style, notes)
+    frame = _drop_other_block(frame, style, notes)
     empty = frame.isna().all(axis=1)
     if empty.any() and len(frame.columns) > 1:
         frame = frame[~empty].reset_index(drop=True)
@@ -145,7 +147,7 @@ def _merge_header_rows(frame: Any, style: NumberStyle, notes: list[str]) -> Any:
     parts = []
     for column in frame.columns:
         named = [] if _UNNAMED.match(str(column)) else [str(column)]
-        parts.append(named + [v for v in block[column] if isinstance(v, str) and v])
+        parts.append(named + [_clean_name(v) for v in block[column] if isinstance(v, str) and v])
     columns = list(frame.columns)
     names: list[Any] = [_last_worded(p) if p else c for p, c in zip(parts, columns, strict=True)]
     named = [n for n in names if not _UNNAMED.match(str(n))]
@@ -189,6 +191,31 @@ def _drop_footer(frame: Any, style: NumberStyle, notes: list[str]) -> Any:
     if worded:
         notes.append(f"{worded} line(s) of notes below the table left out")
     return frame.iloc[: last + 1 + int(blank[0])].copy()
+
+
+def _drop_other_block(frame: Any, style: NumberStyle, notes: list[str]) -> Any:
+    """A block below a blank line that starts with a line of words and leaves empty a
+    column nearly every row of the table fills is a table of its own (a report sheet's
+    percentages under its totals): left out and said, or the table's columns would
+    hold its text and their numbers would no longer add up. A section of the same
+    table (numbers from its first line, or every column used) stays."""
+    present = frame.notna().to_numpy()
+    for blank in (~present.any(axis=1)).nonzero()[0]:
+        above, below = present[:blank], present[blank:]
+        rows = below[below.any(axis=1)]
+        if len(above) < _WIDE or not len(rows):
+            continue
+        full = above.mean(axis=0) >= 0.9
+        start = blank + int(below.any(axis=1).argmax())
+        worded = all(_kind(v, style) != "number" for v in frame.iloc[start])
+        if worded and (full & ~rows.any(axis=0)).any():
+            first = next(v for v in frame.iloc[start] if v == v)
+            notes.append(
+                f"{len(rows)} line(s) below a blank line left out: a table of their own "
+                f"(from {str(first)[:60]!r}); read the file with header=None to see them"
+            )
+            return frame.iloc[:blank]
+    return frame
 
 
 def _convert(frame: Any, style: NumberStyle, notes: list[str]) -> None:
