@@ -8,21 +8,13 @@ from __future__ import annotations
 
 from reckon._exceptions import BuildError, ChecksumError
 
+from . import _fetch
 from ._assemble import assemble
 from ._check import check, check_site
 from ._cli import main
 from ._context import ROOT, Context, Fetched, Paths
 from ._duckdb import duckdb_tarball
-from ._fetch import (
-    artifact_key,
-    close_over,
-    extract_from_mirror,
-    fetch,
-    fetch_core,
-    fetch_packages,
-    fetch_pure,
-    find_artifact,
-)
+from ._fetch import *  # noqa: F403
 from ._pages import copy_web, module_graph, seam_source
 from ._pins import PURE_PACKAGES
 from ._stages import ALL, STAGES, Stage, describe, plan
@@ -30,6 +22,8 @@ from ._verify import official_lock, verify, verify_duckdb, verify_packages, veri
 from ._wheel import build_reckon_wheel, reckon_sources, reckon_wheel_key, wheels
 
 __all__ = [
+    # What the fetch stage exports, the package does: those names are listed once.
+    *_fetch.__all__,
     "ALL",
     "PURE_PACKAGES",
     "ROOT",
@@ -40,21 +34,13 @@ __all__ = [
     "Fetched",
     "Paths",
     "Stage",
-    "artifact_key",
     "assemble",
     "build_reckon_wheel",
     "check",
     "check_site",
-    "close_over",
     "copy_web",
     "describe",
     "duckdb_tarball",
-    "extract_from_mirror",
-    "fetch",
-    "fetch_core",
-    "fetch_packages",
-    "fetch_pure",
-    "find_artifact",
     "main",
     "module_graph",
     "official_lock",

@@ -6,9 +6,11 @@ import hashlib
 import queue
 import shutil
 import subprocess
+import tarfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -17,6 +19,7 @@ from reckon._exceptions import BuildError, ChecksumError
 from ._context import Context, Log
 
 __all__ = [
+    "NpmPackage",
     "check_tarball",
     "link_or_copy",
     "npm_pack",
@@ -106,6 +109,42 @@ def npm_pack(
         run(["npm", "pack", f"{package}@{version}", "--silent"], cwd=tgz.parent)
     check_tarball(tgz, sha256)
     return tgz
+
+
+@dataclass(frozen=True, kw_only=True)
+class NpmPackage:
+    """A pinned npm package the build fetches into its cache and extracts there."""
+
+    name: str
+    version: str
+    sha256: str
+    size: str  # of the tarball, said on the download
+    purpose: str  # what the site takes from it, said on the download
+    made: str  # names the download in the build's last line
+    under: str | None = None  # the cache's subfolder it is extracted into
+    files: tuple[str, ...] | None = None  # the paths in it to extract, if not all
+
+    def tarball(self, ctx: Context) -> Path:
+        return npm_tarball(ctx, self.name, self.version)
+
+    def fetch(self, ctx: Context) -> Path:
+        """The tarball (npm_pack), checked against its pin and extracted; returns the
+        extracted ``package`` folder."""
+        note = f"fetch: {self.name}@{self.version} from npm ({self.size}, once): {self.purpose}"
+        tgz = npm_pack(ctx, self.name, self.version, self.sha256, note=note, made=self.made)
+        folder = tgz.parent / self.under if self.under else tgz.parent
+        extracted = folder / "package"
+        # Extracted afresh on every build (a fraction of a second), so the files used
+        # are always the ones the pinned tarball holds.
+        if extracted.exists():
+            shutil.rmtree(extracted)
+        folder.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(tgz) as tar:
+            members = tar.getmembers()
+            if self.files is not None:
+                members = [m for m in members if m.name.removeprefix("package/") in self.files]
+            tar.extractall(folder, members=members, filter="data")
+        return extracted
 
 
 def check_tarball(tgz: Path, sha256: str, *, missing: str | None = None) -> None:

@@ -8,11 +8,10 @@ first query needs them."""
 from __future__ import annotations
 
 import shutil
-import tarfile
 from pathlib import Path
 
 from . import _pins as pins
-from ._commands import npm_pack, npm_tarball
+from ._commands import NpmPackage
 from ._context import Context
 
 __all__ = ["SQL_FILES", "duckdb_tarball", "fetch_duckdb", "ship_duckdb"]
@@ -22,6 +21,17 @@ SQL_FILES = {
     f"duckdb-{pins.DUCKDB_VERSION}-blocking.js": "dist/duckdb-browser-blocking.cjs",
     f"duckdb-{pins.DUCKDB_VERSION}-eh.wasm": "dist/duckdb-eh.wasm",
 }
+
+_NPM = NpmPackage(
+    name="@duckdb/duckdb-wasm",
+    version=pins.DUCKDB_VERSION,
+    sha256=pins.DUCKDB_NPM_SHA256,
+    size="31 MB",
+    purpose="DuckDB for run_sql in the sandbox",
+    made="duckdb-wasm download",
+    under="duckdb-wasm",
+    files=(*SQL_FILES.values(), "package.json"),
+)
 
 # The bindings are a CommonJS module. Their imports: apache-arrow, used only by the
 # high-level query API, which the sandbox does not call (it takes Arrow IPC bytes from
@@ -45,32 +55,12 @@ _WRAPPER_TAIL = """
 
 
 def duckdb_tarball(ctx: Context) -> Path:
-    return npm_tarball(ctx, "@duckdb/duckdb-wasm", pins.DUCKDB_VERSION)
+    return _NPM.tarball(ctx)
 
 
 def fetch_duckdb(ctx: Context) -> Path:
     """The npm package, checked against its pin; returns the extracted folder."""
-    note = (
-        f"fetch: @duckdb/duckdb-wasm@{pins.DUCKDB_VERSION} from npm (31 MB, once): "
-        "DuckDB for run_sql in the sandbox"
-    )
-    tgz = npm_pack(
-        ctx,
-        "@duckdb/duckdb-wasm",
-        pins.DUCKDB_VERSION,
-        pins.DUCKDB_NPM_SHA256,
-        note=note,
-        made="duckdb-wasm download",
-    )
-    folder = tgz.parent / "duckdb-wasm"
-    if folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True)
-    with tarfile.open(tgz) as tar:
-        members = [m for m in tar.getmembers() if m.name.removeprefix("package/") in
-                   (*SQL_FILES.values(), "package.json")]  # fmt: skip
-        tar.extractall(folder, members=members, filter="data")
-    return folder / "package"
+    return _NPM.fetch(ctx)
 
 
 def ship_duckdb(package: Path, pyodide_dir: Path) -> list[str]:

@@ -7,7 +7,6 @@ import json
 import re
 import shutil
 import sys
-import tarfile
 import urllib.request
 import zipfile
 from collections.abc import Iterable
@@ -16,25 +15,34 @@ from pathlib import Path
 from reckon._exceptions import BuildError, ChecksumError
 
 from . import _pins as pins
-from ._commands import npm_pack, npm_tarball, run, sha256_of
+from ._commands import NpmPackage, run, sha256_of
 from ._context import Context, Fetched
 from ._duckdb import fetch_duckdb
 from ._source_wheel import build_source_wheel
 
+# The package exports these whole (sitebuild/__init__.py). The checks the verify
+# stage borrows from here (check_pin, core_tarball, mismatch, normalize_name) are
+# left out, as the package does not export them.
 __all__ = [
     "artifact_key",
-    "check_pin",
     "close_over",
-    "core_tarball",
     "extract_from_mirror",
     "fetch",
     "fetch_core",
     "fetch_packages",
     "fetch_pure",
     "find_artifact",
-    "mismatch",
-    "normalize_name",
 ]
+
+_CORE = NpmPackage(
+    name="pyodide",
+    version=pins.PYODIDE_VERSION,
+    sha256=pins.PYODIDE_NPM_SHA256,
+    size="6 MB",
+    purpose="the Pyodide runtime (WebAssembly CPython, its standard library) and the "
+    "official pyodide-lock.json, the sha256 list every package file is checked against",
+    made="pyodide core download",
+)
 
 
 def fetch(ctx: Context) -> None:
@@ -67,32 +75,12 @@ def close_over(lock: dict[str, dict[str, object]], roots: Iterable[str]) -> list
 
 
 def core_tarball(ctx: Context) -> Path:
-    return npm_tarball(ctx, "pyodide", pins.PYODIDE_VERSION)
+    return _CORE.tarball(ctx)
 
 
 def fetch_core(ctx: Context) -> Path:
     """The npm package: core runtime files and the official lock (the trust anchor)."""
-    note = (
-        f"fetch: pyodide@{pins.PYODIDE_VERSION} from npm (6 MB, once): the Pyodide runtime "
-        "(WebAssembly CPython, its standard library) and the official pyodide-lock.json, "
-        "the sha256 list every package file is checked against"
-    )
-    tgz = npm_pack(
-        ctx,
-        "pyodide",
-        pins.PYODIDE_VERSION,
-        pins.PYODIDE_NPM_SHA256,
-        note=note,
-        made="pyodide core download",
-    )
-    core = tgz.parent / "package"
-    # Extracted afresh on every build (a fraction of a second), so the core files and
-    # the lock used are always the ones the pinned tarball holds.
-    if core.exists():
-        shutil.rmtree(core)
-    with tarfile.open(tgz) as tar:
-        tar.extractall(tgz.parent, filter="data")
-    return core
+    return _CORE.fetch(ctx)
 
 
 def fetch_packages(ctx: Context, lock: dict[str, dict[str, str]], names: Iterable[str]) -> Path:

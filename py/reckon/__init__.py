@@ -18,34 +18,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from reckon._exceptions import (
-    BuildError,
-    ChecksumError,
-    ConfigError,
-    ModelError,
-    ModelProtocolError,
-    ProtocolError,
-    ReckonError,
-    SessionError,
-)
+from reckon import _exceptions
+from reckon._exceptions import *  # noqa: F403
 
 if TYPE_CHECKING:
     from reckon.client import Session
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "BuildError",
-    "ChecksumError",
-    "ConfigError",
-    "ModelError",
-    "ModelProtocolError",
-    "ProtocolError",
-    "ReckonError",
-    "Session",
-    "SessionError",
-    "__version__",
-]
+# Every error is the package's: they are listed once, in _exceptions.
+__all__ = [*_exceptions.__all__, "Session", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
