@@ -19,6 +19,16 @@ def weather() -> str:
     return "date,precipitation\n" + rows
 
 
+def screenshots(page: Any, step: Any, stem: Path) -> None:
+    """The step opened and in view at 1280 and 390 px, saved as STEM-WIDTH.png to look at."""
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        step.evaluate("(el) => { el.open = true; }")
+        step.scroll_into_view_if_needed()
+        page.screenshot(path=f"{stem}-{width}.png")
+        print(f"{stem}-{width}.png")
+
+
 def test_the_corrected_cell_is_a_step_of_its_own_and_the_answer_is_traced_to_it(
     a_browser: Any, a_playlist_site: str, a_playlist: tuple[Playlist, str], tmp_path: Path
 ) -> None:
@@ -47,11 +57,7 @@ def test_the_corrected_cell_is_a_step_of_its_own_and_the_answer_is_traced_to_it(
         link = answer.locator("button.num-link", has_text="90.0")
         assert link.get_attribute("data-steps") == index
         assert not model.queue  # the model wrote no cell after the recheck
-        for width in (1280, 390):
-            page.set_viewport_size({"width": width, "height": 900})
-            box.scroll_into_view_if_needed()
-            page.screenshot(path=str(tmp_path / f"correction-{width}.png"))
-            print(tmp_path / f"correction-{width}.png")
+        screenshots(page, box, tmp_path / "correction")
 
 
 def test_a_word_problem_worked_out_in_the_head_is_asked_again_as_a_program(
@@ -84,12 +90,7 @@ def test_a_word_problem_worked_out_in_the_head_is_asked_again_as_a_program(
         link = answer.locator("button.num-link", has_text="8784")
         assert link.get_attribute("data-steps") == index
         assert not model.queue
-        for width in (1280, 390):
-            page.set_viewport_size({"width": width, "height": 900})
-            set_aside.evaluate("(el) => { el.open = true; }")
-            set_aside.scroll_into_view_if_needed()
-            page.screenshot(path=str(tmp_path / f"draft-{width}.png"))
-            print(tmp_path / f"draft-{width}.png")
+        screenshots(page, set_aside, tmp_path / "draft")
     finally:
         context.close()
 
@@ -119,9 +120,4 @@ def test_an_answer_from_a_noted_output_goes_back_with_the_note_on_the_page(
         told = recheck.locator(".recheck-told").inner_text()
         assert "Reckon noted on the output of your last code: no cell of" in told
         assert not model.queue
-        for width in (1280, 390):
-            page.set_viewport_size({"width": width, "height": 900})
-            recheck.evaluate("(el) => { el.open = true; }")
-            recheck.scroll_into_view_if_needed()
-            page.screenshot(path=str(tmp_path / f"noted-{width}.png"))
-            print(tmp_path / f"noted-{width}.png")
+        screenshots(page, recheck, tmp_path / "noted")
