@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import ast
 import difflib
+import linecache
 import re
 from types import TracebackType
 from typing import Any
 
 from reckon.kernel._dtype_hints import accessor_hint, text_number_hint
 from reckon.kernel._frames import cell_frame, frame_locals
+from reckon.kernel._pattern_note import unmatched_pattern
 from reckon.kernel._read_hints import header_row_hint, nan_mask_hint, reader_hint
 
 __all__ = ["error_hint", "syntax_hint"]
@@ -77,7 +79,9 @@ def error_hint(exc: BaseException) -> str:
         if isinstance(exc, ValueError | TypeError) and _NAN_INT.search(str(exc)):
             return _NAN_INT_HINT
         if isinstance(exc, ValueError | IndexError) and _EMPTY.search(str(exc)):
-            return _empty(_cell_globals(exc.__traceback__))
+            filename, _, namespace = cell_frame(exc.__traceback__, innermost=False)
+            unmatched = unmatched_pattern("".join(linecache.getlines(filename)), namespace)
+            return _empty(namespace) + (f"; {unmatched}" if unmatched else "")
     except Exception:  # a hint is a courtesy; it never hides the error itself
         return ""
     return ""
