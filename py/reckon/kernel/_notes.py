@@ -3,11 +3,12 @@
 A small model reads a cell's output as the answer. Some outputs are wrong without an
 error: the mean of no rows (``_empty_note``), a count of distinct values with the
 missing one among them (``_unique_note``), a column compared with the text ``'nan'``
-(``_missing_note``), a pattern that pulls nothing out of a column (``_pattern_note``).
-Each note goes to the cell's stderr, after its own, as ``[Reckon: …]`` (what the model
-and the person read), and to the result's ``notes`` (what the agent reads: a cell's own
-stderr cannot pass for one). A note is a courtesy, as a hint is: the cell's own objects
-may raise anywhere, and then there is no note, never a changed result.
+(``_missing_note``), a pattern that pulls nothing out of a column (``_pattern_note``), a
+sum over a table's own total row (``_total_note``). Each note goes to the cell's stderr,
+after its own, as ``[Reckon: …]`` (what the model and the person read), and to the
+result's ``notes`` (what the agent reads: a cell's own stderr cannot pass for one). A
+note is a courtesy, as a hint is: the cell's own objects may raise anywhere, and then
+there is no note, never a changed result.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from reckon.kernel._empty_note import empty_note
 from reckon.kernel._missing_note import missing_note
 from reckon.kernel._pattern_note import pattern_note
+from reckon.kernel._total_note import total_note
 from reckon.kernel._unique_note import unique_note
 
 __all__ = ["cell_notes", "shown_note"]
@@ -27,6 +29,7 @@ _NOTES: tuple[Callable[[str, str, dict[str, Any]], str], ...] = (
     unique_note,
     missing_note,
     pattern_note,
+    total_note,
 )
 
 
