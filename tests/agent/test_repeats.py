@@ -114,3 +114,29 @@ def test_a_series_run_again_for_a_question_of_many_values_is_not_told_to_reduce(
     told = str(model.requests[2].messages[-1]["content"])
     assert told.startswith("You ran the same code again") and "reduce" not in told
     assert outcome["status"] == "ok"
+
+
+def test_a_cell_that_printed_the_asked_form_and_ran_again_gave_the_answer(
+    executor: KernelExecutor,
+) -> None:
+    """Seen on a question not written for the agent: ``print(f"@items[{n}]")`` run four
+    times without an answer, until the stop. Run again, its output is the answer."""
+    cell = "n = 6 * 7\nprint('counted')\nprint(f'@items[{n}]')"
+    model = ScriptedModel([call(cell, f"c{n}") for n in range(1, 5)])
+    question = "How many items? Answer as @items[value]."
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["status"] == "ok" and outcome["answer"] == "@items[42]"
+    assert len(model.requests) == 2  # no third call
+    assert [s["kind"] for s in outcome["steps"]][-3:] == ["code", "code", "answer"]
+    assert outcome["grounding"]["numbers"][0]["computed"]
+
+
+def test_a_printed_form_that_leaves_an_asked_one_out_is_no_answer(
+    executor: KernelExecutor,
+) -> None:
+    cell = "n = 6 * 7\nprint(f'@items[{n}]')\nprint('kinds:', n // 14)"
+    model = ScriptedModel([call(cell, "c1"), call(cell, "c2"), answer("@items[42], @kinds[3]")])
+    question = "How many items and kinds? Answer as @items[value], @kinds[value]."
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert len(model.requests) == 3 and outcome["answer"] == "@items[42], @kinds[3]"
+    assert "recheck" not in [s["kind"] for s in outcome["steps"]]  # asked again, not rechecked

@@ -20,9 +20,9 @@ from reckon.agent.checks._finishing import Finishing, verification
 from reckon.agent.checks._recheck import drafted, last_question, opening_draft
 from reckon.agent.checks._verify import verification_prompt
 from reckon.agent.export._transcript import Transcript
+from reckon.agent.models import _retry
 from reckon.agent.models._reply import Move, interpret, without_imagined_results
 from reckon.agent.models._requests import Requests
-from reckon.agent.models._retry import cut_repeat, gives_up, repeats_out, start_fresh
 from reckon.agent.models._usage import add_usage
 from reckon.agent.privacy._preparing import HiddenValues, apply_privacy, load_lines, place_prompt
 from reckon.agent.privacy._privacy import Privacy
@@ -201,11 +201,9 @@ class Agent:
     ) -> JSONDict | None:
         """One model call and what follows it; the outcome when the answer is over."""
         started = time.monotonic()
-        steps = log.steps
-        spent = self._requests.budget_hit(before_call=True)
-        if spent is not None:
+        if (spent := self._requests.budget_hit(before_call=True)) is not None:
             self.messages.append({"role": "assistant", "content": "(stopped: token budget)"})
-            return outcome("budget", progress.last_text, steps, spent)
+            return outcome("budget", progress.last_text, log.steps, spent)
         # A data question is answered from code: the first call must run some, or
         # (a model that forces no first call) the call after an answer that ran none;
         # so is any question whose answer states numbers it did not compute.
@@ -220,26 +218,29 @@ class Agent:
             reply = await self._requests.call(self.model, sent, environment, force, cells.stopping)
         except Stopped:
             self.messages.append({"role": "assistant", "content": "(stopped by the user)"})
-            return outcome("stopped", progress.last_text, steps, STOPPED)
+            return outcome("stopped", progress.last_text, log.steps, STOPPED)
         except (ModelError, ModelProtocolError) as exc:
             message = f"The model call failed: {exc}"
             log.add({"kind": "error", "text": message}, started)
-            return outcome("error", progress.last_text, steps, message)
+            return outcome("error", progress.last_text, log.steps, message)
         reply = without_imagined_results(reply)
         move = interpret(reply, last_code=progress.last_code)
         log.first_token_ms = reply.first_token_ms
         if move.thinking:
             log.add({"kind": "thinking", "text": move.thinking}, started)
         progress.last_text = move.text or progress.last_text
-        if not move.runs_code:
-            finishing = Finishing(self.messages, self.transcript.steps, log, environment)
-            # The check is kept out of the history; so is a recheck of its answer.
-            rechecks = getattr(self.model, "follows_rechecks", True) and log.phase != "verify"
-            done = finishing.finish(move.text, progress, rechecks=bool(rechecks), started=started)
-            if done is None and progress.correction is not None:
-                return await self._correct(cells, log, progress)
-            return done
-        return await self._ran(move, reply, cells, log, progress, started)
+        if move.runs_code:
+            ran = await self._ran(move, reply, cells, log, progress, started)
+            if ran is not None or not progress.printed:
+                return ran
+            move, progress.printed = Move(text=progress.printed), ""  # the cell's (_retry)
+        finishing = Finishing(self.messages, self.transcript.steps, log, environment)
+        # The check is kept out of the history; so is a recheck of its answer.
+        rechecks = getattr(self.model, "follows_rechecks", True) and log.phase != "verify"
+        done = finishing.finish(move.text, progress, rechecks=bool(rechecks), started=started)
+        if done is None and progress.correction is not None:
+            return await self._correct(cells, log, progress)
+        return done
 
     async def _correct(self, cells: Cells, log: StepLog, progress: Progress) -> JSONDict | None:
         """Reckon runs the model's cell put right (``_date_parts``) before the next call."""
@@ -271,8 +272,7 @@ class Agent:
             switch = getattr(self.model, "prefer_code_blocks", None)
             if callable(switch):
                 switch()
-        spent = self._requests.budget_hit(before_call=False)
-        if spent is not None:
+        if (spent := self._requests.budget_hit(before_call=False)) is not None:
             # The proposed code is not run: nothing could read its output.
             said = reply.text or "(code not run: token budget)"
             self.messages.append({"role": "assistant", "content": said})
@@ -288,13 +288,13 @@ class Agent:
         if cells.stopping.stopped():
             return outcome("stopped", progress.last_text, steps, STOPPED)
         if getattr(self.model, "follows_rechecks", True):  # not the demo: it reads its own
-            start_fresh(progress, self.messages)
-            cut_repeat(cells.repeats, self.messages, mark, last_question(self.messages), results)
-        stuck = repeats_out(cells.repeats)
-        if stuck:
+            _retry.start_fresh(progress, self.messages)
+            question = last_question(self.messages)
+            _retry.cut_repeat(cells.repeats, self.messages, mark, question, results)
+            progress.printed = _retry.printed_answer(cells.repeats, question, results)
+        if stuck := _retry.repeats_out(cells.repeats):
             log.add({"kind": "error", "text": stuck}, started)
             return outcome("error", progress.last_text, steps, stuck)
-        given_up = gives_up(progress, self.options.max_failures)
-        if given_up:
+        if given_up := _retry.gives_up(progress, self.options.max_failures):
             return outcome("error", progress.last_text, steps, given_up)
         return None

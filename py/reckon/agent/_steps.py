@@ -67,6 +67,7 @@ class Progress:
     rechecks: set[str] = field(default_factory=set)  # the kinds already sent back
     correction: Correction | None = None  # a cell Reckon runs before the next call
     draft: str = ""  # what the next call asks in place of the question (``_recheck``)
+    printed: str = ""  # the asked form a cell printed and was run again with (``_retry``)
     # The run of failures (``_retry``): where in the history it began, its errors, and
     # whether it was started again fresh.
     streak_start: int | None = None

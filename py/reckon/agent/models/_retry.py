@@ -12,7 +12,9 @@ The same goes for a cell that runs without error: a small model that ran the sam
 code with the same output keeps doing so (seen: eleven times, to the call limit), with
 the history full of the exchange it copies. So the repeat leaves the history, one
 message says what it is and asks the question again, and the fourth run in a row of
-the same code ends the answer.
+the same code ends the answer. A cell that printed the asked form filled and was run
+again instead of answered (``@items[13]``, four times until the stop, on a question not
+written for the agent) gave its answer: its output is taken as the model's answer.
 """
 
 from __future__ import annotations
@@ -22,8 +24,17 @@ from collections.abc import Sequence
 
 from reckon.agent._steps import Progress
 from reckon.agent._types import JSONDict
+from reckon.agent.checks._form import ASKED_FORM, GIVEN_FORM, filled
 
-__all__ = ["FRESH_START", "REPEATED", "cut_repeat", "gives_up", "repeats_out", "start_fresh"]
+__all__ = [
+    "FRESH_START",
+    "REPEATED",
+    "cut_repeat",
+    "gives_up",
+    "printed_answer",
+    "repeats_out",
+    "start_fresh",
+]
 
 FRESH_START = "Your code failed {count} times in a row:"
 _AGAIN = (
@@ -99,6 +110,18 @@ def cut_repeat(
     said = f"{REPEATED.format(count=repeats + 1)} {_ANSWER_NOW}{_reduce(output, question)}{asked}"
     messages.append({"role": "user", "content": said})
     return True
+
+
+def printed_answer(
+    repeats: int, question: str, results: Sequence[tuple[str, JSONDict]] = ()
+) -> str:
+    """The lines of a cell's output that fill every form ``question`` asks, when the
+    cell was run again with that output (``repeats``), else ``""``."""
+    if repeats < 1 or not results or not ASKED_FORM.search(question):
+        return ""
+    output = str(results[-1][1].get("stdout") or "")
+    text = "\n".join(line for line in output.splitlines() if GIVEN_FORM.search(line)).strip()
+    return text if text and filled(question, text) else ""
 
 
 def repeats_out(repeats: int) -> str:
