@@ -78,3 +78,30 @@ def test_a_plain_contains_is_tried_as_text_in_a_failed_cell(a_session: Runner) -
     assert result["error"]["hint"].endswith(
         "; df['地址'].str.contains('(東區', regex=False, na=False) " + SAID
     )
+
+
+MANY = (
+    "import pandas as pd\n"
+    "towns = ['臺南市北門區北門里%d號' % n for n in range(39)] + ['臺南市中西區']\n"
+    "df = pd.DataFrame({'地址': towns})"
+)
+
+
+def test_a_pattern_that_pulls_out_hardly_any_is_noted_with_values_it_missed(
+    a_session: Runner,
+) -> None:
+    """Seen: r'(.*?)(?:區)$' took the district only from the addresses that end in it, 2
+    of 382, and the answer was the largest of those."""
+    assert a_session(MANY)["status"] == "ok"
+    result = a_session("print(df['地址'].str.extract(r'(.*?區)$')[0].value_counts())")
+    assert result["notes"] == [
+        "df['地址'].str.extract(r'(.*?區)$') matched only 1 of the 40 text values of "
+        "df['地址']; the others, such as '臺南市北門區北門里0號', '臺南市北門區北門里1號', "
+        "'臺南市北門區北門里2號', give nothing. If they should count, write the pattern "
+        "for what they hold."
+    ]
+    # Two in forty is 5%: no note; nor for a test of each value, which may rightly be rare.
+    assert a_session("df.loc[0, '地址'] = '臺南市東區'")["status"] == "ok"
+    again = a_session("print(df['地址'].str.extract(r'(.*?區)$')[0].value_counts())")
+    assert "notes" not in again
+    assert "notes" not in a_session("print(df['地址'].str.contains('東區$').sum())")

@@ -28,20 +28,26 @@ _PULLING = frozenset({"extract", "extractall", "findall"})
 _TESTING = frozenset({"contains", "match", "fullmatch", "count"})
 _CHECKED = 100_000  # values the pattern is tried on: a courtesy stays quick
 _SHOWN = 3
+_FEW_OF = 20  # values before a pattern that matches under 5% of them is noted
 _WIDE = 40
 
 
 def pattern_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
     """The note for ``code`` (a cell that ran) when a pattern it pulls parts out with
-    matches none of its column's values, else ``""``."""
-    return unmatched_pattern(code, namespace, methods=_PULLING)
+    matches none, or hardly any, of its column's values, else ``""``."""
+    return unmatched_pattern(code, namespace, methods=_PULLING, few=True)
 
 
 def unmatched_pattern(
-    code: str, namespace: dict[str, Any], *, methods: frozenset[str] = _PULLING | _TESTING
+    code: str,
+    namespace: dict[str, Any],
+    *,
+    methods: frozenset[str] = _PULLING | _TESTING,
+    few: bool = False,
 ) -> str:
     """What a ``.str`` call of ``code`` with a pattern that matches none of its column's
-    values did, and what the values look like; ``""`` when there is none."""
+    values (``few``: or under 5% of 20 or more) did, and what the values it missed look
+    like; ``""`` when there is none."""
     if ".str." not in code:  # every cell that ran comes here
         return ""
     try:
@@ -53,24 +59,34 @@ def unmatched_pattern(
             continue
         accessor = node.func.value
         stringy = isinstance(accessor, ast.Attribute) and accessor.attr == "str"
-        if node.func.attr in methods and stringy and (said := _unmatched(code, node, namespace)):
+        if not stringy or node.func.attr not in methods:
+            continue
+        if said := _unmatched(code, node, namespace, few=few):
             return said
     return ""
 
 
-def _unmatched(code: str, call: ast.Call, namespace: dict[str, Any]) -> str:
+def _unmatched(code: str, call: ast.Call, namespace: dict[str, Any], *, few: bool) -> str:
     assert isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Attribute)
     series = named_series(call.func.value.value, namespace)
     compiled = _compiled(call, plain=call.func.attr == "contains")
     if series is None or compiled is None:
         return ""
     texts = [v for v in series.dropna().head(_CHECKED) if isinstance(v, str)]
-    if not texts or any(compiled.search(text) for text in texts):
+    missed = [text for text in texts if not compiled.search(text)]
+    hits = len(texts) - len(missed)
+    if not texts or (hits and not (few and len(texts) >= _FEW_OF and hits < 0.05 * len(texts))):
         return ""
     column = spelled(code, call.func.value.value)
     shown = ", ".join(repr(t if len(t) <= _WIDE else t[: _WIDE - 1] + "…") for t in
-                      list(dict.fromkeys(texts))[:_SHOWN])  # fmt: skip
+                      list(dict.fromkeys(missed))[:_SHOWN])  # fmt: skip
     first = f"the first {len(texts):,} " if len(series) > _CHECKED else f"the {len(texts):,} "
+    if hits:
+        return (
+            f"{spelled(code, call)} matched only {hits} of {first}text values of {column}; "
+            f"the others, such as {shown}, give nothing. If they should count, write the "
+            "pattern for what they hold."
+        )
     return (
         f"{spelled(code, call)} matched none of {first}text values of {column}, which "
         f"look like {shown}. Write the pattern for what they hold."
