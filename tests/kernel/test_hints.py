@@ -123,6 +123,19 @@ SETUP = (
             id="text-methods-of-numbers",
         ),
         pytest.param(
+            "share = df['precipitation'] / 2\nprint(f'@share[{share:.2f}]')",
+            "TypeError",
+            "share is a Series of 2 values, and a format such as :.2f takes one number: pick "
+            "the one first (share.max(), share.iloc[0], share.loc[label])",
+            id="a-series-formatted-as-a-number",
+        ),
+        pytest.param(
+            "print(f\"{df['precipitation'] / 2:.2f}\")",
+            "TypeError",
+            "a Series (many values) was given to a format such as :.2f, which takes one number",
+            id="an-unnamed-series-formatted-as-a-number",
+        ),
+        pytest.param(
             "m = df['precipitation'].mean()\n@mean[m]",
             "SyntaxError",
             "final answer, not for code",

@@ -1,5 +1,5 @@
 """Hints for a column used as what it does not hold: text methods on dates or numbers,
-arithmetic on text.
+arithmetic on text, many values formatted as one number.
 
 Reckon reads a column of dates written as text as dates when it loads a table, so a
 small model's ``df['UpdatedOn'].str.contains('2012')`` meets datetimes and pandas says
@@ -12,13 +12,15 @@ hint names the column, what it holds and what works on it.
 
 from __future__ import annotations
 
+import ast
+import linecache
 import re
 from types import TracebackType
 from typing import Any
 
 from reckon.kernel._frames import cell_frame, frame_locals
 
-__all__ = ["accessor_hint", "text_number_hint"]
+__all__ = ["accessor_hint", "format_hint", "text_number_hint"]
 
 _ACCESSOR = "Can only use .str accessor with string values"
 # What Python, numpy and pandas say when arithmetic or a comparison meets text.
@@ -29,6 +31,7 @@ _TEXT_NUMBER = re.compile(
     r"can't multiply sequence by non-int|could not convert string to float"
 )
 _SHOWN = 3
+_FORMAT = re.compile(r"unsupported format string passed to (Series|DataFrame)\.__format__")
 
 
 def accessor_hint(exc: BaseException) -> str:
@@ -77,6 +80,36 @@ def text_number_hint(exc: BaseException) -> str:
         f"{column} holds text where numbers were expected ({', '.join(shown)}): make it "
         f"numbers first with pd.to_numeric({column}, errors='coerce') (text that is no "
         f"number becomes NaN), or select the rows that hold numbers"
+    )
+
+
+def format_hint(exc: BaseException) -> str:
+    """For a Series or a table formatted as one number (``f"{share:.2f}"``, seen after
+    the model dropped the ``idxmax`` that picked one row): which name holds many values
+    and how to pick one, or ``""``."""
+    import pandas as pd
+
+    found = _FORMAT.search(str(exc)) if isinstance(exc, TypeError) else None
+    if found is None:
+        return ""
+    filename, line, namespace = cell_frame(exc.__traceback__)
+    try:
+        tree = ast.parse(linecache.getline(filename, line).strip())
+    except SyntaxError:
+        tree = ast.Module(body=[], type_ignores=[])
+    for node in ast.walk(tree):
+        value = node.value if isinstance(node, ast.FormattedValue) else None
+        many = namespace.get(value.id) if isinstance(value, ast.Name) else None
+        if isinstance(value, ast.Name) and isinstance(many, pd.Series | pd.DataFrame):
+            name = value.id
+            return (
+                f"{name} is a {found.group(1)} of {len(many)} values, and a format such "
+                f"as :.2f takes one number: pick the one first ({name}.max(), "
+                f"{name}.iloc[0], {name}.loc[label]), or round them all ({name}.round(2))"
+            )
+    return (
+        f"a {found.group(1)} (many values) was given to a format such as :.2f, which takes "
+        "one number: pick the one first (.max(), .iloc[0], .loc[label])"
     )
 
 
