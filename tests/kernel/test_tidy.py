@@ -158,6 +158,18 @@ def test_a_block_below_a_blank_line_is_left_out_only_when_it_is_another_table(
         assert frame["c"].tolist() == [3, 6, 9, 18]
 
 
+def test_a_block_headed_notes_below_a_table_of_text_is_left_out(tmp_path: Path) -> None:
+    path = written(
+        tmp_path,
+        "item,description\na,first\nb,second\nc,third\nd,fourth\n,\n"
+        "Notes:,\n1. From a guide,\nhttp://example.org/guide,\n",
+    )
+    assert read_table(path)["item"].tolist() == ["a", "b", "c", "d"]
+    assert "3 line(s) of notes below the table left out" in inspect(path)["notes"]
+    book = read_table(str(TEST_DATA / "messy" / "bian-anal-mca-2005-dols-eng-1011-0312-tab3.xlsm"))
+    assert len(book) == 10 and book["Data item"].iloc[-1] == "Reviews_conducted"
+
+
 def test_header_lines_whose_last_names_repeat_are_joined(tmp_path: Path) -> None:
     path = written(tmp_path, "item,north,south\n,total,total\nx,1,2\ny,3,4\n")
     assert list(read_table(path).columns) == ["item", "north total", "south total"]

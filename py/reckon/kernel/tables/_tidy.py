@@ -27,6 +27,7 @@ _HEADER_ROWS = 8  # header lines looked for below the header row
 _WIDE = 4  # rows of a table before a block under it can stand apart
 _SAMPLE = 200
 _UNNAMED = re.compile(r"^Unnamed: \d+$")
+_NOTES_HEAD = re.compile(r"\s*(?:notes?|sources?|footnotes?)\s*(?::|$)", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_]{3}")  # three letters in a row: a word, not a code
 
 
@@ -197,8 +198,10 @@ def _drop_other_block(frame: Any, style: NumberStyle, notes: list[str]) -> Any:
     """A block below a blank line that starts with a line of words and leaves empty a
     column nearly every row of the table fills is a table of its own (a report sheet's
     percentages under its totals): left out and said, or the table's columns would
-    hold its text and their numbers would no longer add up. A section of the same
-    table (numbers from its first line, or every column used) stays."""
+    hold its text and their numbers would no longer add up. A block headed "Notes:" or
+    "Source:" is the table's notes, in a table of text too (a workbook's list of data
+    items, whose notes were counted as three more). A section of the same table
+    (numbers from its first line, or every column used) stays."""
     present = frame.notna().to_numpy()
     for blank in (~present.any(axis=1)).nonzero()[0]:
         above, below = present[:blank], present[blank:]
@@ -207,9 +210,12 @@ def _drop_other_block(frame: Any, style: NumberStyle, notes: list[str]) -> Any:
             continue
         full = above.mean(axis=0) >= 0.9
         start = blank + int(below.any(axis=1).argmax())
+        first = next(v for v in frame.iloc[start] if v == v)
+        if _NOTES_HEAD.match(str(first)):
+            notes.append(f"{len(rows)} line(s) of notes below the table left out")
+            return frame.iloc[:blank]
         worded = all(_kind(v, style) != "number" for v in frame.iloc[start])
         if worded and (full & ~rows.any(axis=0)).any():
-            first = next(v for v in frame.iloc[start] if v == v)
             notes.append(
                 f"{len(rows)} line(s) below a blank line left out: a table of their own "
                 f"(from {str(first)[:60]!r}); read the file with header=None to see them"
