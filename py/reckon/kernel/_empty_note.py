@@ -16,6 +16,8 @@ import ast
 import re
 from typing import Any
 
+from reckon.kernel._cell_source import parsed
+
 __all__ = ["empty_note"]
 
 _NAN = re.compile(r"(?<![\w.])nan(?![\w.])", re.IGNORECASE)
@@ -29,9 +31,7 @@ def empty_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
     last = stdout.rstrip().rpartition("\n")[2]
     if not _NAN.search(last):
         return ""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+    if (tree := parsed(code)) is None:
         return ""
     empty = [name for name in _stored(tree) if _is_empty(namespace.get(name))]
     if not empty:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from reckon.kernel._unique_note import named_series, spelled
+from reckon.kernel._cell_source import named_series, parsed, spelled
 
 __all__ = ["missing_note"]
 
@@ -29,9 +29,7 @@ def missing_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
     # Every cell that ran comes here: most hold no quoted text of a missing value.
     if not any(f"{q}{t}{q}" in code for t in _TEXTS for q in _QUOTES):
         return ""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+    if (tree := parsed(code)) is None:
         return ""
     for node in ast.walk(tree):
         if not isinstance(node, ast.Compare) or len(node.ops) != 1:

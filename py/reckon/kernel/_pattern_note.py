@@ -20,7 +20,7 @@ import ast
 import re
 from typing import Any
 
-from reckon.kernel._unique_note import named_series, spelled
+from reckon.kernel._cell_source import named_series, parsed, spelled
 
 __all__ = ["pattern_note", "unmatched_pattern"]
 
@@ -50,9 +50,7 @@ def unmatched_pattern(
     like; ``""`` when there is none."""
     if ".str." not in code:  # every cell that ran comes here
         return ""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+    if (tree := parsed(code)) is None:
         return ""
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):

@@ -18,7 +18,7 @@ import ast
 import re
 from typing import Any
 
-from reckon.kernel._unique_note import spelled
+from reckon.kernel._cell_source import parsed, spelled
 
 __all__ = ["total_note"]
 
@@ -33,9 +33,7 @@ def total_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
     whose table holds a total of that column's other rows, else ``""``."""
     if not any(f".{method}(" in code for method in _METHODS):  # every cell comes here
         return ""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+    if (tree := parsed(code)) is None:
         return ""
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
     ranked = [c for c in calls if isinstance(c.func, ast.Attribute) and c.func.attr in _METHODS]

@@ -16,12 +16,13 @@ import ast
 import re
 from typing import Any
 
-__all__ = ["named_series", "spelled", "unique_note"]
+from reckon.kernel._cell_source import named_series, parsed, spelled
+
+__all__ = ["unique_note"]
 
 _WHOLE = re.compile(r"(?<![\w.])\d+(?!\w|\.\d)")
 # Words of the forms read: a cell with none of them is not parsed.
 _WORDS = ("unique", "set(", "drop_duplicates", "value_counts")
-_LONG = 60
 
 
 def unique_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
@@ -33,9 +34,7 @@ def unique_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
     shown = {int(n) for n in _WHOLE.findall(last)}
     if not shown or not any(word in code for word in _WORDS):
         return ""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+    if (tree := parsed(code)) is None:
         return ""
     for call, form, expr in _counts(tree):
         series = named_series(expr, namespace)
@@ -104,30 +103,6 @@ def _distinct_of(node: ast.expr | None) -> tuple[str, ast.expr] | None:
     return None
 
 
-def named_series(expr: ast.expr, namespace: dict[str, Any]) -> Any:
-    """The Series ``expr`` names: ``name['column']`` or ``name.column`` of a DataFrame in
-    the namespace, or a name bound to a Series; else None."""
-    import pandas as pd
-
-    column: object = None
-    if isinstance(expr, ast.Name):
-        value = namespace.get(expr.id)
-        return value if isinstance(value, pd.Series) else None
-    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant):
-        column, base = expr.slice.value, expr.value
-    elif isinstance(expr, ast.Attribute):
-        column, base = expr.attr, expr.value
-    else:
-        return None
-    table = namespace.get(base.id) if isinstance(base, ast.Name) else None
-    if not isinstance(column, str) or not isinstance(table, pd.DataFrame):
-        return None
-    if column not in table.columns:
-        return None
-    series = table[column]
-    return series if isinstance(series, pd.Series) else None
-
-
 def _counted(series: Any, form: str) -> int:
     """The count the cell's form gives of ``series``, worked out as that form does."""
     if form == "set":
@@ -146,10 +121,3 @@ def _say(code: str, call: ast.expr, expr: ast.expr, extra: int, missing: int, n:
         f"{counting} counts {counts}: {column} has {missing} missing, {n} distinct "
         f"values without them ({column}.nunique()). Say which the question means."
     )
-
-
-def spelled(code: str, node: ast.expr) -> str:
-    """``node`` as the cell wrote it, shortened when long."""
-    text = ast.get_source_segment(code, node) or ast.unparse(node)
-    text = " ".join(text.split())
-    return text if len(text) <= _LONG else text[: _LONG - 3] + "..."

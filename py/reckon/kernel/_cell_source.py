@@ -1,0 +1,51 @@
+"""What the kernel's notes read of a cell's source: its tree, an expression as the
+cell wrote it, the column of the namespace an expression names. A note reads these;
+it never runs the cell's code."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+__all__ = ["named_series", "parsed", "spelled"]
+
+_LONG = 60
+
+
+def parsed(code: str) -> ast.Module | None:
+    """The cell's source parsed, or ``None`` when it does not parse."""
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def named_series(expr: ast.expr, namespace: dict[str, Any]) -> Any:
+    """The Series ``expr`` names: ``name['column']`` or ``name.column`` of a DataFrame in
+    the namespace, or a name bound to a Series; else None."""
+    import pandas as pd
+
+    column: object = None
+    if isinstance(expr, ast.Name):
+        value = namespace.get(expr.id)
+        return value if isinstance(value, pd.Series) else None
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant):
+        column, base = expr.slice.value, expr.value
+    elif isinstance(expr, ast.Attribute):
+        column, base = expr.attr, expr.value
+    else:
+        return None
+    table = namespace.get(base.id) if isinstance(base, ast.Name) else None
+    if not isinstance(column, str) or not isinstance(table, pd.DataFrame):
+        return None
+    if column not in table.columns:
+        return None
+    series = table[column]
+    return series if isinstance(series, pd.Series) else None
+
+
+def spelled(code: str, node: ast.expr) -> str:
+    """``node`` as the cell wrote it, shortened when long."""
+    text = ast.get_source_segment(code, node) or ast.unparse(node)
+    text = " ".join(text.split())
+    return text if len(text) <= _LONG else text[: _LONG - 3] + "..."
