@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from reckon.agent.checks._label_max import LABEL_MAX_MESSAGE
+from reckon.agent.checks._recheck import is_question, last_question
 from support import FakeUpstream
 
 from .helpers import KernelExecutor, ask_openai, call_reply, model_steps, put_file, text_reply
@@ -83,3 +85,34 @@ def test_a_cell_that_writes_a_note_of_its_own_is_not_noted(
     outcome = ask_openai(upstream, executor, QUESTION, replies)
     assert outcome["answer"] == "@with_parking[2]"
     assert [s["kind"] for s in model_steps(outcome)] == ["code", "answer"]
+
+
+def test_after_the_note_the_question_is_still_the_persons(
+    upstream: FakeUpstream, executor: KernelExecutor
+) -> None:
+    """The note's message is Reckon's, not a question: after it, the checks still read
+    the person's question (seen: the asked form never put in, the later checks reading
+    the note as the question). Here the form is filled in beside the computed number."""
+    path = put_file(executor, "places.csv", PARKING)
+    replies = [
+        call_reply(cell(path, "df['parking'] != 'nan'")),
+        text_reply("@with_parking[5]"),
+        call_reply(cell(path, "df['parking'].notna()")),
+        text_reply("There are 2 places with parking."),
+    ]
+    outcome = ask_openai(upstream, executor, QUESTION, replies)
+    assert outcome["answer"] == "There are @with_parking[2] places with parking."
+    assert [s["kind"] for s in model_steps(outcome)] == ["code", "recheck", "code", "answer"]
+
+
+def test_reckons_messages_that_send_an_answer_back_are_not_questions() -> None:
+    label = LABEL_MAX_MESSAGE.format(
+        noun="year", extreme="highest", measure="Jan", column="Year", call="df['Year'].max()",
+        example="df.loc[df['Jan'].idxmax(), 'Year']",
+    )  # fmt: skip
+    for message in (label, "Reckon noted on the output of your last code: x. So ..."):
+        assert not is_question({"role": "user", "content": message})
+    assert (
+        last_question([{"role": "user", "content": QUESTION}, {"role": "user", "content": label}])
+        == QUESTION
+    )

@@ -22,6 +22,7 @@ from reckon.agent.checks._date_strings import STRING_MESSAGE
 from reckon.agent.checks._empty import EMPTY_RESULT, empty_message, empty_result, missing_again
 from reckon.agent.checks._form import GIVEN_FORM, filled
 from reckon.agent.checks._grounding import find_numbers
+from reckon.agent.checks._label_max import LABEL_MAX_MESSAGE
 from reckon.agent.checks._left_out import LEFT_OUT_MESSAGE
 from reckon.agent.checks._names import NAME_MESSAGE
 from reckon.agent.checks._periods import PERIOD_MESSAGE
@@ -287,6 +288,6 @@ _OURS = tuple(
     for message in (
         _DRAFT, _UNRUN, FRESH_START, _UNGROUNDED, _FAILED, EMPTY_RESULT, ROW_NUMBER_MESSAGE,
         NAME_MESSAGE, STRING_MESSAGE, _FORMAT, PERIOD_MESSAGE, PART_MESSAGE, REPEATED,
-        LEFT_OUT_MESSAGE,
+        LEFT_OUT_MESSAGE, _NOTED, LABEL_MAX_MESSAGE,
     )
 )  # fmt: skip
