@@ -35,7 +35,7 @@ def test_the_file_row_names_every_sheet(a_chat: Any, tmp_path: Path) -> None:
     shape = row.locator(".file-shape")
     shape.filter(has_text="sheets").wait_for()
     assert shape.inner_text() == (
-        "28 rows × 11 columns; 3 sheets: Report (the one shown), data (8,546 × 11), "
+        "15 rows × 11 columns; 3 sheets: Report (the one shown), data (8,546 × 11), "
         "criteria (11 × 5)"
     )
     for width in (1280, 390):
