@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-__all__ = ["named_series", "parsed", "spelled"]
+__all__ = ["named_column", "named_series", "parsed", "spelled"]
 
 _LONG = 60
 
@@ -25,10 +25,20 @@ def named_series(expr: ast.expr, namespace: dict[str, Any]) -> Any:
     the namespace, or a name bound to a Series; else None."""
     import pandas as pd
 
-    column: object = None
     if isinstance(expr, ast.Name):
         value = namespace.get(expr.id)
         return value if isinstance(value, pd.Series) else None
+    found = named_column(expr, namespace)
+    return found[0][found[1]] if found is not None and isinstance(found[1], str) else None
+
+
+def named_column(expr: ast.expr, namespace: dict[str, Any]) -> tuple[Any, Any, ast.Name] | None:
+    """The table, column and the table's name ``expr`` names as ``name[column]`` (a
+    constant) or ``name.column`` of a DataFrame in the namespace, the column one
+    Series; else None."""
+    import pandas as pd
+
+    column: object = None
     if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant):
         column, base = expr.slice.value, expr.value
     elif isinstance(expr, ast.Attribute):
@@ -36,12 +46,11 @@ def named_series(expr: ast.expr, namespace: dict[str, Any]) -> Any:
     else:
         return None
     table = namespace.get(base.id) if isinstance(base, ast.Name) else None
-    if not isinstance(column, str) or not isinstance(table, pd.DataFrame):
+    if not isinstance(base, ast.Name) or not isinstance(table, pd.DataFrame):
         return None
-    if column not in table.columns:
+    if not isinstance(column, str | int | float) or column not in table.columns:
         return None
-    series = table[column]
-    return series if isinstance(series, pd.Series) else None
+    return (table, column, base) if isinstance(table[column], pd.Series) else None
 
 
 def spelled(code: str, node: ast.expr) -> str:

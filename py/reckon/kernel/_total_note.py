@@ -18,7 +18,7 @@ import ast
 import re
 from typing import Any
 
-from reckon.kernel._cell_source import parsed, spelled
+from reckon.kernel._cell_source import named_column, parsed, spelled
 
 __all__ = ["total_note"]
 
@@ -44,18 +44,12 @@ def _with_total(code: str, call: ast.Call, namespace: dict[str, Any]) -> str:
     import pandas as pd
 
     assert isinstance(call.func, ast.Attribute)
-    expr = call.func.value
-    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant):
-        base, column = expr.value, expr.slice.value
-    elif isinstance(expr, ast.Attribute):
-        base, column = expr.value, expr.attr
-    else:
+    found = named_column(call.func.value, namespace)
+    if found is None or len(found[0]) < 3:
         return ""
-    table = namespace.get(base.id) if isinstance(base, ast.Name) else None
-    if not isinstance(table, pd.DataFrame) or len(table) < 3 or column not in table.columns:
-        return ""
+    table, column, base = found
     values = table[column]
-    if not isinstance(values, pd.Series) or not pd.api.types.is_numeric_dtype(values):
+    if not pd.api.types.is_numeric_dtype(values):
         return ""
     whole = float(values.sum())
     # A total row holds half the column's sum: itself and the rows it adds up.
