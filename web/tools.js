@@ -25,7 +25,7 @@ const RUN_RESULTS_KEPT = 1024 * 1024;
 /** @typedef {import("./tool-spec.js").ToolSpec} ToolSpec */
 /** @typedef {import("./tool-spec.js").ToolLimits} ToolLimits */
 /** @typedef {import("./tool-spec.js").RelaySource} RelaySource */
-/** @typedef {{call: number, runId: number, name: string, args: unknown, status: string, size: number, ms: number, message?: string, request?: string, result?: string, resultOmitted?: "too large" | "privacy"}} ToolRecord */
+/** @typedef {import("./shared/protocol.js").ToolCallRecord} ToolRecord */
 /** @typedef {(request: {id: string, name: string, args: unknown, policy: string, description: string}) => unknown} ToolApprover */
 
 export { TOOL_DEFAULTS, checkedTool };

@@ -135,6 +135,9 @@ class RunResult(TypedDict):
     duration_ms: float
     restarted: bool
     assigned: NotRequired[list[Assigned]]
+    notes: NotRequired[list[str]]
+    # Added by the page to a run that called host tools (web/tools.js).
+    tools: NotRequired[list[dict[str, Any]]]
 
 
 class FileEntry(TypedDict):

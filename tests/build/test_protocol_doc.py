@@ -288,3 +288,87 @@ def test_a_planted_mismatch_is_found() -> None:
     reply = "deleteFile reply: PROTOCOL.md ['status'], interface ['path', 'status']"
     assert mismatches(planted, methods) == [reply]
     assert mismatches(table[1:], methods) == [f"{table[0][0]}: in the interface only"]
+
+
+def keys_of(text: str) -> dict[str, bool]:
+    """The keys of the first `{…}` in a documented (jsonc) shape, at its own level: each
+    name, and whether it is marked optional (`"name"?:`). Strings, comments and nested
+    objects are skipped."""
+    found: dict[str, bool] = {}
+    depth, i = 0, text.index("{")
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            end = text.index('"', i + 1)
+            key = re.match(r"(\?)?\s*:", text[end + 1 :])
+            if depth == 1 and key is not None:
+                found[text[i + 1 : end]] = bool(key.group(1))
+            i = end
+        elif text.startswith("//", i):
+            i = text.index("\n", i)
+            continue
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return found
+        i += 1
+    raise AssertionError(f"no closed object in {text[:80]!r}")
+
+
+def typedef(name: str) -> dict[str, bool]:
+    """The fields of `@typedef {{…}} name` in web/shared/protocol.js."""
+    found = re.search(rf"@typedef (\{{\{{(?:(?!@typedef).)*?\}}\}}) {name}\n", JS_PROTOCOL, re.S)
+    assert found is not None, f"no typedef {name} in web/shared/protocol.js"
+    return fields(found.group(1)[1:-1].replace("\n *", " "))
+
+
+# Each field of a run result that holds records or an object, and the type of one.
+RUN_RESULT_PARTS = {
+    "result": "RunValue",
+    "figures": "Figure",
+    "files": "FileChange",
+    "error": "RunError",
+    "assigned": "Assigned",
+    "tools": "ToolCallRecord",
+}
+
+
+def run_result_doc() -> str:
+    block = re.search(r"```jsonc\n(\{.*?\n\})\n```", section(1), flags=re.S)
+    assert block is not None, "no run result block in PROTOCOL.md §1"
+    return block.group(1)
+
+
+def test_the_run_result_block_is_its_types_field_by_field() -> None:
+    """§1's example run result names exactly RunResult's fields (optional ones marked
+    `"name"?`), at both ends, and each record exactly its own type's fields."""
+    doc = run_result_doc()
+    top = keys_of(doc)
+    assert top == typedef("RunResult")
+    # The module's annotations are forward references (`from __future__ import annotations`).
+    annotations = _protocol.RunResult.__annotations__.items()
+    python = {
+        k: getattr(v, "__forward_arg__", "").startswith("NotRequired[") for k, v in annotations
+    }
+    assert top == python
+    for name, type_name in RUN_RESULT_PARTS.items():
+        part = re.search(rf'^  "{name}"\??:(.*?)(?=^  "|\Z)', doc, flags=re.S | re.M)
+        assert part is not None, name
+        documented = set(keys_of(part.group(1)))
+        assert documented == set(typedef(type_name)), name
+        typed = getattr(_protocol, type_name, None)  # the page adds `tools` (web/tools.js)
+        assert typed is None or documented == set(typed.__annotations__), name
+
+
+def test_a_run_result_field_left_out_is_found() -> None:
+    doc = run_result_doc()
+    assert keys_of(doc)["notes"] is True
+    planted = doc.replace('  "notes"?: [', '  "remarks"?: [')
+    assert keys_of(planted) != typedef("RunResult")
+    record = re.search(r'^  "tools"\?:(.*?)(?=^  "|\Z)', doc, flags=re.S | re.M)
+    assert record is not None
+    assert set(keys_of(record.group(1).replace('"request"?', '"approval"?'))) != set(
+        typedef("ToolCallRecord")
+    )

@@ -6,7 +6,7 @@ import { el } from "./render.js";
 
 const ARGS_SHOWN = 160; // characters of the arguments shown in a row
 
-/** @typedef {{call: number, name: string, args: unknown, status: string, size: number, ms: number, message?: string, request?: string}} ToolRecord */
+/** @typedef {import("../shared/protocol.js").ToolCallRecord} ToolRecord */
 /** @typedef {{id: string, name: string, args: unknown, policy: string, description: string}} ToolRequest */
 
 /** @param {unknown} args */

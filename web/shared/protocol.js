@@ -14,9 +14,11 @@
  * @typedef {{type: string, message: string, traceback: string, line: number | null}} RunError
  * @typedef {{type: string, text: string, html?: string}} RunValue
  * @typedef {{png: string, width: number, height: number, description: string}} Figure
- * @typedef {{path: string, size: number, change: "created" | "modified"}} FileChange
+ * @typedef {{path: string, size: number, change: "created" | "modified",
+ *   formulas?: {count: number, first: string, checked: boolean}}} FileChange
  * @typedef {{name: string, type: string, text: string}} Assigned
- * @typedef {{call: number, runId: number, name: string, args: unknown, status: string, size: number, ms: number, message?: string, request?: string}} ToolCallRecord
+ * @typedef {{call: number, runId: number, name: string, args: unknown, status: string, size: number, ms: number, message?: string, request?: string,
+ *   result?: string, resultOmitted?: "too large" | "privacy"}} ToolCallRecord
  * @typedef {{status: string, stdout: string, stderr: string, truncated: boolean, result: RunValue | null,
  *   figures: Figure[], files: FileChange[], error: RunError | null, duration_ms: number, restarted: boolean,
  *   assigned?: Assigned[], notes?: string[], tools?: ToolCallRecord[]}} RunResult
