@@ -101,3 +101,19 @@ def test_no_note_for_a_first_row_in_order_of_value(a_session: Runner, cell: str)
     assert a_session(COUNTS)["status"] == "ok"
     result = a_session(cell)
     assert result["status"] == "ok" and "notes" not in result, result.get("notes")
+
+
+def test_the_note_takes_the_row_a_name_of_the_cell_holds(a_session: Runner) -> None:
+    assert a_session(COUNTS)["status"] == "ok"
+    result = a_session("top = by_agency.idxmax()\nprint(top, table.iloc[0]['n'])")
+    assert result["notes"][0].endswith(
+        "to take the row of top ('D'): table[table['agency'] == top]."
+    ), result["notes"]
+    result = a_session("top = by_agency.idxmax()\nprint(top, by_agency.iloc[0])")
+    assert result["notes"][0].endswith("to take the row of top ('D'): by_agency.loc[top].")
+
+
+def test_no_note_when_the_first_row_is_the_one_the_cell_names(a_session: Runner) -> None:
+    assert a_session(COUNTS)["status"] == "ok"
+    result = a_session("first = 'A'\nprint(first, table.iloc[0]['n'])")
+    assert result["status"] == "ok" and "notes" not in result, result.get("notes")

@@ -22,6 +22,7 @@ from reckon.kernel._dtype_hints import accessor_hint, format_hint, text_number_h
 from reckon.kernel._frames import cell_frame, frame_locals
 from reckon.kernel._pattern_note import unmatched_pattern
 from reckon.kernel._read_hints import header_row_hint, nan_mask_hint, reader_hint
+from reckon.kernel._self_compare import self_comparison
 
 __all__ = ["error_hint", "syntax_hint"]
 
@@ -79,9 +80,7 @@ def error_hint(exc: BaseException) -> str:
         if isinstance(exc, ValueError | TypeError) and _NAN_INT.search(str(exc)):
             return _NAN_INT_HINT
         if isinstance(exc, ValueError | IndexError) and _EMPTY.search(str(exc)):
-            filename, _, namespace = cell_frame(exc.__traceback__, innermost=False)
-            unmatched = unmatched_pattern("".join(linecache.getlines(filename)), namespace)
-            return _empty(namespace) + (f"; {unmatched}" if unmatched else "")
+            return _empty(exc.__traceback__)
     except Exception:  # a hint is a courtesy; it never hides the error itself
         return ""
     return ""
@@ -276,10 +275,14 @@ def _undefined(name: str, namespace: dict[str, Any]) -> str:
     return f"{meant}the tables loaded are: {', '.join(tables[:_LISTED])}"
 
 
-def _empty(namespace: dict[str, Any]) -> str:
+def _empty(tb: TracebackType | None) -> str:
     """Seen: a year filtered as a row value when the years were columns, then
     ``idxmax`` of what was left; the model patched the line that raised, three times."""
     import pandas as pd
+
+    filename, _, namespace = cell_frame(tb, innermost=False)
+    code = "".join(linecache.getlines(filename))
+    why = [self_comparison(code, namespace), unmatched_pattern(code, namespace)]
 
     empty = [
         name
@@ -293,4 +296,4 @@ def _empty(namespace: dict[str, Any]) -> str:
         "selected no rows. Print len() after each filter and the values it compares with "
         "(e.g. df[column].unique()[:10]); the value may be spelt or typed otherwise, or be "
         "a column name rather than a value"
-    )
+    ) + "".join(f"; {said}" for said in why if said)

@@ -62,7 +62,7 @@ def group_order_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
             continue
         table = _named(receiver, namespace)
         said = (
-            _first_by_name(code, node, receiver, table)
+            _first_by_name(code, (node, receiver), table, _held_texts(tree, namespace))
             if table is not None
             else _first_group(code, node, receiver, namespace)
         )
@@ -112,29 +112,48 @@ def _row_name(label: Any, series: Any, namespace: dict[str, Any]) -> tuple[str, 
     return None
 
 
-def _first_by_name(code: str, node: ast.expr, receiver: ast.expr, table: Any) -> str:
+def _first_by_name(
+    code: str, taken: tuple[ast.expr, ast.expr], table: Any, held: dict[str, str]
+) -> str:
+    """The note for ``taken``, a first row (``node``) of ``table`` (``receiver``), when
+    the rows are in the order of their names; ``held``: the texts the cell's names hold."""
     import pandas as pd
 
+    node, receiver = taken
     frame = table.to_frame() if isinstance(table, pd.Series) else table
     if len(frame) < 3:
         return ""
+    texts = [c for c in frame.columns if _in_name_order(frame[c])]
     if _in_name_order(frame.index):
-        key, first = "name", frame.index[0]
+        key, keys = "name", list(frame.index)
+    elif texts:
+        key, keys = repr(texts[0]), list(frame[texts[0]])
     else:
-        texts = [c for c in frame.columns if _in_name_order(frame[c])]
-        if not texts:
-            return ""
-        key, first = repr(texts[0]), frame[texts[0]].iloc[0]
+        return ""
     numbers = [frame[c] for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
     if not numbers or any(c.iloc[0] in (c.max(), c.min()) for c in numbers):
         return ""
+    named = {name: text for name, text in held.items() if text in set(keys)}
+    if keys[0] in named.values():
+        return ""  # the first row is the one the cell names
+    shown = spelled(code, receiver)
+    pick = "to pick a named one, select it by its name."
+    if named:
+        name, text = next(iter(named.items()))
+        by = f"{shown}.loc[{name}]" if key == "name" else f"{shown}[{shown}[{key}] == {name}]"
+        pick = f"to take the row of {name} ({text!r}): {by}."
     return (
-        f"{spelled(code, node)} takes the row of {first!r}, the first by {key}: the rows "
-        f"of {spelled(code, receiver)} are in alphabetical order of their {key} (as a "
-        "groupby leaves them), not in order of value, and this row holds neither the "
-        "largest nor the smallest. To pick a row by value, use .idxmax() or "
-        ".sort_values(ascending=False) first; to pick a named one, select it by its name."
+        f"{spelled(code, node)} takes the row of {keys[0]!r}, the first by {key}: the rows "
+        f"of {shown} are in alphabetical order of their {key} (as a groupby leaves them), "
+        "not in order of value, and this row holds neither the largest nor the smallest. "
+        f"To pick a row by value, use .idxmax() or .sort_values(ascending=False) first; {pick}"
     )
+
+
+def _held_texts(tree: ast.Module, namespace: dict[str, Any]) -> dict[str, str]:
+    """The texts the names of the cell hold, by name."""
+    names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
+    return {name: value for name in names if isinstance(value := namespace.get(name), str)}
 
 
 def _first_group(code: str, node: ast.expr, receiver: ast.expr, namespace: dict[str, Any]) -> str:
