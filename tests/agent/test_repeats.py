@@ -140,3 +140,27 @@ def test_a_printed_form_that_leaves_an_asked_one_out_is_no_answer(
     outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
     assert len(model.requests) == 3 and outcome["answer"] == "@items[42], @kinds[3]"
     assert "recheck" not in [s["kind"] for s in outcome["steps"]]  # asked again, not rechecked
+
+
+NOTED = (
+    "import pandas as pd\n"
+    "t = pd.DataFrame({'day': [1, 2], 'temp': [3, 4]})\n"
+    "print((t['temp'] > t['temp']).sum())"
+)
+
+
+def test_a_repeated_cell_the_kernel_noted_is_told_the_note_again(
+    executor: KernelExecutor,
+) -> None:
+    """Seen: a cell with the kernel's notes run four times unchanged, until the stop;
+    the repeat message said to answer from an output the notes said was wrong."""
+    model = ScriptedModel([call(NOTED, "c1"), call(NOTED, "c2"), answer("0."), answer("0.")])
+    run(Agent(model, executor).ask("hotter days?", environment=executor.environment()))
+    said = str(model.requests[2].messages[-1]["content"])
+    assert said.startswith(
+        "You ran the same code again, with the same output as before (2 times now). "
+        "Reckon's note on that output still holds: t['temp'] > t['temp'] compares "
+        "t['temp'] with itself"
+    ), said
+    assert "change the code as the note says" in said and "answer from that output now" not in said
+    assert said.endswith("The question: hotter days?")

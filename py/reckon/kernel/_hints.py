@@ -22,6 +22,7 @@ from reckon.kernel._dtype_hints import accessor_hint, format_hint, text_number_h
 from reckon.kernel._frames import cell_frame, frame_locals
 from reckon.kernel._pattern_note import unmatched_pattern
 from reckon.kernel._read_hints import header_row_hint, nan_mask_hint, reader_hint
+from reckon.kernel._selection_hints import selection_hint
 from reckon.kernel._self_compare import self_comparison
 
 __all__ = ["error_hint", "syntax_hint"]
@@ -71,7 +72,7 @@ def error_hint(exc: BaseException) -> str:
             return header_row_hint(key, frames, exc.__traceback__) or _missing_column(key, frames)
         if said := nan_mask_hint(exc) or reader_hint(exc) or accessor_hint(exc):
             return said
-        if said := text_number_hint(exc) or format_hint(exc):
+        if said := text_number_hint(exc) or format_hint(exc) or selection_hint(exc):
             return said
         if isinstance(exc, AttributeError):
             return _attribute(str(exc), _frames(exc.__traceback__))

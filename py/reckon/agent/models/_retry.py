@@ -12,9 +12,11 @@ The same goes for a cell that runs without error: a small model that ran the sam
 code with the same output keeps doing so (seen: eleven times, to the call limit), with
 the history full of the exchange it copies. So the repeat leaves the history, one
 message says what it is and asks the question again, and the fourth run in a row of
-the same code ends the answer. A cell that printed the asked form filled and was run
-again instead of answered (``@items[13]``, four times until the stop, on a question not
-written for the agent) gave its answer: its output is taken as the model's answer.
+the same code ends the answer; when the kernel noted that output, the message gives the
+note again and asks for the change it names. A cell that printed the asked form filled
+and was run again instead of answered (``@items[13]``, four times until the stop, on a
+question not written for the agent) gave its answer: its output is taken as the
+model's answer.
 """
 
 from __future__ import annotations
@@ -46,6 +48,12 @@ REPEATED = "You ran the same code again, with the same output as before ({count}
 _ANSWER_NOW = (
     "Running it again will not change it. Give the final answer from that output now, "
     "or, if it does not answer the question, write different code that does."
+)
+# Seen: a cell with two kernel notes run four times unchanged, then the stop; told to
+# answer from the output, the model had nothing it trusted to answer with.
+_NOTED = (
+    "Reckon's note on that output still holds: {notes} Running the same code again will "
+    "not change it: change the code as the note says, run it, then answer from its output."
 )
 _MOST_REPEATS = 3  # the fourth run in a row of the same cell ends the answer
 # Seen: "How many cells hold asterisks?" answered by a count per row, printed four times:
@@ -103,11 +111,14 @@ def cut_repeat(
     if repeats < 1:
         return False
     output = str(results[-1][1].get("stdout") or "") if results else ""
+    notes = results[-1][1].get("notes") if results else None
+    noted = " ".join(str(n) for n in notes) if isinstance(notes, list) else ""
     del messages[mark:]
     if messages and str(messages[-1].get("content", "")).startswith(REPEATED[:30]):
         messages.pop()  # the note after the last repeat: one note says it all
     asked = f"\nThe question: {question}" if question else ""
-    said = f"{REPEATED.format(count=repeats + 1)} {_ANSWER_NOW}{_reduce(output, question)}{asked}"
+    then = _NOTED.format(notes=noted) if noted else _ANSWER_NOW + _reduce(output, question)
+    said = f"{REPEATED.format(count=repeats + 1)} {then}{asked}"
     messages.append({"role": "user", "content": said})
     return True
 
