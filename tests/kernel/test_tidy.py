@@ -182,6 +182,34 @@ def test_notes_below_a_blank_line_are_left_out_and_said(tmp_path: Path) -> None:
     assert "2 line(s) of notes below the table left out" in inspect(path)["notes"]
 
 
+@pytest.mark.parametrize(
+    ("text", "columns", "said"),
+    [
+        # A trailing delimiter on every line (weird_head_padding.csv: 'Unnamed: 10').
+        pytest.param("name;n;\nx;1;\ny;2;\n", ["name", "n"], True, id="trailing-delimiter"),
+        # A spacer column between two blocks (large.xlsx's data sheet: 'Unnamed: 4').
+        pytest.param(
+            "name;n;;city\nx;1;;Oslo\ny;2;;Bergen\n", ["name", "n", "city"], True, id="spacer"
+        ),
+        # Kept: an unnamed column with values, a named empty one, the columns of no rows.
+        pytest.param(
+            ";1985;1993\nChirurgie;1;2\nThorax;3;4\n",
+            ["Unnamed: 0", "1985", "1993"],
+            False,
+            id="unnamed-with-values",
+        ),
+        pytest.param("name,n,note\nx,1,\ny,2,\n", ["name", "n", "note"], False, id="named-empty"),
+        pytest.param("name,n,\n", ["name", "n", "Unnamed: 2"], False, id="no-rows"),
+    ],
+)
+def test_an_empty_column_without_a_name_is_left_out(
+    tmp_path: Path, text: str, columns: list[str], said: bool
+) -> None:
+    path = written(tmp_path, text)
+    assert list(read_table(path).columns) == columns
+    assert ("1 empty column(s) without a name left out" in inspect(path)["notes"]) == said
+
+
 def test_a_last_row_with_missing_values_is_data(tmp_path: Path) -> None:
     path = written(tmp_path, "name,age,city\nAnn,31,Oslo\nBob,,\n")
     assert read_table(path)["name"].tolist() == ["Ann", "Bob"]

@@ -2,11 +2,12 @@
 
 A reader hands over what the file says; people ask about what it means. So after a
 text table or a sheet is read: a header spread over several lines becomes one name
-per column, notes and sources below the table are left out, names and text values
-lose the padding around them, numbers written with separators, currency or percent
-signs and missing markers (``****``, ``.``, ``n/a``) become numbers, and dates become
-dates. Each change is said in the notes, so the person and the model know what was
-done. A column changes type only when every value reads: no text becomes ``NaN``.
+per column, notes and sources below the table and columns with neither a name nor a
+value are left out, names and text values lose the padding around them, numbers
+written with separators, currency or percent signs and missing markers (``****``,
+``.``, ``n/a``) become numbers, and dates become dates. Each change is said in the
+notes, so the person and the model know what was done. A column changes type only
+when every value reads: no text becomes ``NaN``.
 """
 
 from __future__ import annotations
@@ -58,6 +59,11 @@ def tidy_frame(frame: Any, *, style: NumberStyle) -> tuple[Any, list[str]]:
     if padded:
         names = [frame.columns[p] for p in padded]
         notes.append(f"spaces around the text values of {_listed(names)} removed")
+    # A trailing delimiter on every line makes a column with no name and no value.
+    blank = [c for c in frame.columns if _UNNAMED.match(str(c)) and frame[c].isna().all()]
+    if blank and len(frame) and len(blank) < len(frame.columns):
+        frame = frame.drop(columns=blank)
+        notes.append(f"{len(blank)} empty column(s) without a name left out")
     _convert(frame, style, notes)
     for column in floats & set(frame.columns):
         values = frame[column]
