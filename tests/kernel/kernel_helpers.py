@@ -26,3 +26,12 @@ class Runner:
         # As the sandbox worker does: at once when the cell awaits nothing, else on a loop.
         now = self.session.run_now(code)
         return now if now is not None else asyncio.run(self.session.run(code))
+
+    def notes_after(self, setup: str, cell: str) -> list[str]:
+        """The kernel's notes on ``cell``, run after ``setup``; both must run."""
+        assert self(setup)["status"] == "ok"
+        result = self(cell)
+        assert result["status"] == "ok", result["error"]
+        notes = result.get("notes", [])
+        assert isinstance(notes, list)
+        return notes

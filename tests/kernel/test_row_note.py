@@ -36,10 +36,8 @@ COUNTS = (
     ],
 )
 def test_a_row_number_printed_for_a_name_is_noted(a_session: Runner, cell: str) -> None:
-    assert a_session(BONDS)["status"] == "ok"
-    result = a_session(cell)
-    assert result["status"] == "ok"
-    assert result["notes"][0].endswith(NUMBER), result["notes"]
+    notes = a_session.notes_after(BONDS, cell)
+    assert notes and notes[0].endswith(NUMBER), notes
 
 
 @pytest.mark.parametrize(
@@ -54,9 +52,7 @@ def test_a_row_number_printed_for_a_name_is_noted(a_session: Runner, cell: str) 
     ],
 )
 def test_no_note_for_a_row_number_used_as_one(a_session: Runner, cell: str) -> None:
-    assert a_session(BONDS)["status"] == "ok"
-    result = a_session(cell)
-    assert result["status"] == "ok" and "notes" not in result, result.get("notes")
+    assert a_session.notes_after(BONDS, cell) == []
 
 
 @pytest.mark.parametrize(
@@ -98,9 +94,7 @@ def test_the_first_row_of_a_groupby_is_noted(a_session: Runner, cell: str, first
     ],
 )
 def test_no_note_for_a_first_row_in_order_of_value(a_session: Runner, cell: str) -> None:
-    assert a_session(COUNTS)["status"] == "ok"
-    result = a_session(cell)
-    assert result["status"] == "ok" and "notes" not in result, result.get("notes")
+    assert a_session.notes_after(COUNTS, cell) == []
 
 
 def test_the_note_takes_the_row_a_name_of_the_cell_holds(a_session: Runner) -> None:
@@ -114,6 +108,4 @@ def test_the_note_takes_the_row_a_name_of_the_cell_holds(a_session: Runner) -> N
 
 
 def test_no_note_when_the_first_row_is_the_one_the_cell_names(a_session: Runner) -> None:
-    assert a_session(COUNTS)["status"] == "ok"
-    result = a_session("first = 'A'\nprint(first, table.iloc[0]['n'])")
-    assert result["status"] == "ok" and "notes" not in result, result.get("notes")
+    assert a_session.notes_after(COUNTS, "first = 'A'\nprint(first, table.iloc[0]['n'])") == []

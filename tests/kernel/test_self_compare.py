@@ -39,9 +39,7 @@ def test_the_error_on_its_empty_result_says_so(a_session: Runner) -> None:
 
 
 def test_without_kinds_named_it_says_what_the_comparison_does(a_session: Runner) -> None:
-    assert a_session(SETUP)["status"] == "ok"
-    result = a_session("print((df.temperature <= df.temperature).sum())")
-    assert result["notes"] == [
+    assert a_session.notes_after(SETUP, "print((df.temperature <= df.temperature).sum())") == [
         "df.temperature <= df.temperature compares df.temperature with itself, row by row: "
         "it is True (but where missing) in every row. Compare it with another column, or "
         "with the rows of another kind put beside it."
@@ -58,6 +56,4 @@ def test_without_kinds_named_it_says_what_the_comparison_does(a_session: Runner)
     ],
 )
 def test_no_note_for_other_comparisons(a_session: Runner, cell: str) -> None:
-    assert a_session(SETUP)["status"] == "ok"
-    result = a_session(cell)
-    assert result["status"] == "ok" and "notes" not in result, result.get("notes")
+    assert a_session.notes_after(SETUP, cell) == []
