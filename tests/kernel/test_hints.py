@@ -26,9 +26,10 @@ SETUP = (
         pytest.param(
             "df['Oslo']",
             "KeyError",
-            "a value of the column 'city': select its row with df[df['city'] == 'Oslo'] (or "
-            "df.set_index('city').loc['Oslo']); or, to use the values of 'city' as columns, "
-            "flip the table: t = df.set_index('city').T, then t['Oslo']",
+            "'Oslo' is not a column but a row, a value of the column 'city': to use such rows "
+            "as columns, flip the table first: t = df.set_index('city').T, then t['Oslo'] (and "
+            "each other row of 'city' the same way); or select the row itself with "
+            "df[df['city'] == 'Oslo']",
             id="a-row-label-as-a-column",
         ),
         pytest.param(
@@ -49,7 +50,7 @@ SETUP = (
             # pandas words these "Column not found: Oslo" and "['precip'] not in index".
             "df.groupby('city')['Oslo'].mean()",
             "KeyError",
-            "'Oslo' is not a column but a value of the column 'city'",
+            "'Oslo' is not a column but a row, a value of the column 'city'",
             id="a-row-label-asked-of-a-groupby",
         ),
         pytest.param(

@@ -162,20 +162,20 @@ def _closest(key: str, columns: list[str], frame: Any) -> str:
         return f"there is no column {key!r}; the table's column is spelled {same[0]!r}"
     holder = _holding_column(key, frame)
     if holder is not None:
-        said = (
-            f"{key!r} is not a column but a value of the column {holder!r}: select its row "
-            f"with df[df[{holder!r}] == {key!r}] (or df.set_index({holder!r}).loc[{key!r}])"
-        )
+        row = f"df[df[{holder!r}] == {key!r}]"
         numeric = sum(frame[c].dtype.kind in "iuf" for c in frame.columns if c != holder)
-        once = int((frame[holder] == key).sum()) == 1
-        if once and numeric >= 2 and numeric * 2 >= len(frame.columns) - 1:
-            # Seen: 'Aantal inwoners' asked as a column three times, told to select its
-            # row each time: the model thinks of it as a column, so say how to make it one.
-            said += (
-                f"; or, to use the values of {holder!r} as columns, flip the table: "
-                f"t = df.set_index({holder!r}).T, then t[{key!r}]"
+        if (frame[holder] == key).sum() == 1 and 2 <= numeric >= (len(frame.columns) - 1) / 2:
+            # Seen: told to select the row, the model asked it for the row as a column.
+            return (
+                f"{key!r} is not a column but a row, a value of the column {holder!r}: to "
+                f"use such rows as columns, flip the table first: t = "
+                f"df.set_index({holder!r}).T, then t[{key!r}] (and each other row of "
+                f"{holder!r} the same way); or select the row itself with {row}"
             )
-        return said
+        return (
+            f"{key!r} is not a column but a value of the column {holder!r}: select its row "
+            f"with {row} (or df.set_index({holder!r}).loc[{key!r}])"
+        )
     part = _DATE_PARTS.get(key.strip().lower())
     dates = [c for c in columns if pd.api.types.is_datetime64_any_dtype(frame[c])]
     if part and dates:
