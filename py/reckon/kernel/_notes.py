@@ -7,11 +7,11 @@ missing one among them (``_unique_note``), a column compared with the text ``'na
 that pulls nothing out of a column (``_pattern_note``), a sum over a table's own total
 row (``_total_note``), a row's number printed for its name or a groupby's first row
 taken for its top one (``_row_note``), a column compared with itself
-(``_self_compare``). Each note goes to the cell's stderr, after its own, as ``[Reckon:
-…]`` (what the model and the person read), and to the result's ``notes`` (what the
-agent reads: a cell's own stderr cannot pass for one). A note is a courtesy, as a hint
-is: the cell's own objects may raise anywhere, and then there is no note, never a
-changed result.
+(``_self_compare``), the first of a tie picked (``_tie_note``). Each note goes to the
+cell's stderr, after its own, as ``[Reckon: …]`` (what the model and the person read),
+and to the result's ``notes`` (what the agent reads: a cell's own stderr cannot pass
+for one). A note is a courtesy, as a hint is: the cell's own objects may raise
+anywhere, and then there is no note, never a changed result.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from reckon.kernel._missing_note import missing_note
 from reckon.kernel._pattern_note import pattern_note
 from reckon.kernel._row_note import group_order_note, row_number_note
 from reckon.kernel._self_compare import self_compare_note
+from reckon.kernel._tie_note import tie_note
 from reckon.kernel._total_note import total_note
 from reckon.kernel._unique_note import unique_note
 
@@ -40,6 +41,7 @@ _NOTES: tuple[Callable[[str, str, dict[str, Any]], str], ...] = (
     row_number_note,
     group_order_note,
     self_compare_note,
+    tie_note,
 )
 
 
