@@ -1,6 +1,6 @@
 """A row taken by its place where a name or a value was asked says so
 (reckon.kernel._row_note; questions not written for the agent: ``bonds.idxmax()`` over
-numbered rows printed '1' for the series 'HH', and ``counts.iloc[0]`` of a groupby gave
+numbered rows printed '1' for the series 'EE', and ``counts.iloc[0]`` of a groupby gave
 the first agency alphabetically for the one with the most)."""
 
 from __future__ import annotations

@@ -164,7 +164,7 @@ def _closest(key: str, columns: list[str], frame: Any) -> str:
     if holder is not None:
         row = f"df[df[{holder!r}] == {key!r}]"
         numeric = sum(frame[c].dtype.kind in "iuf" for c in frame.columns if c != holder)
-        if (frame[holder] == key).sum() == 1 and 2 <= numeric >= (len(frame.columns) - 1) / 2:
+        if (frame[holder] == key).sum() == 1 and numeric >= max(2, (len(frame.columns) - 1) / 2):
             # Seen: told to select the row, the model asked it for the row as a column.
             return (
                 f"{key!r} is not a column but a row, a value of the column {holder!r}: to "

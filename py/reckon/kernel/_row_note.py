@@ -4,7 +4,7 @@ Two ways the 1.5B model answered with the wrong row, on questions not written fo
 agent, with nothing in the output to show it:
 
 - ``most = bonds.idxmax()`` over a column whose rows are numbered, printed where the
-  question asks which series: '1', the row's number, for 'HH', its name. So when a cell
+  question asks which series: '1', the row's number, for "Series 'EE'". So when a cell
   prints what ``idxmax``/``idxmin`` gave over numbered rows, and a table in the namespace
   names that row, the note says the name and where it is.
 - ``counts.iloc[0]`` of a groupby's result, read as the top group: a groupby orders its
