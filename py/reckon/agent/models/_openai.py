@@ -90,8 +90,9 @@ class OpenAIModel:
                 body["tool_choice"] = {"type": "function", "function": function}
         else:
             body["messages"] = messages_without_tools(request.messages)
-        if self.temperature is not None:
-            body["temperature"] = self.temperature
+        temperature = self.temperature if request.temperature is None else request.temperature
+        if temperature is not None:
+            body["temperature"] = temperature
         if self.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
