@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 
 from reckon.agent import Agent, ChatReply
-from reckon.agent.models._requests import RESAMPLED
-from support import FakeUpstream, ScriptedModel
+from support import ScriptedModel
 
-from .helpers import KernelExecutor, answer, call_reply, openai_agent, put_file, run, text_reply
+from .helpers import KernelExecutor, answer, put_file, run
 
 
 def call(code: str, call_id: str) -> ChatReply:
@@ -165,16 +164,3 @@ def test_a_repeated_cell_the_kernel_noted_is_told_the_note_again(
     ), said
     assert "change the code as the note says" in said and "answer from that output now" not in said
     assert said.endswith("The question: hotter days?")
-
-
-def test_the_call_after_a_repeat_samples(upstream: FakeUpstream, executor: KernelExecutor) -> None:
-    """Seen: at temperature 0 the same history gave the same cell four times (the note
-    and the fix it named beside it) until the stop; the call after a repeat samples."""
-    upstream.handlers.extend(
-        [call_reply("print(6 * 7)"), call_reply("print(6 * 7)"), text_reply("It is 42.")]
-    )
-    agent = openai_agent(upstream, executor)
-    outcome = run(agent.ask("6*7?", environment=executor.environment()))
-    assert outcome["status"] == "ok" and outcome["answer"] == "It is 42."
-    assert [p["temperature"] for p in upstream.payloads] == [0, 0, RESAMPLED]
-    assert 0 < RESAMPLED < 1

@@ -215,7 +215,7 @@ class Agent:
         progress.calls += 1
         sent, progress.draft = drafted(self.messages, progress.draft), ""
         try:
-            reply = await self._requests.call(self.model, sent, environment, force, cells)
+            reply = await self._requests.call(self.model, sent, environment, force, cells.stopping)
         except Stopped:
             self.messages.append({"role": "assistant", "content": "(stopped by the user)"})
             return outcome("stopped", progress.last_text, log.steps, STOPPED)

@@ -84,8 +84,6 @@ class ChatRequest:
     sent: list[JSONDict] = field(default_factory=list)
     # A tool the model must call this time (the first step of a data question).
     tool_choice: str | None = None
-    # A temperature for this call alone (a reply sampled after a repeat), else the model's.
-    temperature: float | None = None
 
 
 @dataclass

@@ -90,9 +90,8 @@ class OpenAIModel:
                 body["tool_choice"] = {"type": "function", "function": function}
         else:
             body["messages"] = messages_without_tools(request.messages)
-        temperature = self.temperature if request.temperature is None else request.temperature
-        if temperature is not None:
-            body["temperature"] = temperature
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
         if self.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}

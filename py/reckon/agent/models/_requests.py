@@ -4,11 +4,11 @@ announced (``on_call``), sent, and recorded with what it cost, against the budge
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from reckon._exceptions import ModelError
 from reckon.agent._conversation import Conversation
 from reckon.agent._options import AgentOptions
+from reckon.agent._stopping import Stopping
 from reckon.agent._types import (
     RUN_PYTHON_TOOL,
     RUN_SQL_TOOL,
@@ -22,15 +22,7 @@ from reckon.agent.models._sent import offline_body
 from reckon.agent.models._usage import add_usage, budget_message, call_usage
 from reckon.agent.privacy._outgoing import outgoing
 
-if TYPE_CHECKING:
-    from reckon.agent._cells import Cells
-
-__all__ = ["RESAMPLED", "Requests"]
-
-# After a cell run again with the same output, the same history at temperature 0 gives
-# the same reply (seen: one cell four times, the kernel's note and the fix it named
-# beside it, until the stop), so the next call samples.
-RESAMPLED = 0.7
+__all__ = ["Requests"]
 
 
 class Requests:
@@ -79,11 +71,10 @@ class Requests:
         messages: list[JSONDict],
         environment: JSONDict,
         force: str | None,
-        cells: Cells,
+        stopping: Stopping,
     ) -> ChatReply:
         """One model call. ``messages`` (the history) is cut in place to fit the model's
-        window; when the server still finds it too long it is cut further and sent again.
-        After a repeated cell (``cells.repeats``) the call samples (``RESAMPLED``)."""
+        window; when the server still finds it too long it is cut further and sent again."""
         window = getattr(model, "context_window", None)
         for attempt in range(3):
             if isinstance(window, int) and window > 0:
@@ -97,11 +88,10 @@ class Requests:
                 model=model.name,
                 context=environment,
                 tool_choice=force,
-                temperature=RESAMPLED if cells.repeats else None,
             )
             self._announce(model, request)
             try:
-                reply = await cells.stopping.call_model(model, request, self._options.on_text)
+                reply = await stopping.call_model(model, request, self._options.on_text)
             except ModelError as exc:
                 self._record(request, None, environment)
                 if attempt == 2 or not is_overflow(exc):
