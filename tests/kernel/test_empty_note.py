@@ -60,3 +60,36 @@ def test_a_table_that_raises_when_counted_leaves_the_run_as_it_was(a_session: Ru
     result = a_session(hostile)
     assert result["status"] == "ok" and result["stdout"].strip() == "nan"
     assert result["stderr"] == ""
+
+
+WIDE = (
+    "import pandas as pd\n"
+    "t = pd.DataFrame({'name': ['Kardiologie', 'Urologie', 'Total'], '2010': [3, 1, 4]})"
+)
+SUM_OF_NONE = "so the result is 0 (the sum of no rows): a filter selected no rows."
+
+
+def test_a_sum_of_no_rows_names_the_filter_that_matched_none(a_session: Runner) -> None:
+    """Seen: 0 (co2 in 2007) and 0.0 (doctors in 2010), each answered after the
+    zero-result message, from filters that matched no row."""
+    notes = a_session.notes_after(
+        WIDE, "t2010 = t[t['name'] == '2010']\nprint(t2010['2010'].sum())"
+    )
+    assert notes == [
+        "t2010 has 0 rows (t['name'] == '2010' matches no row ('2010' is the name of a "
+        f"column)), {SUM_OF_NONE} Print len() after each filter and the values it compares with."
+    ]
+    notes = a_session.notes_after(WIDE, "print(t[t['name'] == '2010']['2010'].sum())")
+    assert notes[0].startswith(
+        f"t['name'] == '2010' matches no row ('2010' is the name of a column), {SUM_OF_NONE}"
+    )
+    notes = a_session.notes_after(
+        WIDE, "rest = t[t['name'] != 'Total']\nprint(rest[rest['name'] == 7]['2010'].sum())"
+    )
+    assert notes[0].startswith(f"rest['name'] == 7 matches no row, {SUM_OF_NONE}")
+
+
+def test_no_note_for_a_zero_that_rows_add_up_to(a_session: Runner) -> None:
+    assert a_session.notes_after(WIDE, "print((t['2010'] - t['2010']).sum())") == []
+    assert a_session.notes_after(WIDE, "print(len(t[t['name'] == 'x']))") == []
+    assert a_session.notes_after(WIDE, "print(t[t['name'] == 'Urologie']['2010'].sum() - 1)") == []

@@ -16,11 +16,14 @@ import ast
 import re
 from typing import Any
 
-from reckon.kernel._cell_source import parsed
+from reckon.kernel._cell_source import named_column, parsed, spelled
 
 __all__ = ["empty_note"]
 
 _NAN = re.compile(r"(?<![\w.])nan(?![\w.])", re.IGNORECASE)
+# A sum of no rows is 0 (seen: 0.0 doctors "in 2010" from df[df['Unnamed: 0'] == '2010'],
+# where 2010 is a column, answered twice after the zero-result message).
+_ZERO = re.compile(r"^\s*0(?:\.0+)?\s*$")
 _SHOWN = 3
 
 
@@ -29,18 +32,20 @@ def empty_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
     a DataFrame or Series it assigned has no rows, else ``""``."""
     # Every cell that ran comes here: only its last line is read, not the whole output.
     last = stdout.rstrip().rpartition("\n")[2]
-    if not _NAN.search(last):
-        return ""
-    if (tree := parsed(code)) is None:
+    zero = bool(_ZERO.match(last)) and ".sum(" in code
+    if not (_NAN.search(last) or zero) or (tree := parsed(code)) is None:
         return ""
     empty = [name for name in _stored(tree) if _is_empty(namespace.get(name))]
-    if not empty:
+    matched = _matching_none(code, tree, namespace)
+    if not empty and not matched:
         return ""
+    result = "0 (the sum of no rows)" if zero else "NaN"
     shown = ", ".join(empty[:_SHOWN])
+    said = f"{shown} {'has' if len(empty) == 1 else 'have'} 0 rows" if empty else matched
+    said += f" ({matched})" if empty and matched else ""
     note = (
-        f"{shown} {'has' if len(empty) == 1 else 'have'} 0 rows, so the result is "
-        "NaN: a filter selected no rows. Print len() after each filter and the values it "
-        "compares with."
+        f"{said}, so the result is {result}: a filter selected no rows. Print len() "
+        "after each filter and the values it compares with."
     )
     for column, first, text in _dates_compared(tree, namespace):
         note += (
@@ -48,6 +53,27 @@ def empty_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
             f"as a whole date and time; compare a part, e.g. df[{column!r}].dt.hour >= 9."
         )
     return note
+
+
+def _matching_none(code: str, tree: ast.AST, namespace: dict[str, Any]) -> str:
+    """``table[column] == value`` of the cell that no row of the table matches, said,
+    with whether the value is a column's name instead; else ``""``."""
+    # A filter: a comparison inside a subscript (t[t[c] == v]), not one summed as a count.
+    slices = [n.slice for n in ast.walk(tree) if isinstance(n, ast.Subscript)]
+    for node in (c for part in slices for c in ast.walk(part)):
+        if not isinstance(node, ast.Compare) or not isinstance(node.ops[0], ast.Eq):
+            continue
+        value = node.comparators[0]
+        if (
+            not isinstance(value, ast.Constant)
+            or (found := named_column(node.left, namespace)) is None
+        ):
+            continue
+        if not len(found[0]) or (found[0][found[1]] == value.value).any():
+            continue
+        named = f" ({value.value!r} is the name of a column)" if value.value in found[0] else ""
+        return f"{spelled(code, node)} matches no row{named}"
+    return ""
 
 
 def _stored(tree: ast.AST) -> list[str]:
