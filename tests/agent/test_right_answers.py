@@ -355,6 +355,24 @@ def test_a_total_of_zero_over_an_empty_selection_goes_back_once(
         "code", "recheck", "code", "answer"]  # fmt: skip
 
 
+def test_the_zero_message_carries_the_kernels_note_on_the_filter(
+    executor: KernelExecutor,
+) -> None:
+    """Seen in run 26: the zero message, then the same 0.0 again, which stood before the
+    note (which names the filter that matched no row) had its turn."""
+    put_file(executor, "doctors.csv", "specialty,2009,2010\nA,5,7\nB,3,4\n")
+    question = "Total number of doctors of specialty C in 2010? Answer as @total[value]."
+    wrong = "print(df[df['specialty'] == 'c']['2010'].sum())"
+    model = ScriptedModel([code_reply(wrong), answer("@total[0]"), answer("@total[0]")])
+    run(Agent(model, executor).ask(question, environment=executor.environment()))
+    told = model.requests[2].messages[-1]["content"]
+    assert told.startswith("Your answer gives 0.") and told.endswith(
+        " Reckon noted on the output of your last code: df['specialty'] == 'c' matches no "
+        "row, so the result is 0 (the sum of no rows): a filter selected no rows. Print len() "
+        "after each filter and the values it compares with."
+    ), told
+
+
 def test_a_nan_may_not_stand_a_zero_may() -> None:
     assert "really the answer" not in empty_message("NaN")
     assert "If 0.0 is really the answer" in empty_message("0.0")

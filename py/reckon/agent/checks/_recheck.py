@@ -162,7 +162,12 @@ def recheck_message(
         return "period", period
     nothing = empty_result(answer, last_output) if has_files and ran_now else None
     if nothing is not None and "nothing" not in asked:
-        return "nothing", empty_message(nothing) + column_value
+        # The kernel's note names why (the filter that matched no row): said here, as the
+        # answer said again after this message stands before the note's own turn; a
+        # column's name compared as a value says it already (``column_value``).
+        told = bool(note) and ran_now and not column_value
+        noted = " " + _NOTED.split(" So ", 1)[0].format(note=note) if told else ""
+        return "nothing", empty_message(nothing) + column_value + noted
     again = missing_again(nothing) if nothing is not None else ""
     if again and "missing" not in asked:
         return "missing", again
