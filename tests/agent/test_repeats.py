@@ -164,3 +164,16 @@ def test_a_repeated_cell_the_kernel_noted_is_told_the_note_again(
     ), said
     assert "change the code as the note says" in said and "answer from that output now" not in said
     assert said.endswith("The question: hotter days?")
+
+
+def test_the_failed_cell_quoted_after_its_fix_is_not_run(executor: KernelExecutor) -> None:
+    """Seen in a real-model browser test: the fix in one block, then the failed cell
+    again in a second; joined, the fix printed 3.1 and the old cell failed after it."""
+    broken = "import pandas as pd\nx = pd.read_csvv('a.csv')"
+    fixed = "print(round((2.5 + 3 + 2 + 4.5 + 3.5) / 5, 2))"
+    reply = f"Fixed:\n```python\n{fixed}\n```\nYour code was:\n```python\n{broken}\n```"
+    model = ScriptedModel([call(broken, "c1"), answer(reply), answer("It is 3.1.")])
+    outcome = run(Agent(model, executor).ask("mean?", environment=executor.environment()))
+    code = [s for s in outcome["steps"] if s["kind"] == "code"]
+    assert [s["code"].strip() for s in code] == [broken, fixed]
+    assert code[1]["result"]["status"] == "ok" and outcome["answer"] == "It is 3.1."

@@ -224,7 +224,7 @@ class Agent:
             log.add({"kind": "error", "text": message}, started)
             return outcome("error", progress.last_text, log.steps, message)
         reply = without_imagined_results(reply)
-        move = interpret(reply, last_code=progress.last_code)
+        move = interpret(reply, last_code=progress.last_code, failed=progress.failed_code)
         log.first_token_ms = reply.first_token_ms
         if move.thinking:
             log.add({"kind": "thinking", "text": move.thinking}, started)

@@ -68,6 +68,7 @@ class Progress:
     correction: Correction | None = None  # a cell Reckon runs before the next call
     draft: str = ""  # what the next call asks in place of the question (``_recheck``)
     printed: str = ""  # the asked form a cell printed and was run again with (``_retry``)
+    failed_code: str = ""  # the last cell that failed (a reply may quote it beside its fix)
     # The run of failures (``_retry``): where in the history it began, its errors, and
     # whether it was started again fresh.
     streak_start: int | None = None
@@ -83,7 +84,7 @@ class Progress:
                 self.ran_code = True
                 self.streak_start, self.streak_errors, self.restarted = None, [], False
             elif result.get("status") != "rejected":
-                self.failures += 1
+                self.failures, self.failed_code = self.failures + 1, code
                 self.ran_code = True
                 self.last_error = _describe_failure(result)
                 self.streak_errors.append(self.last_error)

@@ -49,7 +49,7 @@ class ToolArguments:
     problem: str | None = None
 
 
-def extract_code_blocks(reply: str) -> CodeBlocks | None:
+def extract_code_blocks(reply: str, *, quoted: tuple[str, ...] = ()) -> CodeBlocks | None:
     """All runnable fenced blocks of ``reply``, joined in order, or ``None``.
 
     We run every ``python``/``py`` block rather than only the last one: in code-block
@@ -58,7 +58,9 @@ def extract_code_blocks(reply: str) -> CodeBlocks | None:
     An untagged block runs only when it is code: it compiles as Python, no block of
     the reply is tagged (a model that tags its code does not leave code untagged),
     and the prose before it does not announce output ("The output will be:"). Blocks
-    of another language (``text``, ``bash``, ``json``…) are shown, not run.
+    of another language (``text``, ``bash``, ``json``…) are shown, not run. A block that
+    is ``quoted`` (an earlier cell) beside other code is the old cell shown, not run: seen,
+    a fix followed by the failed cell again, which ran and failed after the fix printed.
     """
     blocks: list[str] = []
     spans: list[tuple[int, int]] = []
@@ -76,6 +78,8 @@ def extract_code_blocks(reply: str) -> CodeBlocks | None:
         if body.strip():
             blocks.append(body.rstrip())
         spans.append((block.start, block.end))
+    old = {q.strip() for q in quoted if q.strip()}
+    blocks = [b for b in blocks if b.strip() not in old] or blocks
     if not blocks:
         return None
     text, after = prose_around(reply, spans)

@@ -57,8 +57,9 @@ class Move:
         return bool(self.calls) or self.code is not None
 
 
-def interpret(reply: ChatReply, *, last_code: str = "") -> Move:
-    """Read ``reply``; a fenced block that repeats the last cell is quoted, not run."""
+def interpret(reply: ChatReply, *, last_code: str = "", failed: str = "") -> Move:
+    """Read ``reply``; a fenced block that repeats the last cell, or beside other code
+    the last cell that ``failed``, is quoted, not run."""
     splitter = ThinkSplitter()
     splitter.feed(reply.text)
     splitter.close()
@@ -73,7 +74,7 @@ def interpret(reply: ChatReply, *, last_code: str = "") -> Move:
             for n, c in enumerate(written.calls)
         ]
         return Move(written.text, thinking, calls, after=written.after, tagged=written.tagged)
-    blocks = extract_code_blocks(visible)
+    blocks = extract_code_blocks(visible, quoted=(last_code, failed))
     if blocks is not None and (blocks.code.strip() != last_code.strip() or _bare(blocks)):
         return Move(blocks.text, thinking, code=blocks.code, after=blocks.after)
     return Move(visible.strip(), thinking)
