@@ -5,9 +5,10 @@ it never runs the cell's code."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["named_column", "named_series", "parsed", "spelled"]
+__all__ = ["named_column", "named_series", "parsed", "picked_series", "spelled"]
 
 _LONG = 60
 
@@ -51,6 +52,21 @@ def named_column(expr: ast.expr, namespace: dict[str, Any]) -> tuple[Any, Any, a
     if not isinstance(column, str | int | float) or column not in table.columns:
         return None
     return (table, column, base) if isinstance(table[column], pd.Series) else None
+
+
+def picked_series(tree: ast.AST, namespace: dict[str, Any]) -> Iterator[tuple[ast.Call, Any]]:
+    """Each ``idxmax()``/``idxmin()`` call of the cell, with the non-empty numeric Series
+    of the namespace it is called on (``named_series``)."""
+    import pandas as pd
+
+    for call in ast.walk(tree):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+            continue
+        if call.func.attr not in ("idxmax", "idxmin") or call.args or call.keywords:
+            continue
+        series = named_series(call.func.value, namespace)
+        if series is not None and not series.empty and pd.api.types.is_numeric_dtype(series):
+            yield call, series
 
 
 def spelled(code: str, node: ast.expr) -> str:

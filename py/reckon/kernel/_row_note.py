@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from reckon.kernel._cell_source import named_series, parsed, spelled
+from reckon.kernel._cell_source import named_series, parsed, picked_series, spelled
 
 __all__ = ["group_order_note", "row_number_note"]
 
@@ -40,14 +40,10 @@ def row_number_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
     if not any(f".{pick}(" in code for pick in _PICKS) or (tree := parsed(code)) is None:
         return ""
     shown = _shown(tree)
-    for call in ast.walk(tree):
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
-            continue
-        if call.func.attr not in _PICKS or call.args or call.keywords:
-            continue
+    for call, series in picked_series(tree, namespace):
         if call not in shown and not (_bound_names(tree, call) & _shown_names(shown)):
             continue
-        if said := _row_number(code, call, namespace):
+        if said := _row_number(code, call, series, namespace):
             return said
     return ""
 
@@ -71,13 +67,10 @@ def group_order_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
     return ""
 
 
-def _row_number(code: str, call: ast.Call, namespace: dict[str, Any]) -> str:
+def _row_number(code: str, call: ast.Call, series: Any, namespace: dict[str, Any]) -> str:
     import pandas as pd
 
     assert isinstance(call.func, ast.Attribute)
-    series = named_series(call.func.value, namespace)
-    if series is None or series.empty or not pd.api.types.is_numeric_dtype(series):
-        return ""
     index = series.index
     if not pd.api.types.is_integer_dtype(index) or index.name is not None:
         return ""  # rows named by numbers (years, codes) are named

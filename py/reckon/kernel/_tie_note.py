@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from reckon.kernel._cell_source import named_series, parsed, spelled
+from reckon.kernel._cell_source import parsed, picked_series, spelled
 
 __all__ = ["tie_note"]
 
@@ -28,23 +28,16 @@ def tie_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
     picked the first of a tie, else ``""``."""
     if ".idxm" not in code or (tree := parsed(code)) is None:  # every cell comes here
         return ""
-    for call in ast.walk(tree):
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
-            continue
-        if call.func.attr not in _PICKS or call.args or call.keywords:
-            continue
-        if said := _tie(code, call, namespace):
+    for call, series in picked_series(tree, namespace):
+        if said := _tie(code, call, series):
             return said
     return ""
 
 
-def _tie(code: str, call: ast.Call, namespace: dict[str, Any]) -> str:
+def _tie(code: str, call: ast.Call, series: Any) -> str:
     import pandas as pd
 
     assert isinstance(call.func, ast.Attribute)
-    series = named_series(call.func.value, namespace)
-    if series is None or series.empty or not pd.api.types.is_numeric_dtype(series):
-        return ""
     extreme = getattr(series, _PICKS[call.func.attr])()
     tied = list(series.index[series == extreme])
     if len(tied) < 2:
