@@ -166,6 +166,36 @@ def test_a_repeated_cell_the_kernel_noted_is_told_the_note_again(
     assert said.endswith("The question: hotter days?")
 
 
+def test_a_noted_cell_run_again_leaves_the_history_with_its_first_run(
+    executor: KernelExecutor,
+) -> None:
+    """Seen twice on questions not written for the agent: a noted cell run four times,
+    told the note each time, with its first run still in view to copy. Once that run
+    left the history too, the model wrote the cell again."""
+    model = ScriptedModel([call(NOTED, "c1"), call(NOTED, "c2"), answer("0."), answer("0.")])
+    run(Agent(model, executor).ask("hotter days?", environment=executor.environment()))
+    before, after = model.requests[1].messages, model.requests[2].messages
+    assert any("c1" in json.dumps(m) for m in before)
+    assert not any(NOTED in json.dumps(m) or "c1" in json.dumps(m) for m in after)
+    assert len(after) == len(before) - 1
+    assert after[-1]["role"] == "user" and "note on that output still holds" in after[-1]["content"]
+
+
+def test_a_failed_cell_run_again_is_not_told_to_answer_from_its_output(
+    executor: KernelExecutor,
+) -> None:
+    """Seen: the same failed cell twice got the fresh start's list of errors, then
+    "answer from that output now", about an output that was a traceback."""
+    broken = "x = 1 +"
+    model = ScriptedModel(
+        [call("print(1)", "c0"), call(broken, "c1"), call(broken, "c2"), answer("It is 2.")]
+    )
+    run(Agent(model, executor).ask("1+1?", environment=executor.environment()))
+    said = [str(m.get("content")) for m in model.requests[3].messages if m["role"] == "user"]
+    assert said[-1].startswith("Your code failed 2 times in a row:")
+    assert not any("same code again" in s for s in said)
+
+
 def test_the_failed_cell_quoted_after_its_fix_is_not_run(executor: KernelExecutor) -> None:
     """Seen in a real-model browser test: the fix in one block, then the failed cell
     again in a second; joined, the fix printed 3.1 and the old cell failed after it."""

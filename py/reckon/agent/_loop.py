@@ -290,7 +290,7 @@ class Agent:
         if getattr(self.model, "follows_rechecks", True):  # not the demo: it reads its own
             _retry.start_fresh(progress, self.messages)
             question = last_question(self.messages)
-            _retry.cut_repeat(cells.repeats, self.messages, mark, question, results)
+            _retry.cut_repeat(cells.repeats, self.messages, progress, question, results)
             progress.printed = _retry.printed_answer(cells.repeats, question, results)
         if stuck := _retry.repeats_out(cells.repeats):
             log.add({"kind": "error", "text": stuck}, started)

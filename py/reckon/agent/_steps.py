@@ -69,6 +69,9 @@ class Progress:
     draft: str = ""  # what the next call asks in place of the question (``_recheck``)
     printed: str = ""  # the asked form a cell printed and was run again with (``_retry``)
     failed_code: str = ""  # the last cell that failed (a reply may quote it beside its fix)
+    # Where in the history the replies of the last two cells that ran without error
+    # began: a repeat of a noted cell is cut with the exchange it repeats (``_retry``).
+    ok_marks: tuple[int | None, int | None] = (None, None)
     # The run of failures (``_retry``): where in the history it began, its errors, and
     # whether it was started again fresh.
     streak_start: int | None = None
@@ -81,6 +84,8 @@ class Progress:
         for code, result in results:
             if result.get("status") == "ok":
                 self.failures, self.last_code = 0, code
+                if mark is not None and mark != self.ok_marks[1]:
+                    self.ok_marks = (self.ok_marks[1], mark)
                 self.ran_code = True
                 self.streak_start, self.streak_errors, self.restarted = None, [], False
             elif result.get("status") != "rejected":

@@ -100,20 +100,26 @@ def gives_up(progress: Progress, max_failures: int) -> str:
 def cut_repeat(
     repeats: int,
     messages: list[JSONDict],
-    mark: int,
+    progress: Progress,
     question: str,
     results: Sequence[tuple[str, JSONDict]] = (),
 ) -> bool:
     """After a reply that ran the last cell again with the same output (``repeats``:
     how many times in a row, from ``Cells``; ``results``: the reply's cells and what
-    they gave): that exchange cut from ``messages`` (from ``mark``) and one message in
-    its place. Whether it was done."""
-    if repeats < 1:
-        return False
-    output = str(results[-1][1].get("stdout") or "") if results else ""
-    notes = results[-1][1].get("notes") if results else None
+    they gave): that exchange cut from ``messages`` and one message in its place; when
+    the kernel noted the output, the exchange it repeats goes too. Whether it was done."""
+    if repeats < 1 or not results or results[-1][1].get("status") != "ok":
+        return False  # a failed cell's repeat is the run of failures' (``start_fresh``)
+    repeated, mark = progress.ok_marks  # where the two replies began (``Progress.tally``)
+    output = str(results[-1][1].get("stdout") or "")
+    notes = results[-1][1].get("notes")
     noted = " ".join(str(n) for n in notes) if isinstance(notes, list) else ""
-    del messages[mark:]
+    # Seen: a noted cell run four times, the note said each time: the model copies the
+    # code it sees. Out of view, it wrote the cell again (in one of two such loops).
+    cut = repeated if noted and repeats == 1 and repeated is not None else mark
+    if cut is None:
+        return False
+    del messages[cut:]
     if messages and str(messages[-1].get("content", "")).startswith(REPEATED[:30]):
         messages.pop()  # the note after the last repeat: one note says it all
     asked = f"\nThe question: {question}" if question else ""
