@@ -56,10 +56,18 @@ def table_rows(text: str) -> list[list[str]]:
 
 
 def handler_keys(source: str, name: str) -> set[str]:
-    """The method names of `const <name> = {...};` in a worker script."""
+    """The method names of `const <name> = {...};` in a worker script, or of the table
+    a class's `<name>() { return {...}; }` makes."""
     body = re.search(rf"const {name} = \{{\n(.*?)\n\}};", source, flags=re.S)
-    assert body is not None, f"no `const {name} = {{` table"
-    return set(re.findall(r"^  (?:async )?(\w+)(?:[:,(]| =)", body.group(1), flags=re.M))
+    indent = "  "
+    if body is None:
+        body = re.search(
+            rf"\n  {name}\(\) \{{\n    return \{{\n(.*?)\n    \}};", source, flags=re.S
+        )
+        indent = "      "
+    assert body is not None, f"no `const {name} = {{` table, nor a `{name}()` that returns one"
+    keys = rf"^{indent}(?:async )?(\w+)(?:[:,(]| =)"
+    return set(re.findall(keys, body.group(1), flags=re.M))
 
 
 def test_the_agent_allowed_column_is_what_the_page_allows() -> None:
