@@ -25,7 +25,10 @@ from reckon.server._access import (
 )
 from reckon.server._tool_config import RelayTool
 
-__all__ = ["AUTO", "DEFAULT_KEY_ENV", "TIMEOUTS", "Profile", "RelayConfig", "check_sandbox_origin"]
+__all__ = [
+    *("AUTO", "DEFAULT_KEY_ENV", "TIMEOUTS", "Profile", "RelayConfig", "ResolvedModel"),
+    "check_sandbox_origin",
+]
 
 DEFAULT_KEY_ENV = "RECKON_UPSTREAM_KEY"
 TIMEOUTS = (
@@ -102,6 +105,15 @@ class Profile:
     @property
     def endpoint(self) -> str:
         return self.base_url.rstrip("/")
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """A resolved model: the public id, its profile and the upstream's own name."""
+
+    id: str
+    profile: Profile
+    model: str
 
 
 @dataclass

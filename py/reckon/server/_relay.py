@@ -20,6 +20,7 @@ from starlette.types import Receive, Scope, Send
 
 from reckon.server import _anthropic
 from reckon.server._caps import CallCapped, CappedChunks, too_long
+from reckon.server._config import ResolvedModel
 from reckon.server._errors import RelayError, Scrubber
 from reckon.server._identity import IDENTITY, Identity
 from reckon.server._limits import Limiter
@@ -27,7 +28,7 @@ from reckon.server._metrics import Metrics
 from reckon.server._pump import pump
 from reckon.server._request import ClientGone, parse_request, read_body, until_disconnect
 from reckon.server._scrub import EventScrubber
-from reckon.server._upstream import ResolvedModel, Upstreams, chat_call
+from reckon.server._upstream import Upstreams, chat_call
 from reckon.server._upstream_errors import describe_failure, upstream_error
 from reckon.server._usage import UsageMeter, estimate_prompt_tokens
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -21,7 +20,7 @@ import httpx
 from reckon import __version__
 from reckon.server import _anthropic, _json
 from reckon.server._access import redis_password
-from reckon.server._config import Profile, RelayConfig
+from reckon.server._config import Profile, RelayConfig, ResolvedModel
 from reckon.server._errors import RelayError, Scrubber
 from reckon.server._text_calls import TextCalls
 from reckon.server._upstream_errors import describe_failure
@@ -30,15 +29,6 @@ __all__ = ["ResolvedModel", "Upstreams", "chat_call"]
 
 # Discovered model lists are kept this long; configured lists never expire.
 _MODELS_TTL = 300.0
-
-
-@dataclass(frozen=True)
-class ResolvedModel:
-    """A resolved model: the public id, its profile and the upstream's own name."""
-
-    id: str
-    profile: Profile
-    model: str
 
 
 def chat_call(target: ResolvedModel, payload: dict[str, Any]) -> tuple[str, bytes]:

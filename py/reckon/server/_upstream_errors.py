@@ -8,18 +8,13 @@ error answer's message is scrubbed of every key before it is passed on.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import httpx
 
 from reckon.server import _json
-from reckon.server._config import Profile, RelayConfig
+from reckon.server._config import Profile, RelayConfig, ResolvedModel
 from reckon.server._errors import RelayError, Scrubber
-
-if TYPE_CHECKING:
-    # Only a type here: _upstream imports this module to describe its own failures.
-    from reckon.server._upstream import ResolvedModel
 
 __all__ = ["describe_failure", "upstream_error"]
 
