@@ -23,6 +23,7 @@ from reckon.agent._options import AgentOptions
 from reckon.agent._steps import Correction, StepLog
 from reckon.agent._stopping import Stopped, Stopping
 from reckon.agent._types import Executor, JSONDict
+from reckon.agent.checks._form_lines import print_form_lines
 from reckon.agent.checks._reads import rewrite_reads
 from reckon.agent.models._code import ToolArguments, parse_tool_arguments
 from reckon.agent.models._reply import Move
@@ -139,8 +140,9 @@ class Cells:
         """
         extra: JSONDict = {}
         note = ""
-        rewrite = rewrite_reads(code, self.uploads)
-        if rewrite.calls:
+        forms = print_form_lines(code)
+        rewrite = rewrite_reads(forms.code, self.uploads)
+        if forms.lines or rewrite.calls:
             extra["proposed"], code = code, rewrite.code
         if self.options.approval == "ask":
             decision = await self._decision(code, tool)
@@ -158,7 +160,7 @@ class Cells:
             shown, hidden = self.redactor.filter_result(result)
             extra["hidden"] = hidden
         observation = format_observation(shown, limit=self.options.observation_limit)
-        observation += rewrite.note()
+        observation += forms.note() + rewrite.note()
         observation += _name_hint(result, self.load_lines, loaded=self.loaded)
         observation += self._repeat_hint(code, observation)
         if extra.get("hidden"):
