@@ -40,6 +40,8 @@ def test_the_broken_print_runs_and_the_model_is_told(executor: KernelExecutor) -
         "p = 0.01\n@is_normal[p < 0.05]\n",  # nothing to fill: its own text only
         "@lru[0]\ndef f():\n    return 1\n",  # a decorator, and the cell parses
         "x = 1\n@total[value]: {x}\nprint(x +)\n",  # still no Python after the form
+        "@a[value] == 3\n",  # a comparison, not a value given
+        "@total[value] = -3.5\n",  # a value typed out: the model's guess, not output
     ],
 )
 def test_other_cells_are_left_as_they_are(code: str) -> None:
@@ -52,3 +54,19 @@ def test_an_indented_form_line_keeps_its_block() -> None:
     forms = print_form_lines(code)
     assert forms.code == 'x = {"a": 2}\nif x:\n    print(f"""@a[value]: {x["a"]}""")\n'
     assert forms.lines == ('@a[value]: {x["a"]}")',)
+
+
+def test_a_form_given_a_value_prints_that_value(executor: KernelExecutor) -> None:
+    """Seen twice in a row in a benchmark run: the form assigned to, as a variable."""
+    code = (
+        "import pandas as pd\n"
+        "t = pd.DataFrame({'Cluster': ['Utrecht', 'Drenthe'], 'density': [3.5, 1.2]})\n"
+        "top = t.sort_values('density', ascending=False)\n"
+        "@province[name] = top['Cluster'].values[0]\n"
+    )
+    model = ScriptedModel([code_reply(code), answer("@province[Utrecht]")])
+    question = "Which province is densest? Answer as @province[name]."
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    step = next(s for s in outcome["steps"] if s["kind"] == "code")
+    assert step["result"]["stdout"] == "@province[name]: Utrecht\n"
+    assert outcome["answer"] == "@province[Utrecht]"
