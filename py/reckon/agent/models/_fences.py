@@ -19,6 +19,14 @@ _FENCE = re.compile(
 )
 
 
+# Code between HTML code tags, each on a line of its own: seen from the 1.5B model in
+# place of a fence (``<code>\nimport pandas as pd\n…\n</code>``); read as an
+# untagged fence, it runs only when it is code.
+_TAGS = re.compile(
+    r"^[ \t]*<code>[ \t]*\n(?P<body>.*?)^[ \t]*</code>[ \t]*$", re.MULTILINE | re.DOTALL
+)
+
+
 @dataclass(frozen=True)
 class Fenced:
     """One fenced block: its language (the info string's first word, lower case, ``""``
@@ -31,8 +39,9 @@ class Fenced:
 
 
 def fenced_blocks(text: str) -> list[Fenced]:
-    """Every fenced block of ``text``, in order."""
-    return [
+    """Every fenced block of ``text``, in order (a ``<code>`` block as an untagged one,
+    unless it stands inside a fence)."""
+    fenced = [
         Fenced(
             language=match.group("info").strip().split(" ")[0].lower(),
             body=match.group("body"),
@@ -41,6 +50,14 @@ def fenced_blocks(text: str) -> list[Fenced]:
         )
         for match in _FENCE.finditer(text)
     ]
+    if "<code>" not in text:
+        return fenced
+    tagged = [
+        Fenced(language="", body=match.group("body"), start=match.start(), end=match.end())
+        for match in _TAGS.finditer(text)
+    ]
+    inside = [t for t in tagged if any(f.start <= t.start < f.end for f in fenced)]
+    return sorted(fenced + [t for t in tagged if t not in inside], key=lambda b: b.start)
 
 
 def only_block(text: str) -> str | None:

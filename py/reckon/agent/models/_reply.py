@@ -9,6 +9,7 @@ parses tool calls (OpenAI, vLLM with a parser, Ollama), leaves them in the text
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -96,14 +97,19 @@ def _bare(blocks: CodeBlocks) -> bool:
 # writes a call as text often follows it with an invented result ("mean_value": 23.45)
 # and reasons from that. Nothing after such a marker is the model's to say.
 _IMAGINED = ("<tool_response>", "<|im_start|>", "<|im_end|>")
+# The same template lists the tools in <tools>; seen, the 1.5B model wrote that list out
+# again before its code, and the reply stood as an answer of tool definitions.
+_ECHOED_TOOLS = re.compile(r"<tools>.*?(?:</tools>|$)\s*", re.DOTALL)
 
 
 def without_imagined_results(reply: ChatReply) -> ChatReply:
-    """``reply`` cut where the model starts writing a tool's answer or a new turn."""
+    """``reply`` cut where the model starts writing a tool's answer or a new turn, and
+    without its tool list written out again."""
     cut = min((i for i in (reply.text.find(m) for m in _IMAGINED) if i >= 0), default=-1)
-    if cut < 0:
-        return reply
-    return replace(reply, text=reply.text[:cut].rstrip())
+    text = reply.text if cut < 0 else reply.text[:cut].rstrip()
+    if "<tools>" in text:
+        text = _ECHOED_TOOLS.sub("", text).strip()
+    return reply if text == reply.text else replace(reply, text=text)
 
 
 def _as_text(arguments: Any) -> str:
