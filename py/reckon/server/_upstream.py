@@ -25,7 +25,7 @@ from reckon.server._errors import RelayError, Scrubber
 from reckon.server._text_calls import TextCalls
 from reckon.server._upstream_errors import describe_failure
 
-__all__ = ["ResolvedModel", "Upstreams", "chat_call"]
+__all__ = ["Upstreams", "chat_call"]
 
 # Discovered model lists are kept this long; configured lists never expire.
 _MODELS_TTL = 300.0
