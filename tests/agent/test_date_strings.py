@@ -46,9 +46,11 @@ def test_a_day_written_as_text_is_compared_by_the_day(executor: KernelExecutor) 
     """Seen in a real-model run: the total "over the hours of 2012-06-24" was its midnight."""
     put_file(executor, "hourly.csv", HOURS)
     cell = "print(df[df['hour'] == '2012-06-24']['value'].sum())"
-    model = ScriptedModel([code_reply(cell), answer("@total[2400]"), answer("@total[57876]")])
+    # The first answer is the cell's output (2400), taken with no model call.
+    model = ScriptedModel([code_reply(cell), answer("@total[57876]")])
     question = "Total value over the hours of 2012-06-24? Answer as @total[value]."
     outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert [s["text"] for s in outcome["steps"] if s["kind"] == "recheck"] == ["@total[2400]"]
     corrected = [s for s in outcome["steps"] if s.get("origin") == "correction"]
     assert corrected and corrected[0]["result"]["stdout"].strip() == str(
         sum(2400 + h for h in range(24))

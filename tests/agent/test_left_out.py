@@ -30,11 +30,11 @@ def test_an_answer_that_is_the_row_left_out_goes_back(
     upstream: FakeUpstream, executor: KernelExecutor
 ) -> None:
     put_file(executor, "emissions.csv", EMISSIONS)
-    replies = [call_reply(ALL_ROWS), text_reply("@subgroup[Total]"),
-               call_reply(THE_REST), text_reply("@subgroup[Timber]")]  # fmt: skip
+    # Each cell's lone output is its answer, taken with no model call (``_printed``).
+    replies = [call_reply(ALL_ROWS), call_reply(THE_REST)]
     outcome = ask_openai(upstream, executor, QUESTION, replies)
     assert outcome["status"] == "ok" and outcome["answer"] == "@subgroup[Timber]"
-    said: Any = upstream.payloads[2]["messages"][-1]["content"]
+    said: Any = upstream.payloads[1]["messages"][-1]["content"]
     assert said.startswith("The question says to leave out 'Total', but your answer is 'Total'")
     kinds = [s["kind"] for s in model_steps(outcome)]
     assert kinds == ["code", "recheck", "code", "answer"]
@@ -45,10 +45,10 @@ def test_an_answer_that_is_the_row_left_out_goes_back(
 def test_the_same_answer_again_stands(upstream: FakeUpstream, executor: KernelExecutor) -> None:
     put_file(executor, "emissions.csv", EMISSIONS)
     total = text_reply("@subgroup[Total]")
-    replies = [call_reply(ALL_ROWS), total, total]
+    replies = [call_reply(ALL_ROWS), total]
     outcome = ask_openai(upstream, executor, QUESTION, replies)
     assert outcome["status"] == "ok" and outcome["answer"] == "@subgroup[Total]"
-    assert len(upstream.payloads) == 3  # asked once
+    assert len(upstream.payloads) == 2  # the cell, then the recheck asked once
 
 
 @pytest.mark.parametrize(

@@ -92,16 +92,16 @@ def test_after_the_note_the_question_is_still_the_persons(
 ) -> None:
     """The note's message is Reckon's, not a question: after it, the checks still read
     the person's question (seen: the asked form never put in, the later checks reading
-    the note as the question). Here the form is filled in beside the computed number."""
+    the note as the question). Here the second cell's lone output is the answer, in
+    the form the person asked for, with no model call (``_printed``)."""
     path = put_file(executor, "places.csv", PARKING)
     replies = [
         call_reply(cell(path, "df['parking'] != 'nan'")),
         text_reply("@with_parking[5]"),
         call_reply(cell(path, "df['parking'].notna()")),
-        text_reply("There are 2 places with parking."),
     ]
     outcome = ask_openai(upstream, executor, QUESTION, replies)
-    assert outcome["answer"] == "There are @with_parking[2] places with parking."
+    assert outcome["answer"] == "@with_parking[2]" and len(upstream.payloads) == 3
     assert [s["kind"] for s in model_steps(outcome)] == ["code", "recheck", "code", "answer"]
 
 

@@ -160,10 +160,10 @@ def test_a_guess_written_beside_the_code_gives_way_to_the_output(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
     # Seen with Qwen2.5-Coder-1.5B in code-block mode: the code and a guessed answer in
-    # one reply, then the same code quoted again with the same guess.
-    code = (
-        f"```python\ndf = pd.read_csv('{sales.data_dir}/sales.csv')\nprint(df['units'].sum())\n```"
-    )
+    # one reply, then the same code quoted again with the same guess. (Printed with a
+    # label: a lone value is the answer with no model call, ``_printed``.)
+    load = f"df = pd.read_csv('{sales.data_dir}/sales.csv')"
+    code = f"```python\n{load}\nprint('units:', df['units'].sum())\n```"
     replies = [
         text_reply(f"{code}\n\n@total[25]"),
         text_reply(f"{code}\n\n@total[25]"),
@@ -174,10 +174,10 @@ def test_a_guess_written_beside_the_code_gives_way_to_the_output(
     assert [s["kind"] for s in model_steps(outcome)] == ["code", "recheck", "answer"]
     assert outcome["answer"] == "@total[29]" and outcome["grounding"]["ungrounded"] == []
     observation = upstream.payloads[1]["messages"][-1]["content"]
-    assert observation.startswith(OBSERVATION_HEADER) and "\n29\n" in observation
+    assert observation.startswith(OBSERVATION_HEADER) and "\nunits: 29\n" in observation
     assert observation.endswith(NEXT_AFTER_OK)
     recheck = upstream.payloads[2]["messages"][-1]["content"]
-    assert "25" in recheck and recheck.endswith("The last output was:\n29")
+    assert "25" in recheck and recheck.endswith("The last output was:\nunits: 29")
 
 
 def test_an_error_is_followed_by_the_instruction_to_fix_it(
@@ -262,9 +262,10 @@ def test_a_form_copied_unfilled_after_a_cell_printed_one_value_takes_that_value(
     upstream: FakeUpstream, sales: KernelExecutor, answer: str
 ) -> None:
     # Seen: `df.groupby('region')['sales'].sum().idxmax()` ran, then "@region[name]" twice.
+    # (The cell draws a chart too: a lone value is otherwise the answer, ``_printed``.)
     question = "Which region sold the least? Answer as @region[name]."
     least = f"import pandas as pd\ndf = pd.read_csv('{sales.data_dir}/sales.csv')\n"
-    least += "print(df.groupby('region')['units'].sum().idxmin())"
+    least += "sums = df.groupby('region')['units'].sum()\nsums.plot.bar()\nprint(sums.idxmin())"
     replies = [call_reply(least), text_reply(answer)]
     outcome = ask_openai(upstream, sales, question, replies)
     assert outcome["answer"] == answer.replace("@region[name]", "@region[East]").replace(
@@ -316,7 +317,7 @@ def test_an_answer_given_as_json_under_the_asked_name_is_put_in_the_form(
 ) -> None:
     """What Qwen2.5-Coder-1.5B wrote for two questions of run 4: the right value, as JSON."""
     replies = [
-        call_reply("print(df['units'].sum())"),
+        call_reply("print('units:', df['units'].sum())"),
         text_reply('```json\n{\n  "total": {\n    "value": 29\n  }\n}\n```'),
     ]
     question = "What is the total of units? Answer as @total[value]."

@@ -120,8 +120,10 @@ def test_a_cell_that_printed_the_asked_form_and_ran_again_gave_the_answer(
     executor: KernelExecutor,
 ) -> None:
     """Seen on a question not written for the agent: ``print(f"@items[{n}]")`` run four
-    times without an answer, until the stop. Run again, its output is the answer."""
-    cell = "n = 6 * 7\nprint('counted')\nprint(f'@items[{n}]')"
+    times without an answer, until the stop. Run again, its output is the answer. (The
+    cell draws a chart, so its first run is left to the model: ``_printed``.)"""
+    cell = "import matplotlib.pyplot as plt\nn = 6 * 7\nplt.bar(['items'], [n])\n"
+    cell += "print('counted')\nprint(f'@items[{n}]')"
     model = ScriptedModel([call(cell, f"c{n}") for n in range(1, 5)])
     question = "How many items? Answer as @items[value]."
     outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))

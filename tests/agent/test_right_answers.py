@@ -490,10 +490,11 @@ def test_a_form_named_after_the_printed_variable_takes_its_value(
     executor: KernelExecutor,
 ) -> None:
     """Seen in a real-model run: print(total_rounded) printed the right sum, and the
-    answer was @total_rounded[0], twice."""
+    answer was @total_rounded[0], twice. (The cell draws a chart too: a cell's lone
+    output is otherwise the answer with no model call, ``_printed``.)"""
     put_file(executor, "sales.csv", "region,sales\nEast,50.25\nWest,30.5\n")
     question = "Total sales? Round to 1 decimal. Answer as @total[value]."
-    cell = "total_rounded = round(df['sales'].sum(), 1)\nprint(total_rounded)"
+    cell = "total_rounded = round(df['sales'].sum(), 1)\ndf.plot()\nprint(total_rounded)"
     model = ScriptedModel([code_reply(cell), answer("The total is @total_rounded[0].")])
     outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
     assert outcome["status"] == "ok" and outcome["answer"] == "The total is @total[80.8]."
@@ -593,13 +594,15 @@ def test_a_form_filled_under_another_name_is_not_told_to_keep_it(executor: Kerne
     put_file(executor, "people.csv", "name,age\nAna,30\nBo,47.86\n")
     model = ScriptedModel([code_reply("print(round(df['age'].mean(), 2))"),
                            answer("The mean age is @mean_age[38.93]."),
-                           answer("The mean age is @mean_age[38.93]."),
                            answer("My first answer was @first[38.93].")])  # fmt: skip
     agent = Agent(model, executor)
-    run(agent.ask("Mean age? Answer as @mean_age[value].", environment=executor.environment()))
+    first = run(
+        agent.ask("Mean age? Answer as @mean_age[value].", environment=executor.environment())
+    )
+    assert first["answer"] == "@mean_age[38.93]"  # the cell's output, with no model call
     question = "What was your answer to my first question? Answer as @first[value]."
     outcome = run(agent.ask(question, environment=executor.environment()))
-    sent = model.requests[3].messages[-1]["content"]
+    sent = model.requests[2].messages[-1]["content"]
     assert "in the form @first[value]" in sent
     assert "Keep the name" not in sent and "mean_age" not in sent
     assert outcome["status"] == "ok" and outcome["answer"] == "My first answer was @first[38.93]."
@@ -629,7 +632,7 @@ def test_a_number_in_the_data_directorys_name_is_not_given(tmp_path: Path) -> No
     name, not the folder Reckon keeps it in."""
     executor = KernelExecutor(tmp_path / "run-25")
     put_file(executor, "sales.csv", "region,units\nNorth,14\nSouth,15\n")
-    model = ScriptedModel([code_reply("print(df['units'].sum())"), answer("@total[25]"),
+    model = ScriptedModel([code_reply("print('total:', df['units'].sum())"), answer("@total[25]"),
                            answer("@total[29]")])  # fmt: skip
     question = "Total units? Answer as @total[value]."
     outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
@@ -643,7 +646,7 @@ def test_an_answer_without_the_form_takes_its_one_computed_number(executor: Kern
     """Seen after the format recheck: "The number of distinct cities in people.csv is 4."
     The form is filled in place, with no model call spent on it."""
     put_file(executor, "people.csv", "name,city\nAnn,Oslo\nBo,Rome\nCy,Oslo\nDi,Lima\nEd,Kyiv\n")
-    code = "print(df['city'].nunique())"
+    code = "print('distinct cities:', df['city'].nunique())"
     model = ScriptedModel([code_reply(code), answer("There are 4 distinct cities.")])
     question = "In people.csv, how many distinct cities are there? Answer as @cities[value]."
     outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
@@ -678,14 +681,16 @@ def test_the_largest_label_taken_for_the_largest_values_is_read_from_the_row(
     """Seen in the seventh and ninth real-model runs: "Which year has the highest
     January (Jan) anomaly?" answered with ``jan['Year'].max()``, the table's last year;
     told so, the model answered with the same words. Reckon runs the cell again with
-    the year read from the row, and the model answers from that output."""
+    the year read from the row, and the model answers from that output. (The first
+    answer is the cell's lone output, taken with no model call, and checked as one.)"""
     put_file(executor, "glb.csv", "Year,Jan,Feb\n2005,40,50\n2007,93,60\n2012,30,42\n")
     question = "Which year has the highest January (Jan) anomaly? Answer as @year[value]."
     latest = "jan = df[df['Jan'] != -99]\nprint(jan['Year'].max())"
-    model = ScriptedModel([code_reply(latest), answer("@year[2012]"), answer("@year[2007]")])
+    model = ScriptedModel([code_reply(latest), answer("@year[2007]")])
     outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
     assert outcome["status"] == "ok" and outcome["answer"] == "@year[2007]"
-    told = model.requests[2].messages[-1]["content"]
+    assert [s["text"] for s in outcome["steps"] if s["kind"] == "recheck"] == ["@year[2012]"]
+    told = model.requests[1].messages[-1]["content"]
     assert told.startswith("The question asks which year has the highest Jan")
     assert "print(jan.loc[jan['Jan'].idxmax(), 'Year'])" in told and "stdout:\n2007" in told
     ran = [s for s in outcome["steps"] if s.get("origin") == "correction"]
@@ -698,10 +703,9 @@ def test_without_a_named_measure_the_label_goes_back_with_how_to_read_it(
 ) -> None:
     put_file(executor, "glb.csv", "Year,Jan,Feb\n2005,40,50\n2007,93,60\n2012,30,42\n")
     question = "Which year has the highest anomaly? Answer as @year[value]."
-    model = ScriptedModel([code_reply("print(df['Year'].max())"), answer("@year[2012]"),
-                           answer("@year[2012]")])  # fmt: skip
+    model = ScriptedModel([code_reply("print(df['Year'].max())"), answer("@year[2012]")])
     outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
-    told = model.requests[2].messages[-1]["content"]
+    told = model.requests[1].messages[-1]["content"]
     assert "df.loc[df[<the measure's column>].idxmax(), 'Year']" in told
     assert not [s for s in outcome["steps"] if s.get("origin") == "correction"]
 

@@ -7,6 +7,7 @@ on a wide screen and on a phone.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from .helpers import no_overflow
@@ -90,6 +91,45 @@ def test_grounding_thinking_and_waiting_render_from_an_outcome(a_chat: Any) -> N
     assert out["thinking"] == [False, "Thinking"]
     assert "I should group" not in out["body"]
     assert out["by"].startswith("Answered by slow-model")
+
+
+def test_an_answer_read_from_the_output_says_so(a_chat: Any, tmp_path: Path) -> None:
+    """An answer no model call wrote (the cell printed the asked form's value) is labelled
+    as read from the output, and so is such an answer sent back (a recheck)."""
+    out = a_chat.evaluate(
+        """async () => {
+          const { Turn } = await import("./page/chat-turn.js");
+          const turn = new Turn({ question: "Which year? Answer as @year[value].",
+                                  model: "qwen", save: () => {} });
+          document.querySelector("#messages").appendChild(turn.element);
+          const ok = { status: "ok", stdout: "2012\\n", stderr: "", result: null,
+                       figures: [], files: [], duration_ms: 3 };
+          turn.addStep({ index: 0, kind: "code", code: "print(df['Year'].max())",
+                         model: "qwen", result: ok });
+          turn.addStep({ index: 1, kind: "recheck", text: "@year[2012]", origin: "output",
+                         message: "Take 'Year' from the row where Jan is highest." });
+          turn.addStep({ index: 2, kind: "code", code: "print(df.loc[df['Jan'].idxmax(), 'Year'])",
+                         model: "qwen", result: { ...ok, stdout: "2007\\n" } });
+          const grounding = { numbers: [{ text: "2007", start: 6, end: 10, steps: [2],
+                                          computed: true }], ungrounded: [] };
+          const method = { text: "'Year' of the row where 'Jan' is largest", step: 2 };
+          const steps = [{ index: 0, kind: "code" }, { index: 2, kind: "code" },
+                         { index: 3, kind: "answer", text: "@year[2007]", origin: "output",
+                           grounding, method }];
+          const shown = turn.finish({ status: "ok", answer: "@year[2007]", steps, method });
+          return {
+            by: shown.querySelector(".answered-by").textContent,
+            recheck: turn.element.querySelector("[data-step-index='1'] summary").textContent,
+          };
+        }"""
+    )
+    assert out["by"] == "Answered by qwen, read from its code's output · 2 steps"
+    assert out["recheck"].startswith("Step 2: recheck (read from the output)")
+    for width in (1280, 390):
+        a_chat.set_viewport_size({"width": width, "height": 800})
+        a_chat.screenshot(path=str(tmp_path / f"read-from-output-{width}.png"), full_page=True)
+        scroll, window = no_overflow(a_chat)
+        assert scroll <= window
 
 
 def test_a_long_answer_and_a_phone_screen_stay_inside_the_window(a_chat: Any) -> None:

@@ -103,8 +103,8 @@ def test_an_answer_from_a_noted_output_goes_back_with_the_note_on_the_page(
     model, _ = a_playlist
     read = "import pandas as pd\ndf = pd.read_csv('/data/sales.csv')\n"
     model.queue = [("code", read + "print(len(df[df['parking'] != 'nan']))")]
+    # The second cell's lone output is the answer, read with no model call (_printed).
     model.queue += [("text", "@with_parking[5]"), ("code", "print(df['parking'].notna().sum())")]
-    model.queue += [("text", "2 of them have parking: @with_parking[2]")]
     places = "name,parking\nTemple,north lot\nMuseum,\nFort,street\nGarden,\nPark,\n"
     viewport = {"width": 1280, "height": 900}
     with a_chat_page_with(a_browser, a_playlist_site, places, viewport=viewport) as page:
@@ -114,7 +114,9 @@ def test_an_answer_from_a_noted_output_goes_back_with_the_note_on_the_page(
         page.locator("#question").press("Enter")
         answer = last_answer(page)
         answer.wait_for(timeout=120_000)
-        assert "2 of them have parking" in answer.inner_text()
+        assert "@with_parking[2]" in answer.inner_text()
+        by = answer.locator(".answered-by").inner_text()
+        assert by.endswith("read from its code's output · 2 steps"), by
         recheck = page.locator("#messages details.step-recheck")
         assert recheck.count() == 1
         told = recheck.locator(".recheck-told").inner_text()

@@ -64,7 +64,9 @@ export function renderStep(step, save) {
   // A table Reckon loaded, or the model's cell Reckon ran again with a named month,
   // weekday or year put right (its text says which).
   const did = step.origin === "reckon" ? "Reckon loaded a table" : step.origin === "correction" ? "Reckon re-ran the cell, put right" : "ran code";
-  const head = step.kind === "code" ? `${number}: ${did} (${status})` : `${number}: ${step.kind}`;
+  // An answer read from a cell's printed output: Reckon took it, no model wrote it.
+  const kind = step.origin === "output" ? `${step.kind} (read from the output)` : step.kind;
+  const head = step.kind === "code" ? `${number}: ${did} (${status})` : `${number}: ${kind}`;
   const summary = el("summary", "", head);
   if (step.ms) summary.appendChild(el("span", "muted step-time", ` · ${seconds(step.ms)}`));
   box.appendChild(summary);
@@ -228,7 +230,8 @@ export class Turn {
     // The person's steps: the model's code, not the tables Reckon loaded for it.
     const shown = steps.filter((s) => s && s.kind === "code" && s.origin !== "reckon").length;
     const stepCount = shown ? ` · ${shown} step${shown === 1 ? "" : "s"}` : "";
-    const who = outcome.status === "ok" ? `Answered by ${model || "the model"}` : `${model || "The model"} · ${outcome.status}`;
+    const read = answerStep && answerStep.origin === "output" ? ", read from its code's output" : "";
+    const who = outcome.status === "ok" ? `Answered by ${model || "the model"}${read}` : `${model || "The model"} · ${outcome.status}`;
     meta.appendChild(el("span", "answered-by", `${who}${stepCount}`));
     const missing = grounding && Array.isArray(grounding.ungrounded) ? [...new Set(grounding.ungrounded.map(String))] : [];
     if (missing.length) {

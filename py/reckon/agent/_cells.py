@@ -49,6 +49,11 @@ class Cells:
     repeats: int = 0
     figures: FigureRoom = field(default_factory=FigureRoom)  # kept by this answer
 
+    @property
+    def private(self) -> bool:
+        """Schema privacy is on: the model may read only what the redactor lets through."""
+        return self.redactor is not None
+
     async def run_reply(
         self, move: Move, raw: str, messages: list[JSONDict], log: StepLog, started: float
     ) -> list[tuple[str, JSONDict]]:

@@ -17,6 +17,7 @@ from reckon.agent._tool_values import ToolValues
 from reckon.agent._turns import Turns
 from reckon.agent._types import ChatReply, Executor, JSONDict, Model
 from reckon.agent.checks._finishing import Finishing, verification
+from reckon.agent.checks._printed import printed_answer
 from reckon.agent.checks._recheck import drafted, last_question, opening_draft
 from reckon.agent.checks._verify import verification_prompt
 from reckon.agent.export._transcript import Transcript
@@ -233,7 +234,7 @@ class Agent:
             ran = await self._ran(move, reply, cells, log, progress, started)
             if ran is not None or not progress.printed:
                 return ran
-            move, progress.printed = Move(text=progress.printed), ""  # the cell's (_retry)
+            move = Move(text=progress.printed)  # the cell's output (_printed)
         finishing = Finishing(self.messages, self.transcript.steps, log, environment)
         # The check is kept out of the history; so is a recheck of its answer.
         rechecks = getattr(self.model, "follows_rechecks", True) and log.phase != "verify"
@@ -273,8 +274,7 @@ class Agent:
             if callable(switch):
                 switch()
         if (spent := self._requests.budget_hit(before_call=False)) is not None:
-            # The proposed code is not run: nothing could read its output.
-            said = reply.text or "(code not run: token budget)"
+            said = reply.text or "(code not run: token budget)"  # nothing could read its output
             self.messages.append({"role": "assistant", "content": said})
             return outcome("budget", progress.last_text, steps, spent)
         mark = len(self.messages)
@@ -291,7 +291,7 @@ class Agent:
             _retry.start_fresh(progress, self.messages)
             question = last_question(self.messages)
             _retry.cut_repeat(cells.repeats, self.messages, progress, question, results)
-            progress.printed = _retry.printed_answer(cells.repeats, question, results)
+            progress.printed = printed_answer(question, results, cells.repeats, cells.private)
         if stuck := _retry.repeats_out(cells.repeats):
             log.add({"kind": "error", "text": stuck}, started)
             return outcome("error", progress.last_text, steps, stuck)

@@ -67,7 +67,7 @@ class Progress:
     rechecks: set[str] = field(default_factory=set)  # the kinds already sent back
     correction: Correction | None = None  # a cell Reckon runs before the next call
     draft: str = ""  # what the next call asks in place of the question (``_recheck``)
-    printed: str = ""  # the asked form a cell printed and was run again with (``_retry``)
+    printed: str = ""  # the answer a cell printed, taken without a call (``_printed``)
     failed_code: str = ""  # the last cell that failed (a reply may quote it beside its fix)
     # Where in the history the replies of the last two cells that ran without error
     # began: a repeat of a noted cell is cut with the exchange it repeats (``_retry``).

@@ -4,6 +4,7 @@ the record of an answer's check (verification)."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from reckon.agent._steps import Correction, Progress, StepLog, outcome
@@ -53,6 +54,10 @@ class Finishing:
         """The model answered (``written``): the outcome, or None when the answer goes
         back to the model (``rechecks``: it may)."""
         log = self.log
+        # An answer a cell printed (``_printed``): no model wrote it, and no call was timed.
+        printed, progress.printed = bool(written) and written == progress.printed, ""
+        origin: JSONDict = {"origin": "output"} if printed else {}
+        started = time.monotonic() if printed else started
         if not written and rechecks and "empty" not in progress.rechecks:
             # Seen after a recheck: an empty reply. Once, it is asked for again.
             progress.rechecks.add("empty")
@@ -79,7 +84,7 @@ class Finishing:
                     del self.messages[at + 1 :]
             else:
                 self.messages.append({"role": "user", "content": again})
-            step: JSONDict = {"kind": "recheck", "text": text, "message": again}
+            step: JSONDict = {"kind": "recheck", "text": text, "message": again, **origin}
             log.add({**step, "grounding": grounding, **repair}, started)
             return None
         unrun = typed_not_ran(text, grounding)
@@ -90,7 +95,7 @@ class Finishing:
             return outcome("error", text, log.steps, message)
         method = answer_method(text, grounding, log.steps)
         shown = {"method": method} if method else {}
-        step = {"kind": "answer", "text": text, "grounding": grounding, **repair, **shown}
+        step = {"kind": "answer", "text": text, "grounding": grounding, **repair, **shown, **origin}
         log.add(step, started)
         result = outcome("ok", text, log.steps)
         result["grounding"] = grounding

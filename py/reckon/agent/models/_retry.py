@@ -13,10 +13,8 @@ code with the same output keeps doing so (seen: eleven times, to the call limit)
 the history full of the exchange it copies. So the repeat leaves the history, one
 message says what it is and asks the question again, and the fourth run in a row of
 the same code ends the answer; when the kernel noted that output, the message gives the
-note again and asks for the change it names. A cell that printed the asked form filled
-and was run again instead of answered (``@items[13]``, four times until the stop, on a
-question not written for the agent) gave its answer: its output is taken as the
-model's answer.
+note again and asks for the change it names. (A cell that printed the asked form
+filled gives its answer without another call: ``checks/_printed``.)
 """
 
 from __future__ import annotations
@@ -26,14 +24,12 @@ from collections.abc import Sequence
 
 from reckon.agent._steps import Progress
 from reckon.agent._types import JSONDict
-from reckon.agent.checks._form import ASKED_FORM, GIVEN_FORM, filled
 
 __all__ = [
     "FRESH_START",
     "REPEATED",
     "cut_repeat",
     "gives_up",
-    "printed_answer",
     "repeats_out",
     "start_fresh",
 ]
@@ -127,18 +123,6 @@ def cut_repeat(
     said = f"{REPEATED.format(count=repeats + 1)} {then}{asked}"
     messages.append({"role": "user", "content": said})
     return True
-
-
-def printed_answer(
-    repeats: int, question: str, results: Sequence[tuple[str, JSONDict]] = ()
-) -> str:
-    """The lines of a cell's output that fill every form ``question`` asks, when the
-    cell was run again with that output (``repeats``), else ``""``."""
-    if repeats < 1 or not results or not ASKED_FORM.search(question):
-        return ""
-    output = str(results[-1][1].get("stdout") or "")
-    text = "\n".join(line for line in output.splitlines() if GIVEN_FORM.search(line)).strip()
-    return text if text and filled(question, text) else ""
 
 
 def repeats_out(repeats: int) -> str:
