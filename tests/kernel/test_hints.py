@@ -79,6 +79,12 @@ SETUP = (
             "drop the .strftime(...) call",
             id="a-month-name-is-not-a-date",
         ),
+        pytest.param(
+            "d = df[df['city'] == 'Rome']['date'].values[0]\nprint(d.strftime('%Y-%m-%d'))",
+            "AttributeError",
+            "take the value with .iloc[0] instead (a pandas Timestamp)",
+            id="a-numpy-date-from-values",
+        ),
         pytest.param("dff.head()", "NameError", "did you mean 'df'", id="misspelt-table"),
         pytest.param(
             "rome = df[df['city'] == 'rome']\nrome['precipitation'].idxmax()",

@@ -82,6 +82,20 @@ def test_errors_name_the_tables_and_columns(a_data_dir: Path, query: str, messag
     assert "prices (prices.csv)" in text
 
 
+def test_like_on_dates_is_told_to_compare_dates(tmp_path: Path) -> None:
+    """Seen in a real-model run: ``date LIKE '2024-02-%'`` on a column read as dates,
+    the same query twice."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "sales.csv").write_text("date,sales\n2024-01-30,5\n2024-02-02,7\n2024-02-27,1\n")
+    query = "SELECT SUM(sales) AS s FROM sales WHERE date LIKE '2024-02-%'"
+    with pytest.raises(ValueError, match="this column holds") as caught:
+        run_sql(query, data_dir=str(data))
+    assert "date >= '2024-02-01' AND date < '2024-03-01'" in str(caught.value)
+    told = "SELECT SUM(sales) AS s FROM sales WHERE date >= '2024-02-01' AND date < '2024-03-01'"
+    assert run_sql(told, data_dir=str(data))["s"][0] == 8
+
+
 def test_the_session_has_run_sql_and_shows_a_table(a_data_dir: Path, tmp_path: Path) -> None:
     session = Session(data_dir=str(a_data_dir), output_dir=str(tmp_path / "out"))
     result = asyncio.run(session.run("run_sql('SELECT product, qty FROM sales_2024 LIMIT 2')"))

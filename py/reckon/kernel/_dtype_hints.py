@@ -1,5 +1,5 @@
 """Hints for a column used as what it does not hold: text methods on dates or numbers,
-arithmetic on text, many values formatted as one number.
+date methods on a numpy date, arithmetic on text, many values formatted as one number.
 
 Reckon reads a column of dates written as text as dates when it loads a table, so a
 small model's ``df['UpdatedOn'].str.contains('2012')`` meets datetimes and pandas says
@@ -23,6 +23,7 @@ from reckon.kernel._frames import cell_frame, frame_locals
 __all__ = ["accessor_hint", "format_hint", "text_number_hint"]
 
 _ACCESSOR = "Can only use .str accessor with string values"
+_NUMPY_DATE = re.compile(r"'(numpy\.datetime64)' object has no attribute '(\w+)'")
 # What Python, numpy and pandas say when arithmetic or a comparison meets text.
 _TEXT_NUMBER = re.compile(
     r"can only concatenate str|unsupported operand type\(s\) for .*'str'|"
@@ -35,9 +36,20 @@ _FORMAT = re.compile(r"unsupported format string passed to (Series|DataFrame)\._
 
 
 def accessor_hint(exc: BaseException) -> str:
-    """For ``.str`` on dates or numbers: what the column holds and what to use, or ``""``."""
+    """For ``.str`` on dates or numbers: what the column holds and what to use; for a
+    date method on a numpy date (what ``.values[0]`` gives): how to get a pandas one;
+    else ``""``."""
     import pandas as pd
 
+    if isinstance(exc, AttributeError) and (numpy := _NUMPY_DATE.search(str(exc))):
+        # Seen on a question not written for the agent: .values[0] of a date column,
+        # then .strftime('%Y-%m-%d') on it, failing twice until the answer gave up.
+        return (
+            f"this value is a {numpy.group(1)} (what .values[0] gives), which has no "
+            f".{numpy.group(2)}: take the value with .iloc[0] instead (a pandas Timestamp), "
+            f"or make it one with pd.Timestamp(value); pd.Timestamp(value).strftime('%Y-%m-%d') "
+            "gives the date as text"
+        )
     if not isinstance(exc, AttributeError) or _ACCESSOR not in str(exc):
         return ""
     series = _innermost_series(exc.__traceback__)

@@ -2,7 +2,7 @@
 
 A model (or a person) fixes a query from its error alone, so the message names what
 to write instead for the slips made most (a column with spaces, a function SQLite
-lacks, an extension the sandbox cannot load, a row DuckDB cannot parse) and lists
+lacks, LIKE on dates, an extension the sandbox cannot load, a row DuckDB cannot parse) and lists
 every table with its columns.
 """
 
@@ -62,6 +62,12 @@ _PANDAS_FOR = {
     "var": "var", "percentile": "quantile", "quantile": "quantile", "mode": "mode",
 }  # fmt: skip
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# DuckDB's binder on LIKE (~~, !~~, ~~*) or a text function given a date or a time.
+_TEXT_ON_DATES = re.compile(
+    r"No function matches the given name and argument types "
+    r"'(?:!?~~\*?|contains|starts_with|ends_with|prefix|suffix|regexp_matches|substring)"
+    r"\((TIMESTAMP|DATE|TIME)\w*,"
+)
 
 
 def _quoted(column: str) -> str:
@@ -79,6 +85,16 @@ def _hint(db: _Database, message: str, columns: list[str]) -> str:
         if close:
             return f"\nDid you mean {_quoted(close[0])}? Names with spaces go in double quotes."
         return ""
+    typed = _TEXT_ON_DATES.search(message)
+    if typed:
+        # Seen in a real-model run: date LIKE '2024-02-%' on a column DuckDB read as
+        # dates, failing twice with the same query.
+        return (
+            f"\nLIKE and text functions take text, and this column holds {typed.group(1)}s: "
+            "compare them as dates (date >= '2024-02-01' AND date < '2024-03-01'), take "
+            "their parts (year(date) = 2024 AND month(date) = 2), or make them text first "
+            "(strftime(date, '%Y-%m') = '2024-02')."
+        )
     function = re.search(r"no such function: (\w+)", message)
     if function and db.engine.name == "SQLite":
         name = function.group(1)

@@ -5,7 +5,7 @@ After a cell that printed what the question asks, the next call has the model co
 that output into the asked ``@name[value]`` form: one call of two on most questions,
 2-11 s of a 1.5B model at one thread (measured on the project's questions), for
 nothing a check could not write. So when the question asks for the form and the
-reply's last cell ran without error and without a kernel note, its output is the
+reply's last cell ran without error, kernel note or chart, its output is the
 answer when nothing else could be meant: lines that fill every asked form, or one
 value for the one form asked (``4``, ``East``). The answer is then checked as the
 model's would be (the rechecks, grounding, the method line), so a row number given
@@ -14,8 +14,8 @@ for a name or a NaN still goes back to the model.
 Left to the model: a value the cell's code holds as a literal (a guess printed is not
 computed), a number where a name is asked, any output of more than one value, every
 output under schema privacy (the answer joins the history the model reads, and the
-model may not read the values), and a noted cell, whose note asks for a change.
-"""
+model may not read the values), a noted cell (its note asks for a change), and a chart
+(the model may say what it shows)."""
 
 from __future__ import annotations
 
