@@ -128,8 +128,9 @@ MEAN_UNITS = "What is the mean of units? Answer as @mean_units[value]."
 def test_the_value_written_where_the_name_goes_is_put_in_its_place(
     upstream: FakeUpstream, sales: KernelExecutor
 ) -> None:
-    # Printed with a label: a lone value is the answer with no model call (``_printed``).
-    cell = "print('mean:', df['units'].mean())"
+    # Printed under a label that is not the form's name: a lone value, or a value under
+    # the form's name, is the answer with no model call (``_printed``).
+    cell = "print('average:', df['units'].mean())"
     replies = [call_reply(cell), text_reply("The mean is @7.25[value].")]
     outcome = ask_openai(upstream, sales, MEAN_UNITS, replies)
     assert outcome["status"] == "ok" and outcome["answer"] == "The mean is @mean_units[7.25]."

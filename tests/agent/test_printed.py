@@ -119,6 +119,27 @@ def test_a_row_number_for_a_name_still_goes_back(
          "@hour[2012-06-26 20:00:00]"),
         ("How many?", "3\n", ""),
         ("How many, and which? @n[value], @r[name]", "3\n", ""),
+        # A date printed as numpy, pandas or print() write it, cut to the asked parts.
+        ("When? @date[YYYY-MM-DD]", "1998-12-31T00:00:00.000000000\n", "@date[1998-12-31]"),
+        ("When? @date[YYYY-MM-DD]", "1998-12-31 00:00:00\n", "@date[1998-12-31]"),
+        ("Which year? @year[YYYY]", "2012\n", "@year[2012]"),
+        ("When? @t[YYYY-MM-DD HH:MM:SS]", "2012-06-26T20:00:00.000000000\n",
+         "@t[2012-06-26 20:00:00]"),
+        ("When? @t[YYYY-MM-DD HH:MM]", "2012-06-26 20:00:00\n", "@t[2012-06-26 20:00]"),
+        ("When? @t[YYYY-MM-DD HH:MM:SS]", "2012-06-26\n", ""),
+        ("When? @date[YYYY-MM-DD]", "June 26\n", ""),
+        # Values printed after labels that name the asked forms.
+        ("Mean and spread? @mean_price[value] @std_price[value]",
+         "Mean price: 2.29\nStd price: 1.06\n", "@mean_price[2.29] @std_price[1.06]"),
+        ("Which, and how many? @top_region[name] @units[value]",
+         "Top region: South\nUnits = 15\n", "@top_region[South] @units[15]"),
+        ("Mean and median? @mean[value] @median[value]", "mean: 3\nmedian: 3\n",
+         "@mean[3] @median[3]"),
+        ("Total? @total[value]", "Total units sold: 38\n", "@total[38]"),
+        ("How many? @count[value]", "count North: 3\ncount South: 4\n", ""),
+        ("Mean and spread? @mean[value] @std[value]", "mean: 2.0\nrows: 3\n", ""),
+        ("Mean and spread? @mean[value] @std[value]", "mean: 2.0\nstd: 1.0\nsee above\n", ""),
+        ("Which? @top[name] @n[value]", "top: 3\nn: South\n", ""),
     ],
 )  # fmt: skip
 def test_printed_answer(question: str, stdout: str, answer: str) -> None:
@@ -132,3 +153,34 @@ def test_not_under_schema_privacy_nor_after_an_error() -> None:
     assert printed_answer("How many? @n[value]", ok, private=True) == ""
     failed = [("print(x)", {"status": "error", "stdout": "3\n"})]
     assert printed_answer("How many? @n[value]", failed) == ""
+
+
+@pytest.mark.parametrize(
+    ("question", "shown", "answer"),
+    [
+        ("Mean? Round to 2 decimals. @m[value]", "np.float64(12.666666666666666)", "@m[12.67]"),
+        ("Total? @total[value]", "38", "@total[38]"),
+        ("When? @d[YYYY-MM-DD]", "Timestamp('1998-12-31 00:00:00')", "@d[1998-12-31]"),
+        ("Which? @r[name]", "np.str_('East')", "@r[East]"),
+        ("Which? @r[name]", "'East'", "@r[East]"),
+        ("Total? @total[value]", "region\nEast     9\nNorth   14", ""),
+        ("Total? @total[value]", "(38, 3)", ""),
+    ],
+)  # fmt: skip
+def test_a_bare_last_expression_is_read_when_nothing_was_printed(
+    question: str, shown: str, answer: str
+) -> None:
+    result = {"status": "ok", "stdout": "", "result": {"type": "object", "text": shown}}
+    assert printed_answer(question, [("df['units'].agg()", result)]) == answer
+    printed = {**result, "stdout": "rows: 3\n"}  # what was printed comes first
+    assert printed_answer(question, [("df['units'].agg()", printed)]) == ""
+
+
+def test_a_cells_last_expression_answers_in_the_real_kernel(
+    upstream: FakeUpstream, executor: KernelExecutor
+) -> None:
+    put_file(executor, "sales.csv", SALES)
+    question = "Mean price? Round to 2 decimals. Answer as @mean_price[value]."
+    outcome = ask_openai(upstream, executor, question, [call_reply("df['price'].mean()")])
+    assert outcome["answer"] == "@mean_price[2.29]" and len(upstream.payloads) == 1
+    assert model_steps(outcome)[-1]["origin"] == "output"

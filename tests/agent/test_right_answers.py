@@ -632,7 +632,7 @@ def test_a_number_in_the_data_directorys_name_is_not_given(tmp_path: Path) -> No
     name, not the folder Reckon keeps it in."""
     executor = KernelExecutor(tmp_path / "run-25")
     put_file(executor, "sales.csv", "region,units\nNorth,14\nSouth,15\n")
-    model = ScriptedModel([code_reply("print('total:', df['units'].sum())"), answer("@total[25]"),
+    model = ScriptedModel([code_reply("print('sum:', df['units'].sum())"), answer("@total[25]"),
                            answer("@total[29]")])  # fmt: skip
     question = "Total units? Answer as @total[value]."
     outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
@@ -646,7 +646,7 @@ def test_an_answer_without_the_form_takes_its_one_computed_number(executor: Kern
     """Seen after the format recheck: "The number of distinct cities in people.csv is 4."
     The form is filled in place, with no model call spent on it."""
     put_file(executor, "people.csv", "name,city\nAnn,Oslo\nBo,Rome\nCy,Oslo\nDi,Lima\nEd,Kyiv\n")
-    code = "print('distinct cities:', df['city'].nunique())"
+    code = "print('unique:', df['city'].nunique())"
     model = ScriptedModel([code_reply(code), answer("There are 4 distinct cities.")])
     question = "In people.csv, how many distinct cities are there? Answer as @cities[value]."
     outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))

@@ -10,6 +10,7 @@ import re
 
 from reckon.agent._types import JSONDict
 from reckon.agent.checks._grounding import find_numbers
+from reckon.agent.checks._one_value import LABEL_PLACEHOLDER, lone_value
 from reckon.agent.models._fences import only_block
 
 __all__ = ["ASKED_FORM", "GIVEN_FORM", "filled", "repair_form", "variable_form"]
@@ -81,7 +82,7 @@ def repair_form(
     form = forms[0]
     inside = form.group(2).strip()
     written = form.group(1)
-    printed = _lone_value(last_value)
+    printed = lone_value(last_value)
     if printed and written.lower() == printed.lower() != name.lower() and not find_numbers(inside):
         # Seen in run 11: @management[mean_salary] for @department[name], after a cell
         # printed Management: the value where the name goes, a variable's name inside.
@@ -107,8 +108,8 @@ def repair_form(
         }  # fmt: skip
         if len(computed) == 1:
             value = computed.pop()
-        elif not computed and _lone_value(last_value):
-            value = _lone_value(last_value)  # the form alone, after a cell printed one value
+        elif not computed and lone_value(last_value):
+            value = lone_value(last_value)  # the form alone, after a cell printed one value
         else:
             return None
     else:
@@ -155,7 +156,7 @@ def _stated_value(answer: str, name: str, grounding: JSONDict, last_value: str) 
     the form holds a number no output holds and the prose the last cell's lone output
     (seen: "there are 95 attractions ... @with_parking[0]" after a cell printed 95)."""
     forms = [f for f in GIVEN_FORM.finditer(answer) if f.group(1).lower() == name.lower()]
-    printed = _lone_value(last_value)
+    printed = lone_value(last_value)
     if len(forms) != 1 or not printed or len(find_numbers(printed)) != 1:
         return None
     form = forms[0]
@@ -247,31 +248,21 @@ def _json_value(answer: str, name: str) -> str:
     return text if text and "[" not in text and "]" not in text and "\n" not in text else ""
 
 
-_LABEL = re.compile(r"name|code|label|category|word|text|string", re.IGNORECASE)
-
-
 def _label_measure(written: str, inside: str, *, name: str, placeholder: str, printed: str) -> str:
     """``@NY[-74.42]`` for ``@state[code]``: a label the last cell printed where the name
     goes, one number inside, and the question asking for a label, not a number. The
     label as printed, or ``""``."""
-    if not _LABEL.search(placeholder) or written.lower() == name.lower() or find_numbers(written):
+    if (
+        not LABEL_PLACEHOLDER.search(placeholder)
+        or written.lower() == name.lower()
+        or find_numbers(written)
+    ):
         return ""
     numbers = find_numbers(inside)
     if len(numbers) != 1 or numbers[0].text != inside:
         return ""
     found = re.search(rf"(?<!\w){re.escape(written)}(?!\w)", printed, re.IGNORECASE)
     return found.group(0) if found else ""
-
-
-def _lone_value(output: str) -> str:
-    """The one value a cell's output is (``North``, ``'North'``, ``42.5``), or ``""``
-    when it is more than one (a table, a Series, several lines, a tuple)."""
-    text = output.strip()
-    if "\n" in text or not text or len(text) > 60 or text[0] in "([{<":
-        return ""
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        text = text[1:-1].strip()
-    return text if text and "[" not in text and "]" not in text else ""
 
 
 def variable_form(question: str, answer: str, cells: list[tuple[str, str]]) -> str | None:
@@ -291,7 +282,7 @@ def variable_form(question: str, answer: str, cells: list[tuple[str, str]]) -> s
     printed = re.compile(rf"^\s*print\(\s*{re.escape(variable)}\s*\)\s*$", re.MULTILINE)
     for code, stdout in reversed(cells):
         if printed.search(code) and len(re.findall(r"\bprint\(", code)) == 1:
-            value = _lone_value(stdout)
+            value = lone_value(stdout)
             if not value:
                 return None
             form = forms[0]

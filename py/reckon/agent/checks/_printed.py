@@ -6,8 +6,10 @@ that output into the asked ``@name[value]`` form: one call of two on most questi
 2-11 s of a 1.5B model at one thread (measured on the project's questions), for
 nothing a check could not write. So when the question asks for the form and the
 reply's last cell ran without error, kernel note or chart, its output is the
-answer when nothing else could be meant: lines that fill every asked form, or one
-value for the one form asked (``4``, ``East``). The answer is then checked as the
+answer when nothing else could be meant: lines that fill every asked form, one
+value for the one form asked (``4``, ``East``, or a bare last expression's
+``np.float64(4.0)`` when nothing was printed), or ``label: value`` lines whose labels
+name the asked forms (``Mean price: 3.5`` for ``@mean_price``). The answer is then checked as the
 model's would be (the rechecks, grounding, the method line), so a row number given
 for a name or a NaN still goes back to the model.
 
@@ -24,18 +26,15 @@ from collections.abc import Sequence
 
 from reckon.agent._types import JSONDict
 from reckon.agent.checks._form import ASKED_FORM, GIVEN_FORM, filled
-from reckon.agent.checks._grounding import find_numbers
+from reckon.agent.checks._one_value import fitting_value, shown_value
 
 __all__ = ["printed_answer"]
 
 _WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _ROUND = re.compile(r"\bround(?:ed|ing)?\b[^.?!\n]{0,30}?\b(\d|one|two|three|four|five|six)\s+"
                     r"decimal", re.IGNORECASE)  # fmt: skip
-_LABEL = re.compile(r"name|code|label|category|word|text|string|id\b", re.IGNORECASE)
-# One value as print() writes it: a number, or a word or a few (a name, a date).
-_VALUE = re.compile(r"[^\s()\[\]{}<>@=:,;|][^\n()\[\]{}<>@=:;|]{0,58}")
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2}(?::\d{2})?)?")
-_DATE_FORM = re.compile(r"YYYY|HH:MM", re.IGNORECASE)
+# "Mean price: 3.5", "total = 12": a value printed after its label.
+_LABELLED = re.compile(r"([A-Za-z][\w .%()/-]{0,40}?)\s*[:=]\s*(\S.*?)")
 
 
 def printed_answer(
@@ -54,7 +53,7 @@ def printed_answer(
     code, result = results[-1]
     if result.get("status") != "ok":
         return ""
-    output = str(result.get("stdout") or "")
+    output = shown_value(result)
     lines = "\n".join(line for line in output.splitlines() if GIVEN_FORM.search(line)).strip()
     if repeats:
         return lines if lines and filled(question, lines) else ""
@@ -63,29 +62,45 @@ def printed_answer(
     if lines and filled(question, lines):
         given = [value for _, value in GIVEN_FORM.findall(lines)]
         return "" if any(_typed(value, code) for value in given) else lines
-    if len(asked) != 1 or lines:
+    if lines:
         return ""
-    name, placeholder = asked[0]
-    value = _one_value(output, placeholder)
-    if not value or _typed(value, code):
+    values = _labelled_values(output, asked)
+    if len(asked) == 1 and not values:
+        name, placeholder = asked[0]
+        value = fitting_value(output, placeholder)
+        values = {name: value} if value else {}
+    if not values or any(_typed(value, code) for value in values.values()):
         return ""
-    return f"@{name}[{_rounded(value, question)}]"
+    return " ".join(f"@{name}[{_rounded(value, question)}]" for name, value in values.items())
 
 
-def _one_value(output: str, placeholder: str) -> str:
-    """The one value ``output`` is, fit for ``placeholder``, or ``""``."""
-    text = output.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        text = text[1:-1].strip()
-    if _DATE_FORM.search(placeholder):
-        return text if _DATE.fullmatch(text) else ""
-    if not _VALUE.fullmatch(text) or text.lower() in {"nan", "none", "nat", "<na>", ""}:
-        return ""
-    numbers = find_numbers(text)
-    number = len(numbers) == 1 and numbers[0].text == text
-    if _LABEL.search(placeholder):
-        return "" if number else text
-    return text if number else ""
+def _labelled_values(output: str, asked: list[tuple[str, str]]) -> dict[str, str]:
+    """Each asked form's value from an output of ``label: value`` lines whose label is
+    the form's name in words (``Mean price: 3.5`` for ``@mean_price``), or ``{}`` unless
+    every form has exactly one such line, its value fit for the placeholder."""
+    pairs = [_LABELLED.fullmatch(line.strip()) for line in output.splitlines() if line.strip()]
+    if not pairs or any(pair is None for pair in pairs):
+        return {}
+    labelled = [(_words(pair.group(1)), pair.group(2)) for pair in pairs if pair is not None]
+    values: dict[str, str] = {}
+    used: set[int] = set()
+    for name, placeholder in asked:
+        named = _words(name)
+        found = [i for i, (words, _) in enumerate(labelled) if words == named]
+        found = found or [i for i, (words, _) in enumerate(labelled) if words and words <= named]
+        found = found or [i for i, (words, _) in enumerate(labelled) if named and named <= words]
+        value = fitting_value(labelled[found[0]][1], placeholder) if len(found) == 1 else ""
+        if not value or found[0] in used:
+            return {}
+        used.add(found[0])
+        values[name] = value
+    return values
+
+
+def _words(label: str) -> frozenset[str]:
+    """The words of a label or a form's name: ``Mean price`` and ``mean_price`` alike."""
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", label)
+    return frozenset(re.findall(r"[a-z0-9]+", spaced.lower())) - {"the", "of", "in", "a"}
 
 
 def _typed(value: str, code: str) -> bool:
