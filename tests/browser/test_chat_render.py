@@ -132,6 +132,48 @@ def test_an_answer_read_from_the_output_says_so(a_chat: Any, tmp_path: Path) -> 
         assert scroll <= window
 
 
+def test_the_models_own_code_is_shown_where_it_ran_otherwise(a_chat: Any, tmp_path: Path) -> None:
+    """A step whose code ran otherwise than the model wrote it (Reckon's read_table for a
+    pandas read of an upload, or the person's edit) keeps the model's code in view."""
+    out = a_chat.evaluate(
+        """async () => {
+          const { Turn } = await import("./page/chat-turn.js");
+          const turn = new Turn({ question: "Mean units?", model: "qwen", save: () => {} });
+          document.querySelector("#messages").appendChild(turn.element);
+          const ok = { status: "ok", stdout: "7.25\\n", stderr: "", result: null,
+                       figures: [], files: [], duration_ms: 3 };
+          turn.addStep({ index: 0, kind: "code", model: "qwen", result: ok,
+                         code: "df = read_table('/data/sales.xlsx', sheet='data')",
+                         proposed: "df = pd.read_excel('/data/sales.xlsx', sheet='data')" });
+          turn.addStep({ index: 1, kind: "code", model: "qwen", result: ok, decision: "edit",
+                         code: "print(df['units'].mean())", proposed: "print(df.units.mean)" });
+          turn.addStep({ index: 2, kind: "code", model: "qwen", result: ok,
+                         code: "print(len(df))", proposed: "print(len(df))" });
+          const shown = (i) => {
+            const step = turn.element.querySelector(`[data-step-index='${i}']`);
+            step.open = true;
+            const box = step.querySelector(".step-proposed");
+            if (!box) return null;
+            box.open = true;
+            const code = box.querySelector("code").textContent;
+            return [box.querySelector("summary").textContent, code];
+          };
+          return [shown(0), shown(1), shown(2)];
+        }"""
+    )
+    assert out[0] == [
+        "The model's code as it wrote it; Reckon ran it as above",
+        "df = pd.read_excel('/data/sales.xlsx', sheet='data')",
+    ]
+    assert out[1] == ["The model's code, before your edit", "print(df.units.mean)"]
+    assert out[2] is None  # ran as written: nothing more to show
+    for width in (1280, 390):
+        a_chat.set_viewport_size({"width": width, "height": 800})
+        a_chat.screenshot(path=str(tmp_path / f"proposed-{width}.png"), full_page=True)
+        scroll, window = no_overflow(a_chat)
+        assert scroll <= window
+
+
 def test_a_long_answer_and_a_phone_screen_stay_inside_the_window(a_chat: Any) -> None:
     page = a_chat
     page.evaluate(

@@ -5,7 +5,7 @@
 
 import { el, renderResult } from "./render.js";
 import { renderMarkdown } from "./markdown.js";
-import { codeBlock, copyButton } from "./code-block.js";
+import { codeBlock, copyButton, proposedBlock } from "./code-block.js";
 import { markGrounding } from "./grounding.js";
 import { estimateRead, recordCall, tokensToRead } from "./prompt-rate.js";
 
@@ -19,7 +19,7 @@ import { estimateRead, recordCall, tokensToRead } from "./prompt-rate.js";
  * an ask's outcome (protocol.js leaves its steps, usage, verification and grounding
  * open); `method` is the "How:" line of the code that printed the answer's value.
  * @typedef {{index?: number, kind: string, text?: string, code?: string, result?: RunResult, message?: string,
- *   model?: string, ms?: number, first_token_ms?: number, origin?: string, phase?: string,
+ *   model?: string, ms?: number, first_token_ms?: number, origin?: string, phase?: string, proposed?: string, decision?: string,
  *   grounding?: Grounding, method?: Method}} Step
  * @typedef {{text?: string, step?: number}} Method
  * @typedef {Omit<AskOutcome, "steps" | "usage" | "sessionUsage" | "verification" | "grounding"> & {steps: Step[],
@@ -71,7 +71,7 @@ export function renderStep(step, save) {
   if (step.ms) summary.appendChild(el("span", "muted step-time", ` · ${seconds(step.ms)}`));
   box.appendChild(summary);
   if (step.text) box.appendChild(renderMarkdown(step.text));
-  if (step.code) box.appendChild(codeBlock(step.code, "python"));
+  if (step.code) box.append(codeBlock(step.code, "python"), proposedBlock(step) || "");
   if (step.result) box.appendChild(renderResult(step.result, save));
   // A recheck's message is what Reckon told the model (markdown, with code blocks),
   // not a failure; any other step's message is an error.

@@ -79,3 +79,18 @@ export function codeBlock(code, language = "python") {
   box.append(head, pre);
   return box;
 }
+
+/**
+ * The model's own code where it did not run as written (PROTOCOL.md's `proposed`): the
+ * person edited it, or Reckon ran it otherwise (a pandas read of an upload as
+ * `read_table`, a line that is the answer's form as its print). Folded below the code
+ * that ran, so every change is in view; null when nothing changed.
+ * @param {{code?: string, proposed?: string, decision?: string}} step
+ */
+export function proposedBlock(step) {
+  if (!step.proposed || step.proposed === step.code) return null;
+  const box = el("details", "step-proposed");
+  const whose = step.decision === "edit" ? "The model's code, before your edit" : "The model's code as it wrote it; Reckon ran it as above";
+  box.append(el("summary", "muted small", whose), codeBlock(step.proposed, "python"));
+  return box;
+}
