@@ -127,3 +127,21 @@ def test_an_unchanged_edit_is_a_run_and_bad_modes_are_refused(executor: KernelEx
     assert parse_decision({"action": "edit", "code": "x"}, "x").action == "run"
     with pytest.raises(ProtocolError, match='approval must be "auto" or "ask"'):
         Agent(ScriptedModel([]), executor, approval="sometimes")
+
+
+def test_an_edit_of_a_rewritten_cell_keeps_the_models_own_code(
+    upstream: FakeUpstream, executor: KernelExecutor
+) -> None:
+    """The page shows ``proposed`` as the model's code: after Reckon's rewrite (a broken
+    print of the answer's form, run as a print) and the person's edit, it is still what
+    the model wrote."""
+    broken = 'parent = "DCG"\nprint(f"@parent[name]: {parent}")\n@count[value]: {3}")\n'
+    upstream.handlers += [sse([tool_stream(broken)]), sse([text_stream("Done.")])]
+    person = Person([{"action": "edit", "code": "print('@parent[DCG]')"}])
+    model = OpenAIModel(HttpxTransport(upstream.url), model="gpt-test")
+    agent = Agent(model, executor, approval="ask", decide=person.decide)
+    outcome = run(agent.ask("Which parent? Answer as @parent[name].", environment={}))
+    assert person.proposals[0]["code"] != broken  # Reckon's rewrite was what was shown
+    step = next(s for s in outcome["steps"] if s["kind"] == "code")
+    assert step["decision"] == "edit" and step["code"] == "print('@parent[DCG]')"
+    assert step["proposed"] == broken

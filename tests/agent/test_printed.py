@@ -140,6 +140,17 @@ def test_a_row_number_for_a_name_still_goes_back(
         ("Mean and spread? @mean[value] @std[value]", "mean: 2.0\nrows: 3\n", ""),
         ("Mean and spread? @mean[value] @std[value]", "mean: 2.0\nstd: 1.0\nsee above\n", ""),
         ("Which? @top[name] @n[value]", "top: 3\nn: South\n", ""),
+        # A line under the form's name beside another that may be the one meant.
+        ("Rows left? @rows[value]", "Rows: 1000\nRows after dropna: 950\n", ""),
+        ("How many? @count[value]", "Total count: 1000\nFiltered: 250\n", ""),
+        ("Total? @total[value]", "Total: 1,234,567\n", "@total[1234567]"),
+        ("Total? Round to 1 decimal. @total[value]", "1,234.56\n", "@total[1234.6]"),
+        ("Which year? @year[YYYY]", "4521\n", ""),
+        ("Which customer? @customer[customer_id]", "523\n", ""),
+        ("Which customer? @customer[customer_id]", "Ann\n", ""),
+        ("Share? @pct[value]", "12.50%\n", ""),
+        ("Which city? @city[name]", "@Washington\n", "@city[Washington]"),
+        ("How many? @n[value]", "@n\n", ""),
     ],
 )  # fmt: skip
 def test_printed_answer(question: str, stdout: str, answer: str) -> None:
@@ -165,6 +176,8 @@ def test_not_under_schema_privacy_nor_after_an_error() -> None:
         ("Which? @r[name]", "'East'", "@r[East]"),
         ("Total? @total[value]", "region\nEast     9\nNorth   14", ""),
         ("Total? @total[value]", "(38, 3)", ""),
+        ("Which? @flag[name]", "np.True_", ""),
+        ("Which year? @year[YYYY]", "np.int64(4521)", ""),
     ],
 )  # fmt: skip
 def test_a_bare_last_expression_is_read_when_nothing_was_printed(

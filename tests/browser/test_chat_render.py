@@ -149,6 +149,10 @@ def test_the_models_own_code_is_shown_where_it_ran_otherwise(a_chat: Any, tmp_pa
                          code: "print(df['units'].mean())", proposed: "print(df.units.mean)" });
           turn.addStep({ index: 2, kind: "code", model: "qwen", result: ok,
                          code: "print(len(df))", proposed: "print(len(df))" });
+          turn.addStep({ index: 3, kind: "code", model: "qwen", decision: "reject",
+                         result: { status: "rejected", reason: "no" },
+                         code: "df = read_table('/data/a.csv')",
+                         proposed: "df = pd.read_csv('/data/a.csv')" });
           const shown = (i) => {
             const step = turn.element.querySelector(`[data-step-index='${i}']`);
             step.open = true;
@@ -158,7 +162,7 @@ def test_the_models_own_code_is_shown_where_it_ran_otherwise(a_chat: Any, tmp_pa
             const code = box.querySelector("code").textContent;
             return [box.querySelector("summary").textContent, code];
           };
-          return [shown(0), shown(1), shown(2)];
+          return [shown(0), shown(1), shown(2), shown(3)];
         }"""
     )
     assert out[0] == [
@@ -167,6 +171,7 @@ def test_the_models_own_code_is_shown_where_it_ran_otherwise(a_chat: Any, tmp_pa
     ]
     assert out[1] == ["The model's code, before your edit", "print(df.units.mean)"]
     assert out[2] is None  # ran as written: nothing more to show
+    assert out[3] == ["The model's code as it wrote it", "df = pd.read_csv('/data/a.csv')"]
     for width in (1280, 390):
         a_chat.set_viewport_size({"width": width, "height": 800})
         a_chat.screenshot(path=str(tmp_path / f"proposed-{width}.png"), full_page=True)

@@ -90,7 +90,8 @@ export function codeBlock(code, language = "python") {
 export function proposedBlock(step) {
   if (!step.proposed || step.proposed === step.code) return null;
   const box = el("details", "step-proposed");
-  const whose = step.decision === "edit" ? "The model's code, before your edit" : "The model's code as it wrote it; Reckon ran it as above";
+  const whose =
+    step.decision === "edit" ? "The model's code, before your edit" : step.decision === "reject" ? "The model's code as it wrote it" : "The model's code as it wrote it; Reckon ran it as above";
   box.append(el("summary", "muted small", whose), codeBlock(step.proposed, "python"));
   return box;
 }

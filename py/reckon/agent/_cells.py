@@ -157,7 +157,7 @@ class Cells:
                 result: JSONDict = {"status": "rejected", "reason": decision.reason}
                 return code, result, rejected_note(decision.reason), extra
             if decision.action == "edit":
-                extra["proposed"] = code
+                extra.setdefault("proposed", code)  # the model's own, before Reckon's rewrite
                 code, note = decision.code, edited_note(decision.code) + "\n"
         result = await self.run(code)
         shown = result

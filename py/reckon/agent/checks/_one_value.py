@@ -12,8 +12,12 @@ from reckon.agent.checks._grounding import find_numbers
 
 __all__ = ["LABEL_PLACEHOLDER", "fitting_value", "lone_value", "shown_value"]
 
-# A placeholder that asks for a label, not a number: ``[name]``, ``[state code]``, ``[id]``.
-LABEL_PLACEHOLDER = re.compile(r"name|code|label|category|word|text|string|\bid\b", re.I)
+# A placeholder that asks for a label, not a number: ``[name]``, ``[state code]``.
+LABEL_PLACEHOLDER = re.compile(r"name|code|label|category|word|text|string", re.IGNORECASE)
+# ``[id]``, ``[customer_id]``: a label too, though often written as a number, so no
+# lone value is taken for it.
+_ID = re.compile(r"(?:\b|_)id\b", re.IGNORECASE)
+_THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 # One value as print() writes it: a number, or a word or a few (a name, a date).
 _VALUE = re.compile(r"[^\s()\[\]{}<>@=:,;|][^\n()\[\]{}<>@=:;|]{0,58}")
 _MISSING = {"nan", "none", "nat", "<na>", ""}
@@ -55,12 +59,20 @@ def fitting_value(output: str, placeholder: str) -> str:
     """The one value ``output`` is, written as ``placeholder`` asks, or ``""``: a number
     for a value, words for a label, a date cut to the parts a date placeholder has."""
     text = lone_value(output)
+    if text.startswith("@") and text.count("@") == 1:
+        text = text[1:]  # print(f"@{city}"): the form's value, its name left out
     if _DATE_PLACEHOLDER.search(placeholder):
         return _date_value(text, placeholder.strip().upper())
-    if not _VALUE.fullmatch(text) or text.lower() in _MISSING:
+    if _THOUSANDS.fullmatch(text):
+        text = text.replace(",", "")  # f"{x:,}": the number, as a form's value is written
+    if not _VALUE.fullmatch(text) or text.lower() in _MISSING or text.startswith("np."):
         return ""
+    if text.endswith("%"):
+        return ""  # a share asked as a fraction or as a percentage: the model says which
     numbers = find_numbers(text)
     number = len(numbers) == 1 and numbers[0].text == text
+    if _ID.search(placeholder):
+        return ""
     if LABEL_PLACEHOLDER.search(placeholder):
         return "" if number else text
     return text if number else ""
@@ -69,8 +81,8 @@ def fitting_value(output: str, placeholder: str) -> str:
 def _date_value(text: str, placeholder: str) -> str:
     """``text`` as the date placeholder writes it (``YYYY``, ``YYYY-MM-DD``,
     ``YYYY-MM-DD HH:MM:SS``), or ``""`` when it lacks a part the placeholder has."""
-    if placeholder == "YYYY" and re.fullmatch(r"\d{4}", text):
-        return text
+    if placeholder == "YYYY" and re.fullmatch(r"1[89]\d\d|20\d\d|2100", text):
+        return text  # a year, not any four-digit number (a total where a year is asked)
     stamp = _STAMP.fullmatch(text)
     if stamp is None:
         return ""

@@ -77,9 +77,10 @@ def printed_answer(
 def _labelled_values(output: str, asked: list[tuple[str, str]]) -> dict[str, str]:
     """Each asked form's value from an output of ``label: value`` lines whose label is
     the form's name in words (``Mean price: 3.5`` for ``@mean_price``), or ``{}`` unless
-    every form has exactly one such line, its value fit for the placeholder."""
+    each line is one form's and each form has one line, its value fit for the
+    placeholder (``Rows: 1000`` then ``Rows after dropna: 950`` is left to the model)."""
     pairs = [_LABELLED.fullmatch(line.strip()) for line in output.splitlines() if line.strip()]
-    if not pairs or any(pair is None for pair in pairs):
+    if len(pairs) != len(asked) or any(pair is None for pair in pairs):
         return {}
     labelled = [(_words(pair.group(1)), pair.group(2)) for pair in pairs if pair is not None]
     values: dict[str, str] = {}
