@@ -25,6 +25,7 @@ from reckon.agent._stopping import Stopped, Stopping
 from reckon.agent._types import Executor, JSONDict
 from reckon.agent.checks._form_lines import print_form_lines
 from reckon.agent.checks._reads import rewrite_reads
+from reckon.agent.checks._respell import respell_columns
 from reckon.agent.models._code import ToolArguments, parse_tool_arguments
 from reckon.agent.models._reply import Move
 from reckon.agent.privacy._privacy import Redactor
@@ -160,12 +161,21 @@ class Cells:
                 extra.setdefault("proposed", code)  # the model's own, before Reckon's rewrite
                 code, note = decision.code, edited_note(decision.code) + "\n"
         result = await self.run(code)
+        notes = ""
+        # The error names the column meant: run it so (a query's binder names one a run).
+        for _ in range(0 if self.options.approval == "ask" else 3):
+            respelt = respell_columns(code, result)
+            if respelt is None:
+                break
+            extra.setdefault("proposed", code)
+            code, result = respelt.code, await self.run(respelt.code)
+            notes += respelt.note
         shown = result
         if self.redactor is not None:
             shown, hidden = self.redactor.filter_result(result)
             extra["hidden"] = hidden
         observation = format_observation(shown, limit=self.options.observation_limit)
-        observation += forms.note() + rewrite.note()
+        observation += forms.note() + rewrite.note() + notes
         observation += _name_hint(result, self.load_lines, loaded=self.loaded)
         observation += self._repeat_hint(code, observation)
         if extra.get("hidden"):
