@@ -46,6 +46,23 @@ def test_a_named_sheet_goes_with_the_read(written: str, rewritten: str | None) -
         assert rewrite.calls == (written,)
 
 
+@pytest.mark.parametrize(
+    ("code", "rewritten"),
+    [
+        # A loop's name over written sheets: each is one sheet (seen, the six of a workbook).
+        (f"dfs = [pd.read_table({BOOK!r}, sheet=s) for s in ['a', 'b']]",
+         f"dfs = [read_table({BOOK!r}, sheet=s) for s in ['a', 'b']]"),
+        (f"for s in ('a', 2):\n    print(pd.read_excel({BOOK!r}, sheet_name=s))",
+         f"for s in ('a', 2):\n    print(read_table({BOOK!r}, sheet=s))"),
+        # A name that may hold a list of sheets, or None (every sheet): as written.
+        (f"dfs = [pd.read_excel({BOOK!r}, sheet_name=s) for s in names]", None),
+        (f"dfs = [pd.read_excel({BOOK!r}, sheet_name=s) for s in [None, 'a']]", None),
+    ],
+)  # fmt: skip
+def test_a_loops_sheet_goes_with_the_read(code: str, rewritten: str | None) -> None:
+    assert rewrite_reads(code, [BOOK]).code == (rewritten or code)
+
+
 def test_pandas_text_reader_given_a_workbook_reads_the_sheet(executor: KernelExecutor) -> None:
     executor.data_dir.mkdir(parents=True, exist_ok=True)
     path = str(shutil.copy(LARGE, executor.data_dir / "large.xlsx"))

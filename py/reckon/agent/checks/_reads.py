@@ -66,16 +66,17 @@ def rewrite_reads(code: str, uploads: Iterable[str]) -> Rewrite:
     for line in lines:
         starts.append(starts[-1] + len(line))
     found: list[tuple[int, int, str, str]] = []
+    listed = _sheet_loops(tree)
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        read = _upload_read(node, paths)
+        read = _upload_read(node, paths, code, listed)
         if read is None or node.end_lineno is None or node.end_col_offset is None:
             continue
         path, sheet = read
         start = _offset(lines, starts, node.lineno, node.col_offset)
         end = _offset(lines, starts, node.end_lineno, node.end_col_offset)
-        sheet_option = "" if sheet is None else f", sheet={sheet!r}"
+        sheet_option = "" if sheet is None else f", sheet={sheet}"
         found.append((start, end, code[start:end], f"read_table({path!r}{sheet_option})"))
     if not found:
         return Rewrite(code)
@@ -87,9 +88,26 @@ def rewrite_reads(code: str, uploads: Iterable[str]) -> Rewrite:
     return Rewrite("".join(out), tuple(original for _, _, original, _ in sorted(found)))
 
 
-def _upload_read(node: ast.Call, paths: dict[str, str]) -> tuple[str, str | int | None] | None:
+def _sheet_loops(tree: ast.AST) -> set[str]:
+    """The names a loop or a comprehension takes from a written list of sheet names or
+    positions (``for s in ['2007-08', '2008-09']``): each is one sheet, never None."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For | ast.comprehension) and isinstance(node.target, ast.Name):
+            items = node.iter.elts if isinstance(node.iter, ast.List | ast.Tuple) else []
+            values = [i.value for i in items if isinstance(i, ast.Constant)]
+            sheets = [v for v in values if isinstance(v, str | int) and not isinstance(v, bool)]
+            if sheets and len(sheets) == len(items):
+                names.add(node.target.id)
+    return names
+
+
+def _upload_read(
+    node: ast.Call, paths: dict[str, str], code: str, listed: set[str]
+) -> tuple[str, str | None] | None:
     """The upload a ``pd.read_csv('<path>', <parsing options>)`` call reads and the
-    sheet it names (a name or a position, or None), or None."""
+    sheet it names, as code (``'data'``, ``2``, or a loop's name over written sheets:
+    seen, ``sheet=s`` for each ``s`` in the six sheets' names), or None."""
     if not isinstance(node.func, ast.Attribute):
         return None
     func = node.func
@@ -101,10 +119,17 @@ def _upload_read(node: ast.Call, paths: dict[str, str]) -> tuple[str, str | int 
     if not isinstance(argument, ast.Constant) or not isinstance(argument.value, str):
         return None
     sheets = [k.value for k in node.keywords if k.arg in _SHEET]
-    named = sheets[0].value if len(sheets) == 1 and isinstance(sheets[0], ast.Constant) else None
-    if (sheets and not isinstance(named, str | int)) or isinstance(named, bool):
-        return None  # sheet_name=None or a list: a dict of tables, not one
-    sheet = named if isinstance(named, str | int) else None
+    if len(sheets) > 1:
+        return None
+    sheet = ast.get_source_segment(code, sheets[0]) if sheets else None
+    if sheets and not isinstance(sheets[0], ast.Constant):
+        if not (isinstance(sheets[0], ast.Name) and sheets[0].id in listed):
+            return None  # sheet_name=names may be a list or None: a dict of tables
+    elif sheets and isinstance(sheets[0], ast.Constant):
+        named = sheets[0].value
+        if not isinstance(named, str | int) or isinstance(named, bool):
+            return None  # sheet_name=None: a dict of tables
+        sheet = repr(named)
     options = [k.arg for k in node.keywords if k.arg not in _SHEET]
     if any(option is None or option not in _PARSING for option in options):
         return None
