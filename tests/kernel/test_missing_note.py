@@ -36,6 +36,28 @@ def test_a_column_compared_with_the_text_of_a_missing_value_names_notna(
     assert ".notna()" in result["stderr"]
 
 
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "print((df['停車資訊'].str.strip() != '').mean() * 100)",
+        "print(len(df[df['停車資訊'].str.strip().str.lower() == '']))",
+    ],
+)
+def test_text_taken_through_str_methods_keeps_missing_values_missing(
+    a_session: Runner, cell: str
+) -> None:
+    # Seen: df[col].str.strip() != '' counted every row as filled in (100.0%), where a
+    # cell holding only spaces is also empty and most are missing.
+    assert a_session(SETUP.replace("'lot', None", "'lot', '  '"))["status"] == "ok"
+    result = a_session(cell)
+    assert result["status"] == "ok"
+    assert (
+        "has 2 missing values (NaN) of 4 cells, and .str methods keep them NaN"
+        in (result["stderr"])
+    )
+    assert ".notna()" in result["stderr"]
+
+
 def test_no_note_where_the_column_holds_that_text_or_misses_nothing(a_session: Runner) -> None:
     assert a_session(SETUP)["status"] == "ok"
     cells = (
@@ -43,6 +65,8 @@ def test_no_note_where_the_column_holds_that_text_or_misses_nothing(a_session: R
         "print(len(df[df['停車資訊'].notna()]))",
         "print(len(df[df['停車資訊'] != 'lot']))",
         "x = 'nan'\nprint(x == 'nan')",
+        "print(len(df[df['name'].str.strip() != '']))",  # nothing missing
+        "print(len(df[df['停車資訊'].fillna('').str.strip() != '']))",
     )
     for cell in cells:
         result = a_session(cell)

@@ -6,7 +6,10 @@ Asked how many attractions have parking information, the 1.5B model wrote
 where 95 cells are filled in; nothing in the output looked wrong. So when a cell that
 ran compares a column that has missing values with ``'nan'``, ``'NaN'``, ``'None'``,
 ``'null'``, ``'NA'`` or ``''``, and no cell of the column holds that text, the cell's
-stderr says so and names ``notna()``. It reads the namespace; it never runs the
+stderr says so and names ``notna()``. The same for the column's text taken through
+``.str`` methods first, which keep a missing value missing (seen:
+``df[col].str.strip() != ''`` counted 382 of 382 rows as filled in, where 26 are),
+even when some cells do hold that text. It reads the namespace; it never runs the
 cell's code.
 """
 
@@ -21,6 +24,8 @@ __all__ = ["missing_note"]
 
 _TEXTS = frozenset({"nan", "NaN", "NAN", "None", "none", "null", "NULL", "NA", "N/A", ""})
 _QUOTES = ("'", '"')
+# ``.str`` methods that give a missing value back as missing.
+_KEEPS_MISSING = frozenset({"strip", "lstrip", "rstrip", "lower", "upper", "casefold", "title"})
 
 
 def missing_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
@@ -40,13 +45,31 @@ def missing_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
         for expr, other in (sides, sides[::-1]):
             if not (isinstance(other, ast.Constant) and other.value in _TEXTS):
                 continue
-            series = named_series(expr, namespace)
+            column = _column(expr)
+            series = named_series(column, namespace)
             if series is None:
                 continue
             missing = int(series.isna().sum())
-            if missing and not (series == other.value).any():
-                return _say(code, expr, str(other.value), missing, len(series))
+            if not missing:
+                continue
+            if column is not expr:
+                return _said_through_str(code, column, str(other.value), missing, len(series))
+            if not (series == other.value).any():
+                return _say(code, column, str(other.value), missing, len(series))
     return ""
+
+
+def _column(expr: ast.expr) -> ast.expr:
+    """The column under ``.str.strip()``, ``.str.lower()`` and the like, or ``expr``."""
+    while (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr in _KEEPS_MISSING
+        and isinstance(expr.func.value, ast.Attribute)
+        and expr.func.value.attr == "str"
+    ):
+        expr = expr.func.value.value
+    return expr
 
 
 def _say(code: str, expr: ast.expr, text: str, missing: int, rows: int) -> str:
@@ -55,4 +78,13 @@ def _say(code: str, expr: ast.expr, text: str, missing: int, rows: int) -> str:
         f"no cell of {column} holds the text {text!r}: its {missing} empty cells "
         f"(of {rows}) are missing values (NaN), which == {text!r} never matches and "
         f"!= {text!r} always does. Use {column}.notna() or {column}.isna()."
+    )
+
+
+def _said_through_str(code: str, expr: ast.expr, text: str, missing: int, rows: int) -> str:
+    column = spelled(code, expr)
+    return (
+        f"{column} has {missing} missing values (NaN) of {rows} cells, and .str methods "
+        f"keep them NaN: == {text!r} never matches them and != {text!r} always does. "
+        f"Add {column}.notna() (or .isna()) to the condition."
     )
