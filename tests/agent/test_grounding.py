@@ -143,6 +143,13 @@ def test_lenient_json_reads_what_models_break() -> None:
     assert lenient_json('{"code": """a = "x"\nprint(a)"""}') == {"code": 'a = "x"\nprint(a)'}
     assert lenient_json('{"code": "print("hi")"}') == {"code": 'print("hi")'}
     assert lenient_json("not json at all") is None
+    # Braces doubled (seen): read as one; a set of lists, unhashable, is no crash.
+    call = {"name": "run_python", "arguments": {"code": "1"}}
+    assert lenient_json('{{"name": "run_python", "arguments": {"code": "1"}}}') == call
+    assert lenient_json("{[1, 2]}") is None
+    assert lenient_json("{{'a': 1}, {'b': 2}}") is None
+    text = '<tool_call>\n{{"name": "run_python", "arguments": {"code": "print(1)"}}}\n</tool_call>'
+    assert find_text_tool_calls(text, names=("run_python",)) is not None
 
 
 @pytest.mark.parametrize(

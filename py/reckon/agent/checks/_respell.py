@@ -47,7 +47,10 @@ def respell_columns(code: str, result: JSONDict) -> Respelling | None:
     said = f"{error.get('message') or ''}\n{error.get('hint') or ''}"
     pandas = _PANDAS.search(said)
     if pandas:
-        wrong, right = (ast.literal_eval(group) for group in pandas.groups())
+        try:
+            wrong, right = (ast.literal_eval(group) for group in pandas.groups())
+        except (ValueError, SyntaxError):
+            return None  # a name with a backslash the repr does not read back
         fixed = _in_strings(code, lambda text: right if text == wrong else text)
     else:
         sql = _SQL.search(said)

@@ -117,6 +117,8 @@ def lenient_json(text: str) -> Any:
     text = text.strip()
     if not text:
         return None
+    if text.startswith("{{") and text.endswith("}}"):
+        text = text[1:-1].strip()  # braces doubled as in a format string (seen)
     for candidate in (text, _strings_repaired(text)):
         try:
             return json.loads(candidate)
@@ -124,7 +126,8 @@ def lenient_json(text: str) -> Any:
             pass
     try:  # a Python literal: single quotes, True/None, triple-quoted strings
         value = ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        # TypeError: a set of dicts or lists, {{"name": …}} (seen, the ask ended in a crash)
         value = None
     if isinstance(value, dict | list | str):
         return value
