@@ -52,10 +52,10 @@ def missing_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
             missing = int(series.isna().sum())
             if not missing:
                 continue
-            if column is not expr:
-                return _said_through_str(code, column, str(other.value), missing, len(series))
-            if not (series == other.value).any():
-                return _say(code, column, str(other.value), missing, len(series))
+            str_methods = column is not expr
+            if str_methods or not (series == other.value).any():
+                said = str(other.value)
+                return _say(code, column, said, missing, len(series), str_methods=str_methods)
     return ""
 
 
@@ -72,19 +72,18 @@ def _column(expr: ast.expr) -> ast.expr:
     return expr
 
 
-def _say(code: str, expr: ast.expr, text: str, missing: int, rows: int) -> str:
+def _say(
+    code: str, expr: ast.expr, text: str, missing: int, rows: int, *, str_methods: bool
+) -> str:
     column = spelled(code, expr)
-    return (
-        f"no cell of {column} holds the text {text!r}: its {missing} empty cells "
-        f"(of {rows}) are missing values (NaN), which == {text!r} never matches and "
-        f"!= {text!r} always does. Use {column}.notna() or {column}.isna()."
-    )
-
-
-def _said_through_str(code: str, expr: ast.expr, text: str, missing: int, rows: int) -> str:
-    column = spelled(code, expr)
-    return (
+    head = (
         f"{column} has {missing} missing values (NaN) of {rows} cells, and .str methods "
-        f"keep them NaN: == {text!r} never matches them and != {text!r} always does. "
-        f"Add {column}.notna() (or .isna()) to the condition."
+        "keep them NaN"
+        if str_methods
+        else f"no cell of {column} holds the text {text!r}: its {missing} empty cells "
+        f"(of {rows}) are missing values (NaN)"
+    )
+    return (
+        f"{head}: == {text!r} never matches them and != {text!r} always does. Use "
+        f"{column}.notna() or {column}.isna()."
     )
