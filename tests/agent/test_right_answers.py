@@ -319,6 +319,9 @@ def test_a_timestamp_given_for_an_hour_or_year_is_put_as_that_part(
         ("Which hour? @hour[value]", "@hour[20]"),
         ("On which date? @date[YYYY-MM-DD]", "@date[1998-12-31]"),  # a date already
         ("On which date? @date[value]", "@date[1998-12-31T00:00:00]"),  # no shape asked
+        # The timestamp is what is asked, under the name "hour" (run 31: put as @hour[20]).
+        ("At which hour? @hour[YYYY-MM-DD HH:MM:SS]", "@hour[2012-06-26 20:00:00]"),
+        ("Which year-end? @year[YYYY-MM-DD]", "@year[1998-12-31]"),
     ],
 )
 def test_other_filled_forms_stand(question: str, written: str) -> None:

@@ -202,6 +202,8 @@ def _timestamp_part(answer: str, name: str, placeholder: str) -> str | None:
     forms = [f for f in GIVEN_FORM.finditer(answer) if f.group(1) == name]
     if (group is None and placeholder != "yyyy-mm-dd") or len(forms) != 1:
         return None
+    if group is not None and ("hh" in placeholder or "yyyy-mm-dd" in placeholder):
+        return None  # @hour[YYYY-MM-DD HH:MM:SS]: the timestamp is what is asked
     form = forms[0]
     stamp = _TIMESTAMP.fullmatch(form.group(2).strip())
     if group is None:
