@@ -7,7 +7,8 @@ missing one among them (``_unique_note``), a column compared with the text ``'na
 that pulls nothing out of a column (``_pattern_note``), a sum over a table's own total
 row (``_total_note``), a row's number printed for its name or a groupby's first row
 taken for its top one (``_row_note``), a column compared with itself
-(``_self_compare``), the first of a tie picked (``_tie_note``). Each note goes to the
+(``_self_compare``), the first of a tie picked (``_tie_note``), a query's
+``column = 'text'`` that no row meets (``_sql_note``). Each note goes to the
 cell's stderr, after its own, as ``[Reckon: …]`` (what the model and the person read),
 and to the result's ``notes`` (what the agent reads: a cell's own stderr cannot pass
 for one). A note is a courtesy, as a hint is: the cell's own objects may raise
@@ -25,11 +26,18 @@ from reckon.kernel._missing_note import missing_note
 from reckon.kernel._pattern_note import pattern_note
 from reckon.kernel._row_note import group_order_note, row_number_note
 from reckon.kernel._self_compare import self_compare_note
+from reckon.kernel._sql import take_sql_notes
 from reckon.kernel._tie_note import tie_note
 from reckon.kernel._total_note import total_note
 from reckon.kernel._unique_note import unique_note
 
 __all__ = ["cell_notes", "shown_note"]
+
+
+def sql_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
+    """What the cell's run_sql queries that matched nothing compared (``_sql_note``)."""
+    return " ".join(take_sql_notes())
+
 
 _NOTES: tuple[Callable[[str, str, dict[str, Any]], str], ...] = (
     empty_note,
@@ -42,6 +50,7 @@ _NOTES: tuple[Callable[[str, str, dict[str, Any]], str], ...] = (
     group_order_note,
     self_compare_note,
     tie_note,
+    sql_note,
 )
 
 

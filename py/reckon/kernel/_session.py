@@ -26,7 +26,7 @@ from reckon.kernel._packages import (
     rewrite_pip_lines,
 )
 from reckon.kernel._read import read_table
-from reckon.kernel._sql import run_sql
+from reckon.kernel._sql import run_sql, take_sql_notes
 from reckon.kernel._tools import ToolError, Tools
 from reckon.kernel._traceback import cell_filename, format_error, format_syntax_error
 
@@ -112,6 +112,7 @@ class Kernel:
         """Run ``code`` in the session and return the run result (PROTOCOL.md §1)."""
         self._runs += 1
         filename = cell_filename(self._runs)
+        take_sql_notes()  # an earlier cell's, left when it failed before its notes
         started = time.perf_counter()
         before = snapshot(self.output_dir)
         status = "ok"

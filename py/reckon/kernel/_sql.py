@@ -32,8 +32,17 @@ from reckon.kernel._sql_database import (
 )
 from reckon.kernel._sql_engines import SqlError, _BrowserDuckDB, _ident, _NativeDuckDB, _SQLite
 from reckon.kernel._sql_errors import _label, _query_error, _quoted
+from reckon.kernel._sql_note import caught_nothing, no_match_note
 
-__all__ = ["SQL_NOT_LOADED", "query_file", "run_sql", "sql_engine", "sql_tables", "table_name"]
+__all__ = [
+    "SQL_NOT_LOADED",
+    "query_file",
+    "run_sql",
+    "sql_engine",
+    "sql_tables",
+    "table_name",
+    "take_sql_notes",
+]
 
 _TABLE_SUFFIXES = {
     ".csv", ".tsv", ".psv", ".ssv", ".txt", ".xlsx", ".xlsm", ".xls", ".ods", ".json",
@@ -148,7 +157,20 @@ def run_sql(query: str, *, data_dir: str = "/data", limit: int | None = None) ->
             if re.search(rf"\b{re.escape(name)}\b", str(exc), flags=re.I):
                 raise ValueError(f"{name} ({files[name]}) could not be loaded: {why}") from None
         raise _query_error(db, str(exc), files) from None
+    if caught_nothing(frame):
+        queried = {n: files[n] for n in _mentioned(query, files) if n not in unloaded}
+        note = no_match_note(db, query, queried)
+        if note and note not in db.said:
+            db.said.append(note)
     return frame.head(limit) if limit is not None else frame
+
+
+def take_sql_notes() -> list[str]:
+    """The notes on the queries run since the last call (``_sql_note``), once."""
+    if _db is None:
+        return []
+    said, _db.said = _db.said, []
+    return said
 
 
 _BACKTICKED = re.compile(r"'(?:[^']|'')*'|`([^`\n]+)`")

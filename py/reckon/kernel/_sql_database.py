@@ -40,6 +40,7 @@ class _Database:
         # table -> (the columns it holds, every column of its file): Parquet files
         # the engine cannot scan are loaded a few columns at a time (_sql_columns)
         self.partial: dict[str, tuple[list[str], list[str]]] = {}
+        self.said: list[str] = []  # notes on this cell's queries (_sql_note), taken once
 
 
 def _version(path: str) -> tuple[int, int]:
