@@ -24,6 +24,14 @@ SETUP = (
         pytest.param("df.groupby('month').sum()", "KeyError", ".dt.month", id="groupby-month"),
         pytest.param("df['precip']", "KeyError", "did you mean 'precipitation'", id="shortened"),
         pytest.param(
+            "df.groupby('Sheet').size()",
+            "KeyError",
+            "there is no column 'Sheet': a table read from one sheet does not say which sheet "
+            "it came from. read_table(path, sheet=None) reads every sheet of a workbook into "
+            "one table with a 'sheet' column",
+            id="sheet-of-sheets-read-one-by-one",
+        ),
+        pytest.param(
             "df['Oslo']",
             "KeyError",
             "'Oslo' is not a column but a row, a value of the column 'city': to use such rows "

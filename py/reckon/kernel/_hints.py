@@ -11,13 +11,13 @@ never runs anything.
 
 from __future__ import annotations
 
-import ast
 import difflib
 import linecache
 import re
 from types import TracebackType
 from typing import Any
 
+from reckon.kernel._column_hints import LISTED, asked_key, closest_column, missing_column
 from reckon.kernel._dtype_hints import accessor_hint, format_hint, text_number_hint
 from reckon.kernel._frames import cell_frame, frame_locals
 from reckon.kernel._pattern_note import unmatched_pattern
@@ -27,14 +27,6 @@ from reckon.kernel._self_compare import self_comparison
 
 __all__ = ["error_hint", "syntax_hint"]
 
-_LISTED = 30
-_SAMPLED = 3  # text columns shown with their first values
-_SAMPLE_CHARS = 30
-_DATE_PARTS = {
-    "year": "year", "years": "year", "month": "month", "months": "month", "day": "day",
-    "days": "day", "hour": "hour", "hours": "hour", "weekday": "dayofweek",
-    "dayofweek": "dayofweek", "date": "date", "quarter": "quarter", "minute": "minute",
-}  # fmt: skip
 _ANSWER_FORM = re.compile(r"@[A-Za-z_]\w*\[")
 _SCALAR = re.compile(r"'(numpy\.\w+|float|int|str|bool)' object has no attribute '(\w+)'")
 _DATE_METHODS = {"strftime", "month_name", "day_name", "year", "month", "day", "hour",
@@ -68,8 +60,8 @@ def error_hint(exc: BaseException) -> str:
     """A hint for ``exc`` raised by a cell, or ``""``."""
     try:
         if isinstance(exc, KeyError) and exc.args and isinstance(exc.args[0], str):
-            key, frames = _asked_key(exc.args[0]), _frames(exc.__traceback__)
-            return header_row_hint(key, frames, exc.__traceback__) or _missing_column(key, frames)
+            key, frames = asked_key(exc.args[0]), _frames(exc.__traceback__)
+            return header_row_hint(key, frames, exc.__traceback__) or missing_column(key, frames)
         if said := nan_mask_hint(exc) or reader_hint(exc) or accessor_hint(exc):
             return said
         if said := text_number_hint(exc) or format_hint(exc) or selection_hint(exc):
@@ -107,124 +99,6 @@ def _cell_globals(tb: TracebackType | None) -> dict[str, Any]:
     return cell_frame(tb, innermost=False)[2]
 
 
-# How pandas words a KeyError for names asked in a list or of a groupby, around the
-# names themselves: "Column not found: X" (a groupby's column), "Columns not found:
-# 'X'", "['X'] not in index", "None of [Index(['X', 'Y'], ...)] are in the [columns]".
-# Seen: the hint said "there is no column 'Column not found: Aantal inwoners'".
-_GROUPBY_KEY = re.compile(r"Column not found: (.+)", re.S)
-_LISTED_KEYS = re.compile(r"^(?:Columns not found: |\[|None of \[Index\(\[)")
-_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"")
-
-
-def _asked_key(message: str) -> str:
-    """The column name a pandas ``KeyError`` message is about (the first, of several)."""
-    single = _GROUPBY_KEY.fullmatch(message)
-    if single:
-        return single.group(1)
-    if _LISTED_KEYS.match(message):
-        quoted = _QUOTED.search(message)
-        if quoted:
-            try:
-                name = ast.literal_eval(quoted.group(0))
-            except (SyntaxError, ValueError):
-                return message
-            return name if isinstance(name, str) else message
-    return message
-
-
-def _folded(name: str) -> str:
-    return re.sub(r"[\W_]+", "", name).lower()
-
-
-def _missing_column(key: str, frames: list[Any]) -> str:
-    for frame in frames:
-        columns = [c for c in frame.columns if isinstance(c, str)]
-        if not columns or key in frame.columns:
-            continue
-        said = _closest(key, columns, frame)
-        if len(frame) == 0:
-            # Seen: a filter that caught nothing, then a made-up label column asked of
-            # it; what the labels are is read from the table the filter was taken from.
-            same = [f for f in frames if len(f) and list(f.columns) == list(frame.columns)]
-            full = same[0] if same else None
-            said += (_text_columns(full, key) if full is not None else "") + (
-                "; note: the table it was asked of has 0 rows (a filter that matched none)"
-            )
-        return said
-    return ""
-
-
-def _closest(key: str, columns: list[str], frame: Any) -> str:
-    import pandas as pd
-
-    same = [c for c in columns if _folded(c) == _folded(key)]
-    if same:
-        return f"there is no column {key!r}; the table's column is spelled {same[0]!r}"
-    holder = _holding_column(key, frame)
-    if holder is not None:
-        row = f"df[df[{holder!r}] == {key!r}]"
-        numeric = sum(frame[c].dtype.kind in "iuf" for c in frame.columns if c != holder)
-        if (frame[holder] == key).sum() == 1 and numeric >= max(2, (len(frame.columns) - 1) / 2):
-            # Seen: told to select the row, the model asked it for the row as a column.
-            return (
-                f"{key!r} is not a column but a row, a value of the column {holder!r}: to "
-                f"use such rows as columns, flip the table first: t = "
-                f"df.set_index({holder!r}).T, then t[{key!r}] (and each other row of "
-                f"{holder!r} the same way); or select the row itself with {row}"
-            )
-        return (
-            f"{key!r} is not a column but a value of the column {holder!r}: select its row "
-            f"with {row} (or df.set_index({holder!r}).loc[{key!r}])"
-        )
-    part = _DATE_PARTS.get(key.strip().lower())
-    dates = [c for c in columns if pd.api.types.is_datetime64_any_dtype(frame[c])]
-    if part and dates:
-        return (
-            f"there is no column {key!r}; take it from the date column {dates[0]!r}: "
-            f"df[{dates[0]!r}].dt.{part}"
-        )
-    close = difflib.get_close_matches(key, columns, n=3, cutoff=0.6)
-    close += [c for c in columns if _folded(key) in _folded(c) and c not in close][:3]
-    listed = ", ".join(repr(c) for c in columns[:_LISTED])
-    listed += ", …" if len(columns) > _LISTED else ""
-    if close:
-        meant = " or ".join(repr(c) for c in close[:3])
-        return f"there is no column {key!r}; did you mean {meant}? the columns are: {listed}"
-    return f"there is no column {key!r}; the columns are: {listed}{_text_columns(frame, key)}"
-
-
-def _text_columns(frame: Any, key: str) -> str:
-    """What the text columns hold, for a name asked of no column: seen, 'Sub_Group'
-    asked three times of a table whose sub-groups sat under the header 'Year'. With one
-    text column, the hint says to use it: told only what it holds, the model guessed
-    'SubGroup' next."""
-    shown: list[str] = []
-    names: list[str] = []
-    for column in frame.columns:
-        values = frame[column]
-        if values.dtype.kind != "O":
-            continue
-        first = [str(v)[:_SAMPLE_CHARS] for v in values.head(1000).dropna().unique()[:2]]
-        if first:
-            names.append(column)
-            shown.append(f"{column!r} holds {', '.join(repr(v) for v in first)}, …")
-        if len(shown) == _SAMPLED:
-            break
-    if len(shown) == 1:
-        return f"; the one text column: {shown[0]}; if {key!r} means these, use [{names[0]!r}]"
-    return f"; the text columns: {'; '.join(shown)}" if shown else ""
-
-
-def _holding_column(key: str, frame: Any) -> str | None:
-    """The text column that holds ``key`` as a value (a row label such as 'Aantal
-    inwoners' asked for as a column), if one does."""
-    for column in frame.columns:
-        values = frame[column]
-        if isinstance(column, str) and values.dtype.kind == "O" and (values == key).any():
-            return column
-    return None
-
-
 def _attribute(message: str, frames: list[Any]) -> str:
     scalar = _SCALAR.search(message)
     if scalar and scalar.group(2) in _DATE_METHODS:
@@ -254,7 +128,7 @@ def _attribute(message: str, frames: list[Any]) -> str:
         for frame in frames:
             columns = [c for c in frame.columns if isinstance(c, str)]
             if columns and named.group(2) not in _SERIES_METHODS:
-                return _closest(named.group(2), columns, frame)
+                return closest_column(named.group(2), columns, frame)
     return ""
 
 
@@ -273,7 +147,7 @@ def _undefined(name: str, namespace: dict[str, Any]) -> str:
         return ""
     close = difflib.get_close_matches(name, tables, n=1, cutoff=0.5)
     meant = f"did you mean {close[0]!r}? " if close else ""
-    return f"{meant}the tables loaded are: {', '.join(tables[:_LISTED])}"
+    return f"{meant}the tables loaded are: {', '.join(tables[:LISTED])}"
 
 
 def _empty(tb: TracebackType | None) -> str:
