@@ -3,16 +3,17 @@
 A small model reads a cell's output as the answer. Some outputs are wrong without an
 error: the mean of no rows (``_empty_note``), a count of distinct values with the
 missing one among them (``_unique_note``), a column compared with the text ``'nan'``
-(``_missing_note``) or with a marker reading made NaN (``_marker_note``), a pattern
-that pulls nothing out of a column (``_pattern_note``), a sum over a table's own total
-row (``_total_note``), a row's number printed for its name or a groupby's first row
-taken for its top one (``_row_note``), a column compared with itself
-(``_self_compare``), the first of a tie picked (``_tie_note``), a query's
-``column = 'text'`` that no row meets (``_sql_note``). Each note goes to the
-cell's stderr, after its own, as ``[Reckon: …]`` (what the model and the person read),
-and to the result's ``notes`` (what the agent reads: a cell's own stderr cannot pass
-for one). A note is a courtesy, as a hint is: the cell's own objects may raise
-anywhere, and then there is no note, never a changed result.
+(``_missing_note``) or with a marker reading made NaN (``_marker_note``), a pattern that
+pulls nothing out of a column (``_pattern_note``), a sum over a table's own total row
+(``_total_note``), a row's number printed for its name or a groupby's first row taken
+for its top one (``_row_note``), a column compared with itself (``_self_compare``), the
+first of a tie picked (``_tie_note``), a repeated header's first column taken for the
+second table's (``_repeat_note``), a query's ``column = 'text'`` that no row meets
+(``_sql_note``). Each note goes to the cell's stderr, after its own, as ``[Reckon: …]``
+(what the model and the person read), and to the result's ``notes`` (what the agent
+reads: a cell's own stderr cannot pass for one). A note is a courtesy, as a hint is: the
+cell's own objects may raise anywhere, and then there is no note, never a changed
+result.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from reckon.kernel._empty_note import empty_note
 from reckon.kernel._marker_note import marker_note
 from reckon.kernel._missing_note import missing_note
 from reckon.kernel._pattern_note import pattern_note
+from reckon.kernel._repeat_note import repeat_note
 from reckon.kernel._row_note import group_order_note, row_number_note
 from reckon.kernel._self_compare import self_compare_note
 from reckon.kernel._sql import take_sql_notes
@@ -50,6 +52,7 @@ _NOTES: tuple[Callable[[str, str, dict[str, Any]], str], ...] = (
     group_order_note,
     self_compare_note,
     tie_note,
+    repeat_note,
     sql_note,
 )
 
