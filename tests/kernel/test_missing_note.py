@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from kernel_helpers import Runner
 
@@ -77,3 +79,38 @@ def test_a_cell_that_fails_has_no_note(a_session: Runner) -> None:
     assert a_session(SETUP)["status"] == "ok"
     result = a_session("print(len(df[df['停車資訊'] != 'nan']))\n1 / 0")
     assert result["status"] == "error" and "Reckon: no cell" not in result["stderr"]
+
+
+NULL_CSV = Path(__file__).parent.parent / "data" / "messy" / "null.csv"
+
+
+@pytest.mark.parametrize(
+    ("cell", "named"),
+    [
+        pytest.param("print(df[df[1] == 'null'][0].sum())", "df[1]", id="a-numbered-column"),
+        pytest.param("print((df == 'null').sum().sum())", "df", id="the-whole-table"),
+        pytest.param(
+            "print(df.apply(lambda row: row.isin(['null']).sum(), axis=1).sum())",
+            "df",
+            id="a-lambdas-row",
+        ),
+    ],
+)
+def test_the_text_null_that_pandas_read_as_missing_says_how_to_keep_it(
+    a_session: Runner, cell: str, named: str
+) -> None:
+    # A file with no header whose cells are written 'null' or left empty.
+    notes = a_session.notes_after(f"df = pd.read_csv({str(NULL_CSV)!r}, header=None)", cell)
+    [note] = [n for n in notes if n.startswith("no cell of")]
+    assert note.startswith(f"no cell of {named} holds the text 'null'")
+    assert note.endswith(
+        "pandas reads the text 'null' in a file as missing too; to tell cells written 'null' "
+        "from empty ones, read the file with pd.read_csv(path, keep_default_na=False, "
+        "na_values=[''])."
+    )
+    # Read as the note says, the cells written 'null' are there.
+    kept = a_session(
+        f"df = pd.read_csv({str(NULL_CSV)!r}, header=None, keep_default_na=False, "
+        "na_values=[''])\nprint((df == 'null').sum().sum(), df.isna().sum().sum())"
+    )
+    assert kept["stdout"] == "9 4\n" and "notes" not in kept

@@ -30,7 +30,7 @@ def named_series(expr: ast.expr, namespace: dict[str, Any]) -> Any:
         value = namespace.get(expr.id)
         return value if isinstance(value, pd.Series) else None
     found = named_column(expr, namespace)
-    return found[0][found[1]] if found is not None and isinstance(found[1], str) else None
+    return found[0][found[1]] if found is not None else None
 
 
 def named_column(expr: ast.expr, namespace: dict[str, Any]) -> tuple[Any, Any, ast.Name] | None:

@@ -9,8 +9,11 @@ ran compares a column that has missing values with ``'nan'``, ``'NaN'``, ``'None
 stderr says so and names ``notna()``. The same for the column's text taken through
 ``.str`` methods first, which keep a missing value missing (seen:
 ``df[col].str.strip() != ''`` counted 382 of 382 rows as filled in, where 26 are),
-even when some cells do hold that text. It reads the namespace; it never runs the
-cell's code.
+even when some cells do hold that text. The same for ``.isin([...])`` and for a whole
+table, a lambda's row standing for the table the cell names. Pandas' readers also take
+the text 'null', 'NA', 'None' and the like for a missing value: seen, "how many cells
+are written 'null'" answered 0 twice; so for those texts the note says how to read the
+file keeping them. It reads the namespace; it never runs the cell's code.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ __all__ = ["missing_note"]
 
 _TEXTS = frozenset({"nan", "NaN", "NAN", "None", "none", "null", "NULL", "NA", "N/A", ""})
 _QUOTES = ("'", '"')
+# Of those, what pandas' readers take for a missing value when a file holds it.
+_READ_AS_MISSING = frozenset(_TEXTS - {""})
 # ``.str`` methods that give a missing value back as missing.
 _KEEPS_MISSING = frozenset({"strip", "lstrip", "rstrip", "lower", "upper", "casefold", "title"})
 
@@ -36,27 +41,60 @@ def missing_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
         return ""
     if (tree := parsed(code)) is None:
         return ""
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+    import pandas as pd
+
+    for expr, text in _compared(tree):
+        column = _column(expr)
+        values: Any = named_series(column, namespace)
+        shown = spelled(code, column)
+        if values is None and isinstance(column, ast.Name):
+            values = namespace.get(column.id)
+            if column.id not in namespace:
+                # A lambda's row (``df.apply(lambda row: row.isin(['null']))``): the
+                # table the cell names.
+                shown, values = _named_table(tree, namespace)
+        if not isinstance(values, pd.Series | pd.DataFrame):
             continue
-        if not isinstance(node.ops[0], ast.Eq | ast.NotEq):
+        missing = int(values.isna().to_numpy().sum())
+        if not missing:
             continue
-        sides = (node.left, node.comparators[0])
-        for expr, other in (sides, sides[::-1]):
-            if not (isinstance(other, ast.Constant) and other.value in _TEXTS):
-                continue
-            column = _column(expr)
-            series = named_series(column, namespace)
-            if series is None:
-                continue
-            missing = int(series.isna().sum())
-            if not missing:
-                continue
-            str_methods = column is not expr
-            if str_methods or not (series == other.value).any():
-                said = str(other.value)
-                return _say(code, column, said, missing, len(series), str_methods=str_methods)
+        str_methods = column is not expr
+        if str_methods or not (values == text).to_numpy().any():
+            return _say(shown, text, missing, values.size, str_methods=str_methods)
     return ""
+
+
+def _compared(tree: ast.AST) -> list[tuple[ast.expr, str]]:
+    """What the cell compares with the text of a missing value: ``x == 'null'``,
+    ``x != ''``, ``x.isin(['null', ...])``; each with the text."""
+    found: list[tuple[ast.expr, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            if not isinstance(node.ops[0], ast.Eq | ast.NotEq):
+                continue
+            sides = (node.left, node.comparators[0])
+            for expr, other in (sides, sides[::-1]):
+                if isinstance(other, ast.Constant) and other.value in _TEXTS:
+                    found.append((expr, str(other.value)))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "isin"
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.List | ast.Tuple | ast.Set)
+        ):
+            texts = [e.value for e in node.args[0].elts if isinstance(e, ast.Constant)]
+            found += [(node.func.value, t) for t in texts if t in _TEXTS][:1]
+    return found
+
+
+def _named_table(tree: ast.AST, namespace: dict[str, Any]) -> tuple[str, Any]:
+    import pandas as pd
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(namespace.get(node.id), pd.DataFrame):
+            return node.id, namespace[node.id]
+    return "", None
 
 
 def _column(expr: ast.expr) -> ast.expr:
@@ -72,10 +110,7 @@ def _column(expr: ast.expr) -> ast.expr:
     return expr
 
 
-def _say(
-    code: str, expr: ast.expr, text: str, missing: int, rows: int, *, str_methods: bool
-) -> str:
-    column = spelled(code, expr)
+def _say(column: str, text: str, missing: int, rows: int, *, str_methods: bool) -> str:
     head = (
         f"{column} has {missing} missing values (NaN) of {rows} cells, and .str methods "
         "keep them NaN"
@@ -83,7 +118,15 @@ def _say(
         else f"no cell of {column} holds the text {text!r}: its {missing} empty cells "
         f"(of {rows}) are missing values (NaN)"
     )
-    return (
+    said = (
         f"{head}: == {text!r} never matches them and != {text!r} always does. Use "
         f"{column}.notna() or {column}.isna()."
     )
+    if text in _READ_AS_MISSING:
+        # Seen: "how many cells hold the text 'null'" answered 0, twice.
+        said += (
+            f" pandas reads the text {text!r} in a file as missing too; to tell cells "
+            f"written {text!r} from empty ones, read the file with pd.read_csv(path, "
+            "keep_default_na=False, na_values=[''])."
+        )
+    return said
