@@ -269,3 +269,25 @@ def test_list_files_is_recursive_sorted_and_follows_links(tmp_path: Path) -> Non
     }
     assert entries[2]["is_dir"] is True
     assert list_files(str(tmp_path / "missing")) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "rows", "first"),
+    [
+        # One column whose first line is a value the rest repeat: data, not a name (seen:
+        # long.csv, 4000 lines of 'foo', read as 3999 rows under the column 'foo').
+        pytest.param("foo\n" * 6, 6, 0, id="one-column-of-one-value"),
+        pytest.param("a,b\na,1\n2,b\n", 3, 0, id="each-first-cell-again-below"),
+        # A header repeated whole where two files were joined is still a header.
+        pytest.param("name,qty\nx,1\nname,qty\ny,2\n", 3, "name", id="joined-files"),
+        pytest.param("name,qty\nx,1\ny,2\n", 2, "name", id="a-plain-header"),
+    ],
+)
+def test_a_first_line_that_repeats_below_is_data(
+    tmp_path: Path, text: str, rows: int, first: object
+) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text(text)
+    frame = read_table(str(path))
+    assert (len(frame), frame.columns[0]) == (rows, first)
+    assert inspect(str(path))["rows"] == rows

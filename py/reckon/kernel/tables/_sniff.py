@@ -135,7 +135,9 @@ def sniff_layout(path: str, scan: TextScan, *, extension: str) -> Layout:
     layout.skiprows = header
     if header:
         layout.notes.append(f"skipped {header} line(s) above the header row")
-    if header < len(records) and _all_values(records[header]) and len(records) > header + 1:
+    if header < len(records) - 1 and (
+        _all_values(records[header]) or _repeated_below(records, header)
+    ):
         layout.header = None
         layout.notes.append("no header row; columns are numbered")
     body = records[header + 1 :]
@@ -171,6 +173,21 @@ def _all_values(record: list[str]) -> bool:
     if len(numbers) >= 2 and all(c.isdigit() and 1800 <= int(c) <= 2100 for c in numbers):
         return len(set(numbers)) < len(numbers)  # distinct years are column names
     return bool(numbers) and all(_NUMBER.match(c) or c.lower() in _NA for c in cells)
+
+
+def _repeated_below(records: list[list[str]], header: int) -> bool:
+    """True when each filled cell of the first row stands again in its column below: a
+    value, not a name (seen: a file of one column, every line 'foo', read with 'foo' as
+    its name and a row short). A copy of the whole row, where files with a header each
+    were joined, is a header again, except in a file of one column."""
+    first = [c.strip() for c in records[header]]
+    body = [[c.strip() for c in r] for r in records[header + 1 :] if r]
+    if len(first) > 1:
+        body = [r for r in body if r != first]
+    filled = [(i, cell) for i, cell in enumerate(first) if cell]
+    return bool(filled) and all(
+        any(len(r) > i and r[i] == cell for r in body) for i, cell in filled
+    )
 
 
 def _number_style(layout: Layout, body: list[list[str]]) -> None:
