@@ -66,6 +66,19 @@ def test_untagged_block_runs_and_no_block_is_none() -> None:
         pytest.param("It prints:\n```\nprint(4)\n```", None, id="announced-as-output"),
         pytest.param("```\nmean = 3.2\nThe mean is 3.2\n```", None, id="untagged-prose"),
         pytest.param(
+            "```python\nd = df['When'].max()\nprint(d)\n```\n### Explanation:\n"
+            "1. **The latest date:**\n   ```python\n   d = df['When'].max()\n   ```\n"
+            "   This finds the latest date.\n2. **Print it:**\n   ```python\n   print(d)\n"
+            "   ```",
+            "d = df['When'].max()\nprint(d)",
+            id="the-code-explained-again-under-list-items",
+        ),
+        pytest.param(
+            "1. Load:\n   ```python\n   x = 2\n   ```\n2. Show:\n   ```python\n   print(x)\n   ```",
+            "x = 2\n\nprint(x)",
+            id="code-only-under-list-items",
+        ),
+        pytest.param(
             "```sql\nSELECT region, SUM(sales) FROM sales GROUP BY region\n```",
             "run_sql('SELECT region, SUM(sales) FROM sales GROUP BY region')",
             id="sql-block",

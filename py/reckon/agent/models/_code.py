@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import textwrap
 from dataclasses import dataclass
 
 from reckon.agent.models._fences import Fenced, fenced_blocks, prose_around
@@ -61,6 +62,7 @@ def extract_code_blocks(reply: str, *, quoted: tuple[str, ...] = ()) -> CodeBloc
     of another language (``text``, ``bash``, ``json``…) are shown, not run. A block that
     is ``quoted`` (an earlier cell) beside other code is the old cell shown, not run: seen,
     a fix followed by the failed cell again, which ran and failed after the fix printed.
+    A block whose every line an earlier block holds is that code explained, not run.
     """
     blocks: list[str] = []
     spans: list[tuple[int, int]] = []
@@ -75,7 +77,9 @@ def extract_code_blocks(reply: str, *, quoted: tuple[str, ...] = ()) -> CodeBloc
             )
         if block.language == "sql":
             body = sql_cell(body) if body.strip() else ""
-        if body.strip():
+        # A fence under a list item is indented with it: as a cell, an IndentationError.
+        body = textwrap.dedent(body)
+        if body.strip() and not _repeats(body, blocks):
             blocks.append(body.rstrip())
         spans.append((block.start, block.end))
     old = {q.strip() for q in quoted if q.strip()}
@@ -84,6 +88,16 @@ def extract_code_blocks(reply: str, *, quoted: tuple[str, ...] = ()) -> CodeBloc
         return None
     text, after = prose_around(reply, spans)
     return CodeBlocks(code="\n\n".join(blocks), text=text, after=after)
+
+
+def _repeats(body: str, earlier: list[str]) -> bool:
+    """Whether every line of ``body`` stands in a block before it: the explanation
+    quoting the code piece by piece (seen: "### Explanation: 1. Load the DataFrame:"
+    with the code's lines again in fences under each item, joined to the code and run
+    as a second copy, which failed twice)."""
+    seen = {line.strip() for block in earlier for line in block.splitlines()}
+    lines = [line.strip() for line in body.splitlines() if line.strip()]
+    return bool(earlier) and all(line in seen for line in lines)
 
 
 def unrun_blocks(reply: str) -> list[str]:
