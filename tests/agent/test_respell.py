@@ -56,6 +56,30 @@ def test_a_key_in_another_case_runs_as_the_table_spells_it(
     assert code["code"] == ("print(df.groupby('Force Name')['Number of Offences'].sum().idxmax())")
 
 
+def test_a_header_held_twice_is_taken_from_the_table_its_columns_stand_in(
+    upstream: FakeUpstream, executor: KernelExecutor
+) -> None:
+    # Two tables side by side: the second's rows have their own 'Series' ('Series.1').
+    put_file(executor, "bonds.csv", "Series,Pieces,Series,Out,Issued\nA,1,B,10,5\n"
+             "A,2,HH,20,7\nB,3,HH,30,9\n")  # fmt: skip
+    cell = "hh = df[df['Series'] == 'HH']\nprint(hh['Out'].sum() + hh['Issued'].sum())"
+    question = "Total out and issued for series HH? Answer as @total[value]."
+    outcome = ask_openai(upstream, executor, question, [call_reply(cell), text_reply("@total[66]")])
+    (step,) = model_steps(outcome, "code")
+    assert step["proposed"] == cell
+    assert step["code"] == cell.replace("'Series'", "'Series.1'")
+    assert step["result"]["stdout"] == "66\n" and "notes" not in step["result"]
+    # The output answers the form: read as the answer, no second call.
+    assert outcome["answer"] == "@total[66]" and len(upstream.payloads) == 1
+    respelt = respell_columns(cell, {"status": "ok", "notes": [
+        "df holds the header 'Series' twice (…): 'Out', 'Issued' stand in that second table, "
+        "so the 'Series' of their own rows is df['Series.1'], not df['Series']."]})  # fmt: skip
+    assert respelt is not None and respelt.note == (
+        "\nnote: Reckon ran your code again with the column 'Series.1' where it said 'Series', "
+        "the one of the table the cell's other columns stand in; use that name from now on"
+    )
+
+
 def test_a_name_the_error_does_not_settle_is_left_to_the_model(
     upstream: FakeUpstream, executor: KernelExecutor
 ) -> None:

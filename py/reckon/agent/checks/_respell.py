@@ -7,7 +7,10 @@ Seen on a question not written for the agent: ``run_sql("... WHERE Financial_Yea
 Year"? Names with spaces go in double quotes.", and the ask ended in failure. The
 error names its fix; a 1.5B model did not take it. Only string literals are changed:
 a key (``df['Financial_Year']``) that is the misspelt name whole, or the name as an
-identifier inside a query; f-strings and names in code are left to the model."""
+identifier inside a query; f-strings and names in code are left to the model. The
+same for a cell that ran beside the kernel's note that it took a header a sheet holds
+twice from the wrong table (seen: told, the model ran the same cell twice more).
+"""
 
 from __future__ import annotations
 
@@ -28,6 +31,9 @@ _PANDAS = re.compile(r"there is no column ('[^'\n]*'|\"[^\"\n]*\"); the table's 
 _SQL = re.compile(r'Referenced column "([^"]+)" not found[^\n]*\n(?:[^\n]*\n)*?'
                   r'Did you mean ("(?:[^"]|"")+"|[A-Za-z_]\w*)\? Names with spaces')  # fmt: skip
 _PLAIN_STRING = re.compile(r"[rRuU]?('''|\"\"\"|'|\")")
+# The kernel's note (kernel/_repeat_note.py) on a header a sheet holds twice.
+_TWIN = re.compile(r"so the ('[^'\n]*'|\"[^\"\n]*\") of their own rows is \w+\[('[^'\n]*'|"
+                   r"\"[^\"\n]*\")\], not")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -40,12 +46,19 @@ class Respelling:
 
 def respell_columns(code: str, result: JSONDict) -> Respelling | None:
     """The cell put right, when ``result`` failed on a column the error says is spelt
-    otherwise, and the name stands in the cell's string literals; else ``None``."""
-    error = result.get("error")
-    if result.get("status") != "error" or not isinstance(error, dict):
+    otherwise (or ran beside the note that names the twin column meant), and the name
+    stands in the cell's string literals; else ``None``."""
+    error, notes = result.get("error"), result.get("notes")
+    if result.get("status") == "ok" and isinstance(notes, list):
+        said = "\n".join(str(note) for note in notes)
+    elif result.get("status") == "error" and isinstance(error, dict):
+        said = f"{error.get('message') or ''}\n{error.get('hint') or ''}"
+    else:
         return None
-    said = f"{error.get('message') or ''}\n{error.get('hint') or ''}"
-    pandas = _PANDAS.search(said)
+    pandas = _PANDAS.search(said) or _TWIN.search(said)
+    why = "as the table spells it"
+    if pandas and pandas.re is _TWIN:
+        why = "the one of the table the cell's other columns stand in"
     if pandas:
         try:
             wrong, right = (ast.literal_eval(group) for group in pandas.groups())
@@ -62,7 +75,7 @@ def respell_columns(code: str, result: JSONDict) -> Respelling | None:
     if fixed is None or fixed == code:
         return None
     note = (f"\nnote: Reckon ran your code again with the column {right!r} where it said "
-            f"{wrong!r}, as the table spells it; use that name from now on")  # fmt: skip
+            f"{wrong!r}, {why}; use that name from now on")  # fmt: skip
     return Respelling(fixed, note)
 
 
