@@ -152,6 +152,10 @@ def test_a_row_number_for_a_name_still_goes_back(
         ("Share? @pct[value]", "12.50%\n", ""),
         ("Which city? @city[name]", "@Washington\n", "@city[Washington]"),
         ("How many? @n[value]", "@n\n", ""),
+        # Forms printed with their placeholder, the value after each.
+        ("Who, and how long? @latest[name] @days[value]", "@latest[name] Ian\n@days[value] 1858\n",
+         "@latest[Ian]\n@days[1858]"),
+        ("Who, and how long? @latest[name] @days[value]", "@latest[name] Ian\n@days[value]\n", ""),
     ],
 )  # fmt: skip
 def test_printed_answer(question: str, stdout: str, answer: str) -> None:

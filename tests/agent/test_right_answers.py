@@ -242,6 +242,11 @@ def test_values_alone_for_several_forms_go_under_their_names(
         ("@parent[name]: East", None),  # the other form is not given
         ("@parent[name]: East @active[value]:", None),  # nor its value
         ("@parent[name]: see [1] @active[value]: 12", None),  # brackets cannot go inside
+        # Without a colon (seen: print(f"@latest[name] {who}") copied into the answer),
+        # one word or number only.
+        ("@parent[name] Ian @active[value] 1858", "@parent[Ian] @active[1858]"),
+        ("Thus @parent[name] East.\n@active[value] 12", "Thus @parent[East].\n@active[12]"),
+        ("@parent[name] is East @active[value] 12", None),
     ],
 )  # fmt: skip
 def test_forms_copied_with_the_value_after_a_colon_are_filled_with_it(

@@ -13,7 +13,7 @@ from reckon.agent.checks._grounding import find_numbers
 from reckon.agent.checks._one_value import LABEL_PLACEHOLDER, lone_value
 from reckon.agent.models._fences import only_block
 
-__all__ = ["ASKED_FORM", "GIVEN_FORM", "filled", "repair_form", "variable_form"]
+__all__ = ["ASKED_FORM", "GIVEN_FORM", "filled", "repair_form", "values_after", "variable_form"]
 
 ASKED_FORM = re.compile(r"@([A-Za-z_]\w*)\[([^\[\]]*)\]")
 GIVEN_FORM = re.compile(r"@([^\s\[\]@]+)\[([^\[\]]*)\]")
@@ -51,11 +51,11 @@ def repair_form(
     takes ``last_value``, the output of the last cell that ran, when that output is one
     value (``North``). Where several forms are asked, only an answer of as many
     ``@value``s and nothing else is put right (``_bare_values``), or forms copied with
-    their placeholder and each value after a colon (``_values_after``). A form filled with a
-    number no output holds takes the last cell's lone output when the answer's prose
-    states it (``_stated_value``)."""
+    their placeholder and each value after a colon, or alone after it
+    (``values_after``). A form filled with a number no output holds takes the last
+    cell's lone output when the answer's prose states it (``_stated_value``)."""
     asked = list(dict.fromkeys((n, p.strip().lower()) for n, p in ASKED_FORM.findall(question)))
-    if not filled(question, answer) and (after := _values_after(question, asked, answer)):
+    if not filled(question, answer) and (after := values_after(question, answer)):
         return after
     if len(asked) > 1:
         return _bare_values([name for name, _ in asked], answer)
@@ -137,17 +137,24 @@ def _bare_values(names: list[str], answer: str) -> str | None:
 
 # A form copied with its placeholder, its value after a colon ("@parent[name]: DCG ...
 # @active[value]: 126", seen on a question not written for the agent); the value runs
-# to the next form or the line's end.
-_AFTER = r"@{}\[{}\][ \t]*[:=][ \t]*([^@\[\]\n]*?)[ \t]*(?=,?\s+@|[.,]?[ \t]*(?:\n|$))"
+# to the next form or the line's end. Without the colon, one word or number and nothing
+# else before the next form or the line's end ("@latest[name] Ian @days[value] 1858",
+# printed by ``print(f"@latest[name] {who}")``).
+_AFTER = (
+    r"@{}\[{}\](?:[ \t]*[:=][ \t]*([^@\[\]\n]*?)|[ \t]+([^\s@\[\]]+?))"
+    r"[ \t]*(?=,?\s+@|[.,]?[ \t]*(?:\n|$))"
+)
 
 
-def _values_after(question: str, asked: list[tuple[str, str]], answer: str) -> str | None:
+def values_after(question: str, answer: str) -> str | None:
     """The answer with every asked form filled by the value after it, or ``None``."""
+    asked = list(dict.fromkeys((n, p.strip().lower()) for n, p in ASKED_FORM.findall(question)))
     for name, placeholder in asked:
         after = re.compile(_AFTER.format(re.escape(name), re.escape(placeholder)), re.I)
         form = after.search(answer)
-        if form is not None and form.group(1):
-            answer = f"{answer[: form.start()]}@{name}[{form.group(1)}]{answer[form.end() :]}"
+        value = form and (form.group(1) or form.group(2))
+        if form is not None and value:
+            answer = f"{answer[: form.start()]}@{name}[{value}]{answer[form.end() :]}"
     return answer if filled(question, answer) else None
 
 

@@ -1,23 +1,24 @@
 """An answer a cell's output already gives, taken as the model's answer without another
 model call.
 
-After a cell that printed what the question asks, the next call has the model copy
-that output into the asked ``@name[value]`` form: one call of two on most questions,
-2-11 s of a 1.5B model at one thread (measured on the project's questions), for
-nothing a check could not write. So when the question asks for the form and the
-reply's last cell ran without error, kernel note or chart, its output is the
-answer when nothing else could be meant: lines that fill every asked form, one
-value for the one form asked (``4``, ``East``, or a bare last expression's
-``np.float64(4.0)`` when nothing was printed), or ``label: value`` lines whose labels
-name the asked forms (``Mean price: 3.5`` for ``@mean_price``). The answer is then checked as the
-model's would be (the rechecks, grounding, the method line), so a row number given
-for a name or a NaN still goes back to the model.
+After a cell that printed what the question asks, the next call has the model copy that
+output into the asked ``@name[value]`` form: one call of two on most questions, 2-11 s
+of a 1.5B model at one thread (measured on the project's questions), for nothing a check
+could not write. So when the question asks for the form and the reply's last cell ran
+without error, kernel note or chart, its output is the answer when nothing else could be
+meant: lines that fill every asked form, one value for the one form asked (``4``,
+``East``, or a bare last expression's ``np.float64(4.0)`` when nothing was printed), or
+``label: value`` lines whose labels name the asked forms (``Mean price: 3.5`` for
+``@mean_price``), or the forms printed with their placeholder and the value after each
+(``@latest[name] Ian``). The answer is then checked as the model's would be (the
+rechecks, grounding, the method line), so a row number given for a name or a NaN still
+goes back to the model.
 
 Left to the model: a value the cell's code holds as a literal (a guess printed is not
 computed), a number where a name is asked, any output of more than one value, every
-output under schema privacy (the answer joins the history the model reads, and the
-model may not read the values), a noted cell (its note asks for a change), and a chart
-(the model may say what it shows)."""
+output under schema privacy (the answer joins the history the model reads, and the model
+may not read the values), a noted cell (its note asks for a change), and a chart (the
+model may say what it shows)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ import re
 from collections.abc import Sequence
 
 from reckon.agent._types import JSONDict
-from reckon.agent.checks._form import ASKED_FORM, GIVEN_FORM, filled
+from reckon.agent.checks._form import ASKED_FORM, GIVEN_FORM, filled, values_after
 from reckon.agent.checks._one_value import fitting_value, shown_value
 
 __all__ = ["printed_answer"]
@@ -59,6 +60,8 @@ def printed_answer(
         return lines if lines and filled(question, lines) else ""
     if result.get("notes") or result.get("figures"):
         return ""
+    # The forms printed with their placeholder and the value after each: filled.
+    lines = values_after(question, lines) or lines if lines else lines
     if lines and filled(question, lines):
         given = [value for _, value in GIVEN_FORM.findall(lines)]
         return "" if any(_typed(value, code) for value in given) else lines
