@@ -11,7 +11,7 @@ import difflib
 import re
 from typing import Any
 
-__all__ = ["LISTED", "asked_key", "closest_column", "missing_column"]
+__all__ = ["LISTED", "asked_key", "closest_column", "folded", "missing_column"]
 
 LISTED = 30  # column or table names listed at most
 _SAMPLED = 3  # text columns shown with their first values
@@ -49,7 +49,8 @@ def asked_key(message: str) -> str:
     return message
 
 
-def _folded(name: str) -> str:
+def folded(name: str) -> str:
+    """``name`` without case, spaces or punctuation: how a person may misremember it."""
     return re.sub(r"[\W_]+", "", name).lower()
 
 
@@ -74,10 +75,10 @@ def missing_column(key: str, frames: list[Any]) -> str:
 def closest_column(key: str, columns: list[str], frame: Any) -> str:
     import pandas as pd
 
-    same = [c for c in columns if _folded(c) == _folded(key)]
+    same = [c for c in columns if folded(c) == folded(key)]
     if same:
         return f"there is no column {key!r}; the table's column is spelled {same[0]!r}"
-    if _folded(key) in _SHEET_KEYS:
+    if folded(key) in _SHEET_KEYS:
         # Seen: each sheet read in a list, joined, then grouped by a 'Sheet' column
         # that no read made, four times.
         return (
@@ -110,7 +111,7 @@ def closest_column(key: str, columns: list[str], frame: Any) -> str:
             f"df[{dates[0]!r}].dt.{part}"
         )
     close = difflib.get_close_matches(key, columns, n=3, cutoff=0.6)
-    close += [c for c in columns if _folded(key) in _folded(c) and c not in close][:3]
+    close += [c for c in columns if folded(key) in folded(c) and c not in close][:3]
     listed = ", ".join(repr(c) for c in columns[:LISTED])
     listed += ", …" if len(columns) > LISTED else ""
     if close:

@@ -48,8 +48,9 @@ def missing_note(code: str, stdout: str, namespace: dict[str, Any]) -> str:
         values: Any = named_series(column, namespace)
         shown = spelled(code, column)
         if values is None and isinstance(column, ast.Name):
-            values = namespace.get(column.id)
-            if column.id not in namespace:
+            if column.id in namespace:
+                values = namespace[column.id]
+            else:
                 # A lambda's row (``df.apply(lambda row: row.isin(['null']))``): the
                 # table the cell names.
                 shown, values = _named_table(tree, namespace)

@@ -19,6 +19,7 @@ import os
 import re
 from typing import Any
 
+from reckon.kernel._column_hints import folded
 from reckon.kernel._sql_database import _Database, _table_columns
 from reckon.kernel._sql_engines import SqlError, _ident, _string
 
@@ -118,11 +119,7 @@ def _unmatched(db: _Database, name: str, path: str, column: str, text: str, said
 def _spelt_like(text: str, values: list[str]) -> list[str]:
     """``values`` with those spelt like ``text`` first (case, spaces and punctuation
     aside, then close), the rest in their order."""
-
-    def squashed(value: str) -> str:
-        return re.sub(r"[\W_]+", "", value).lower()
-
-    same = [v for v in values if squashed(v) == squashed(text)]
+    same = [v for v in values if folded(v) == folded(text)]
     close = difflib.get_close_matches(text, values, n=_SHOWN, cutoff=0.75)
     first = list(dict.fromkeys([*same, *close]))
     return first + [v for v in values if v not in first]
