@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from reckon.agent import Agent
-from reckon.agent.checks._empty import column_as_value, empty_message, empty_result, missing_again
+from reckon.agent.checks._empty import (
+    column_as_value,
+    empty_message,
+    empty_result,
+    missing_again,
+    stood_by,
+)
 from reckon.agent.checks._form import repair_form, variable_form
 from reckon.agent.checks._label_max import label_max_recheck
 from reckon.agent.checks._label_missing import missing_label_correction
@@ -397,6 +403,47 @@ def test_a_zero_the_model_stands_by_is_the_answer(executor: KernelExecutor) -> N
     assert len(model.requests) == 4  # sent back once, never twice
 
 
+
+
+def test_a_zero_whose_check_is_answered_with_prose_stands(executor: KernelExecutor) -> None:
+    """Seen in 2 of 30 public benchmark questions: a right zero sent back, and the reply
+    was the message's checklist in prose, no code run and the form gone."""
+    put_file(executor, "sales.csv", "region,sales\nEast,50\nWest,30\n")
+    question = "How many sales are negative? Answer as @count[value]."
+    prose = "The selection has 2 rows and the column sales is int64, so there are none."
+    model = ScriptedModel([code_reply("print((df['sales'] < 0).sum())"), answer("@count[0]"),
+                           answer(prose)])  # fmt: skip
+    outcome = run(Agent(model, executor).ask(question, environment=executor.environment()))
+    assert outcome["status"] == "ok" and outcome["answer"] == "@count[0]"
+    final = outcome["steps"][-1]
+    assert final["kind"] == "answer" and final["written"] == prose
+    assert len(model.requests) == 3
+    # The history the next ask reads holds the answer that stood, not the prose.
+    assert outcome["steps"][-2]["kind"] == "recheck"
+
+
+@pytest.mark.parametrize(
+    ("earlier", "reply", "kept"),
+    [
+        ("@count[0]", "There are no negative sales.", "@count[0]"),
+        ("@count[0]", "@count[2]", None),  # a new value: checked as any answer
+        ("@count[0] @rate[value]", "There are none.", None),  # not all filled before
+        ("@count[0] and 7", "There are none.", None),  # 7 is in no output
+    ],
+)
+def test_which_replies_to_a_zero_message_leave_the_zero_standing(
+    earlier: str, reply: str, kept: str | None
+) -> None:
+    question = "How many sales are negative? Answer as @count[value] @rate[value]."
+    question = question if "rate" in earlier else question.replace(" @rate[value]", "")
+    grounding = {"ungrounded": ["7"] if "7" in earlier else []}
+    sent_back = {"kind": "recheck", "text": earlier, "message": empty_message("0"),
+                 "grounding": grounding}  # fmt: skip
+    assert stood_by(question, reply, [sent_back]) == kept
+    # Only after a message that let a zero stand, and with no code run since.
+    other = {**sent_back, "message": "These numbers appear in no output."}
+    assert stood_by(question, reply, [other]) is None
+    assert stood_by(question, reply, [sent_back, {"kind": "code"}]) is None
 @pytest.mark.parametrize(
     ("answer_text", "output", "value"),
     [
@@ -409,6 +456,9 @@ def test_a_zero_the_model_stands_by_is_the_answer(executor: KernelExecutor) -> N
         ("@total[100]", "100\n", None),
         ("No NaN values were left; the mean is 5.2, over 40 rows in the given range.", "", None),
         ("@year[2000]", "2000\n", None),
+        ("@r[0.83] @p_value[0.0]", "r 0.83, p 0.0\n", None),  # a strong test's p rounds to 0
+        ("@r[0.83] @ttest_pvalue[0]", "0.83 0\n", None),
+        ("@r[0.83] @p_total[0]", "0.83 0\n", "0"),
     ],
 )
 def test_what_counts_as_an_answer_of_nothing(

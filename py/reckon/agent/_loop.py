@@ -16,10 +16,10 @@ from reckon.agent._stopping import Stopped, Stopping
 from reckon.agent._tool_values import ToolValues
 from reckon.agent._turns import Turns
 from reckon.agent._types import ChatReply, Executor, JSONDict, Model
-from reckon.agent.checks._finishing import Finishing, verification
+from reckon.agent.checks._finishing import Finishing
 from reckon.agent.checks._printed import printed_answer
 from reckon.agent.checks._recheck import drafted, last_question, opening_draft
-from reckon.agent.checks._verify import verification_prompt
+from reckon.agent.checks._verify import verification, verification_prompt
 from reckon.agent.export._transcript import Transcript
 from reckon.agent.models import _retry
 from reckon.agent.models._reply import Move, interpret, without_imagined_results

@@ -17,7 +17,8 @@ from __future__ import annotations
 import ast
 import re
 
-from reckon.agent.checks._form import GIVEN_FORM
+from reckon.agent._types import JSONDict
+from reckon.agent.checks._form import ASKED_FORM, GIVEN_FORM, filled
 
 __all__ = [
     "EMPTY_RESULT",
@@ -26,6 +27,7 @@ __all__ = [
     "empty_message",
     "empty_result",
     "missing_again",
+    "stood_by",
 ]
 
 EMPTY_RESULT = (
@@ -37,7 +39,8 @@ EMPTY_RESULT = (
 )
 # Zero can be the answer (no sales were negative); NaN and None never are: they are what
 # a mean or a lookup over no rows gives. Seen: told it could, the model kept NaN.
-_STAND = " If {value} is really the answer, give the same answer again."
+_STAND_WORDS = "give the same answer again"
+_STAND = " If {value} is really the answer, " + _STAND_WORDS + "."
 # Seen: years that were columns ('2010') filtered as values of the label column; told
 # the selection was empty, the model ran the same cell again.
 _COLUMN_AS_VALUE = (
@@ -61,6 +64,9 @@ _NOTHING = re.compile(
 )
 # An answer in prose that says NaN or None as its value (no form to read it from).
 _NOTHING_WORD = re.compile(r"\b(?:NaN|None)\b(?![\w'\"])")
+# A p-value of 0 is a test's strong result printed at a few decimals, not a selection that
+# caught nothing (a test over no rows gives NaN). Seen: @p_value[0.0] beside r = 0.828.
+_P_VALUE = re.compile(r"(?:\w+_)?p(?:_?val(?:ue)?)?|p_?val(?:ue)?_\w+", re.IGNORECASE)
 # pandas' text for a selection that caught nothing.
 _EMPTY_OUTPUT = re.compile(r"^Empty DataFrame$|^Series\(\[\], ", re.MULTILINE)
 
@@ -68,9 +74,10 @@ _EMPTY_OUTPUT = re.compile(r"^Empty DataFrame$|^Series\(\[\], ", re.MULTILINE)
 def empty_result(answer: str, last_output: str = "") -> str | None:
     """The value of ``answer`` that stands for nothing (``0``, ``NaN``, ``None``; the last
     cell's ``last_output`` an empty selection), or None when it gives something."""
-    forms = [str(match.group(2)).strip() for match in GIVEN_FORM.finditer(answer)]
-    for value in forms:
-        if _NOTHING.fullmatch(value.strip("'\"`").strip()):
+    pairs = [(m.group(1), str(m.group(2)).strip()) for m in GIVEN_FORM.finditer(answer)]
+    forms = [value for _, value in pairs]
+    for name, value in pairs:
+        if _NOTHING.fullmatch(value.strip("'\"`").strip()) and not _P_VALUE.fullmatch(name):
             return value
     if not forms:
         # The last value it states: "no NaN values were left; the mean is 5.2" gives 5.2.
@@ -93,6 +100,23 @@ def missing_again(value: str) -> str:
     if re.fullmatch(r"[-+]?(?:0+(?:\.0*)?|\.0+)", value.strip()) or value == "an empty selection":
         return ""
     return MISSING_AGAIN.format(value=value)
+
+
+def stood_by(question: str, reply: str, steps: list[JSONDict]) -> str | None:
+    """The answer a zero went back with, when the reply to that message ran no code and
+    fills none of the asked form: the model, told to give the same answer again if it
+    is right, answered the message's checklist instead. Seen in 2 of 30 public benchmark
+    questions: a right ``@outlier_count[0]`` became "there are no outliers in the
+    column", and a right p-value of 0.0 became "the selection has 3141 rows" (numbers
+    no output held). ``None`` otherwise: the reply stands or is checked as any answer."""
+    said = [s for s in steps if s.get("kind") != "thinking"]
+    last = said[-1] if said else {}
+    if last.get("kind") != "recheck" or _STAND_WORDS not in str(last.get("message")):
+        return None
+    earlier, grounding = str(last.get("text") or ""), last.get("grounding") or {}
+    if grounding.get("ungrounded") or not ASKED_FORM.search(question):
+        return None
+    return earlier if filled(question, earlier) and not filled(question, reply) else None
 
 
 def column_as_value(codes: list[str], names: set[str]) -> str:

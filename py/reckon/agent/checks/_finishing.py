@@ -1,6 +1,5 @@
 """An answer the model wrote, before it is given: its form put right, its numbers traced
-to the steps that printed them, and whether it goes back to the model once more; and
-the record of an answer's check (verification)."""
+to the steps that printed them, and whether it goes back to the model once more."""
 
 from __future__ import annotations
 
@@ -11,7 +10,8 @@ from reckon.agent._steps import Correction, Progress, StepLog, outcome
 from reckon.agent._types import JSONDict
 from reckon.agent.checks._date_parts import part_correction, part_recheck
 from reckon.agent.checks._date_strings import string_correction
-from reckon.agent.checks._empty import column_as_value, empty_result
+from reckon.agent.checks._decided import undecided_label
+from reckon.agent.checks._empty import column_as_value, empty_result, stood_by
 from reckon.agent.checks._form import repair_form, variable_form
 from reckon.agent.checks._grounding import ground_answer, step_outputs, step_sources
 from reckon.agent.checks._label_max import label_max_correction, label_max_recheck
@@ -30,9 +30,8 @@ from reckon.agent.checks._recheck import (
 from reckon.agent.checks._row_number import row_number_recheck
 from reckon.agent.checks._unpicked import unpicked_correction, unpicked_recheck
 from reckon.agent.checks._unused import unused_numbers
-from reckon.agent.checks._verify import compare
 
-__all__ = ["Finishing", "verification"]
+__all__ = ["Finishing"]
 
 # An answer goes back to the model at most this often (a guess, a failed cell, a lost
 # format).
@@ -69,6 +68,8 @@ class Finishing:
             log.add({"kind": "error", "text": message}, started)
             return outcome("error", progress.last_text, log.steps, message)
         text, grounding = self.repaired(written)
+        if (kept := stood_by(self._question(), text, log.steps)) is not None:
+            text, grounding = kept, self._ground(kept)
         repair = {"written": written} if text != written else {}
         self.messages.append({"role": "assistant", "content": text})
         found = self.recheck(text, grounding, progress) if rechecks else None
@@ -135,6 +136,7 @@ class Finishing:
             row_number=self._row_check(answer, codes),
             column_value=column_as_value(codes, set(self._names())),
             name=unprinted_name(self._question(), answer, self._outputs()),
+            decision=undecided_label(self._question(), answer, self._printed()),
             left_out=left_out_name(self._question(), answer),
             unused="" if progress.has_files else unused_numbers(self._question(), codes),
             note=self._last_note(),
@@ -275,20 +277,6 @@ class Finishing:
                 shown = value.get("text") if isinstance(value, dict) else None
                 return str(result.get("stdout") or shown or "")
         return ""
-
-
-def verification(outcome: JSONDict, check: JSONDict) -> JSONDict:
-    """The record of ``check``, the answer recomputed another way, against ``outcome``."""
-    original = [s["code"] for s in outcome["steps"] if s.get("kind") == "code"]
-    computations = {
-        "original": {"code": original, "answer": outcome["answer"]},
-        "check": {"code": [s["code"] for s in check["steps"] if s.get("kind") == "code"],
-                  "answer": check["answer"], "steps": check["steps"]},
-    }  # fmt: skip
-    if check["status"] != "ok":
-        message = f"the check did not finish: {check.get('message', check['status'])}"
-        return {"status": "unavailable", "message": message, **computations}
-    return {**compare(outcome["answer"], check["answer"]), **computations}
 
 
 def _by_model(step: JSONDict) -> bool:

@@ -19,8 +19,9 @@ from reckon.agent._observe import trim_text, user_text
 from reckon.agent._types import JSONDict
 from reckon.agent.checks._date_parts import PART_MESSAGE
 from reckon.agent.checks._date_strings import STRING_MESSAGE
+from reckon.agent.checks._decided import DECISION_MESSAGE
 from reckon.agent.checks._empty import EMPTY_RESULT, empty_message, empty_result, missing_again
-from reckon.agent.checks._form import GIVEN_FORM, filled
+from reckon.agent.checks._form import ASKED_FORM, GIVEN_FORM, filled
 from reckon.agent.checks._grounding import find_numbers
 from reckon.agent.checks._label_max import LABEL_MAX_MESSAGE
 from reckon.agent.checks._left_out import LEFT_OUT_MESSAGE
@@ -101,7 +102,6 @@ _FILL = " Keep the name before the brackets and put the computed value inside th
 # its answer. Reckon does not move the value itself: another name may be another
 # quantity (@mean given where @median was asked).
 _SHOWN = 8
-_ASKED_FORM = re.compile(r"@[A-Za-z_]\w*\[[^\[\]]*\]")
 
 
 def recheck_message(
@@ -118,6 +118,7 @@ def recheck_message(
     row_number: str = "",
     column_value: str = "",
     name: str = "",
+    decision: str = "",
     left_out: str = "",
     unused: str = "",
     note: str = "",
@@ -126,17 +127,16 @@ def recheck_message(
     """``(kind, message)`` to send the answer back with, or ``None`` to let it stand.
 
     Each kind (``no-code``, ``draft``, ``unrun``, ``failed``, ``unused``, ``nothing``,
-    ``missing``, ``row``, ``left-out``, ``note``, ``name``, ``ungrounded``, ``period``, ``format``)
-    is asked at most once an ask: ``asked`` holds those already sent.
+    ``missing``, ``row``, ``left-out``, ``note``, ``name``, ``decision``, ``ungrounded``,
+    ``period``, ``format``) is asked at most once an ask (``asked``: those sent).
     ``last_output`` (the last cell's printed text) is quoted with the ungrounded
-    numbers; ``last_error`` is the error of the last cell when it failed; ``period`` is
-    ``_periods``' message when the code grouped a period question by whole dates;
-    ``row_number`` is ``_row_number``'s when a row's number was given for a name (or
-    ``_label_max``'s when the largest label was taken for the largest value's);
-    ``column_value`` joins an answer of nothing when a column's name was compared as a
-    value (``_empty``); ``name`` is a name the answer gives that no output shows
-    (``_names``); ``left_out`` is ``_left_out``'s when the answer is what the question
-    leaves out; ``note`` the kernel's notes on the last cell's output;
+    numbers; ``last_error`` is the last cell's error; ``period`` is ``_periods``' message
+    (a period question grouped by whole dates); ``row_number`` ``_row_number``'s (a
+    row's number given for a name) or ``_label_max``'s (the largest label taken for the
+    largest value's); ``column_value`` joins an answer of nothing when a column's name
+    was compared as a value (``_empty``); ``name``: a name no output shows (``_names``);
+    ``decision``: a rule's label no code decided (``_decided``); ``left_out``: the answer
+    is what the question leaves out; ``note``: the kernel's notes on the last output;
     ``ran_code``: code ran in this conversation, ``ran_now``: in this ask.
     Without files, an answer that states a number the question does not, with no
     code run for it, is a ``draft``: the message is the request the next call sends in
@@ -182,6 +182,8 @@ def recheck_message(
         if last_output.strip():
             message += _LAST_OUTPUT.format(output=trim_text(last_output.strip(), _OUTPUT_LIMIT))
         return "name", message
+    if decision and ran_now and "decision" not in asked:
+        return "decision", decision
     missing = [str(n) for n in grounding.get("ungrounded") or []]
     if missing and "ungrounded" not in asked:
         unique = list(dict.fromkeys(missing))
@@ -191,7 +193,7 @@ def recheck_message(
             output = trim_text(last_output.strip(), _OUTPUT_LIMIT)
             message += _LAST_OUTPUT.format(output=output)
         return "ungrounded", message
-    forms = _ASKED_FORM.findall(question)
+    forms = [m.group(0) for m in ASKED_FORM.finditer(question)]
     if forms and "format" not in asked and not filled(question, answer):
         message = _FORMAT.format(form=" ".join(dict.fromkeys(forms)))
         return "format", message + _form_hint(forms, answer)
@@ -266,7 +268,7 @@ def typed_not_ran(answer: str, grounding: JSONDict) -> str:
     if not blocks and not (table and grounding.get("ungrounded")):
         return ""
     prose = _TABLE_ROW.sub(" ", _CODE_SPAN.sub(" ", answer))
-    if sum(c.isalpha() for c in _ASKED_FORM.sub(" ", prose)) >= _WORDS:
+    if sum(c.isalpha() for c in ASKED_FORM.sub(" ", prose)) >= _WORDS:
         return ""
     if blocks:
         language = next((b for b in blocks if b), "")
@@ -293,6 +295,6 @@ _OURS = tuple(
     for message in (
         _DRAFT, _UNRUN, FRESH_START, _UNGROUNDED, _FAILED, EMPTY_RESULT, ROW_NUMBER_MESSAGE,
         NAME_MESSAGE, STRING_MESSAGE, _FORMAT, PERIOD_MESSAGE, PART_MESSAGE, REPEATED,
-        LEFT_OUT_MESSAGE, _NOTED, LABEL_MAX_MESSAGE,
+        LEFT_OUT_MESSAGE, _NOTED, LABEL_MAX_MESSAGE, DECISION_MESSAGE,
     )
 )  # fmt: skip

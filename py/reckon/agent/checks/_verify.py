@@ -17,7 +17,7 @@ import re
 
 from reckon.agent._types import JSONDict
 
-__all__ = ["VERIFY_HEADER", "compare", "key_pairs", "verification_prompt"]
+__all__ = ["VERIFY_HEADER", "compare", "key_pairs", "verification", "verification_prompt"]
 
 VERIFY_HEADER = "Verification request:"
 _PAIR = re.compile(r"@([A-Za-z_][\w.-]*)\[([^\]]*)\]")
@@ -93,3 +93,17 @@ def compare(answer: str, check: str) -> JSONDict:
     if mismatches:
         verdict["mismatches"] = mismatches
     return verdict
+
+
+def verification(outcome: JSONDict, check: JSONDict) -> JSONDict:
+    """The record of ``check``, the answer recomputed another way, against ``outcome``."""
+    original = [s["code"] for s in outcome["steps"] if s.get("kind") == "code"]
+    computations = {
+        "original": {"code": original, "answer": outcome["answer"]},
+        "check": {"code": [s["code"] for s in check["steps"] if s.get("kind") == "code"],
+                  "answer": check["answer"], "steps": check["steps"]},
+    }  # fmt: skip
+    if check["status"] != "ok":
+        message = f"the check did not finish: {check.get('message', check['status'])}"
+        return {"status": "unavailable", "message": message, **computations}
+    return {**compare(outcome["answer"], check["answer"]), **computations}
