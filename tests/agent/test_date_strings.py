@@ -68,6 +68,10 @@ def test_a_day_written_as_text_is_compared_by_the_day(executor: KernelExecutor) 
          "x = df[df['hour'].dt.strftime('%H:%M:%S') > '12:30:00']"),
         ("x = df[df['hour'].between('2012-06-23', '2012-06-24')]",
          "x = df[df['hour'].dt.normalize().between('2012-06-23', '2012-06-24')]"),
+        # A moment written as in a file's name, which pandas reads as no date at all.
+        ("x = df[df['hour'] == '20120624_130000']", "x = df[df['hour'] == '2012-06-24 13:00:00']"),
+        ("x = df[df.hour.between('20120623_2300', '20120624_0100')]",
+         "x = df[df.hour.between('2012-06-23 23:00:00', '2012-06-24 01:00:00')]"),
     ],
 )  # fmt: skip
 def test_what_is_put_right(code: str, fixed: str) -> None:
@@ -85,6 +89,8 @@ def test_what_is_put_right(code: str, fixed: str) -> None:
         pytest.param("x = df[df['hour'].dt.strftime('%H:%M') >= '09:00']", HOURLY,
                      id="already-by-time"),
         pytest.param("x = df[df['hour'] == 'x']", HOURLY, id="other-text"),
+        pytest.param("x = df[df['hour'] == '20121324_130000']", HOURLY, id="no-13th-month"),
+        pytest.param("x = df[df['value'] == '20120624_130000']", HOURLY, id="a-stamp-as-text"),
     ],
 )  # fmt: skip
 def test_what_is_left_alone(code: str, environment: dict[str, object]) -> None:

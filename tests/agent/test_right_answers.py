@@ -403,8 +403,6 @@ def test_a_zero_the_model_stands_by_is_the_answer(executor: KernelExecutor) -> N
     assert len(model.requests) == 4  # sent back once, never twice
 
 
-
-
 def test_a_zero_whose_check_is_answered_with_prose_stands(executor: KernelExecutor) -> None:
     """Seen in 2 of 30 public benchmark questions: a right zero sent back, and the reply
     was the message's checklist in prose, no code run and the form gone."""
@@ -444,6 +442,8 @@ def test_which_replies_to_a_zero_message_leave_the_zero_standing(
     other = {**sent_back, "message": "These numbers appear in no output."}
     assert stood_by(question, reply, [other]) is None
     assert stood_by(question, reply, [sent_back, {"kind": "code"}]) is None
+
+
 @pytest.mark.parametrize(
     ("answer_text", "output", "value"),
     [

@@ -72,6 +72,13 @@ def test_text_that_is_not_all_numbers_or_dates_stays_text(tmp_path: Path, text: 
     [
         pytest.param(["2012-06-22 00:00:00", "2012-06-22 01:00:00"], "2012-06-22", False, id="iso"),
         pytest.param(["Jan 1 2000", "Feb 3 2001"], "2000-01-01", False, id="month-name"),
+        # A call centre's export pads the day with a space: "Apr  3" beside "Apr 13".
+        pytest.param(
+            ["Apr 13  2017 12:00:00 AM", "Apr 13  2017 08:15:00 PM", "Apr  3  2017 1:00:00 AM"],
+            "2017-04-13",
+            False,
+            id="padded",
+        ),
         pytest.param(["1 January 2000", "3 February 2001"], "2000-01-01", False, id="day-month"),
         pytest.param(["01/07/2012", "24/06/2012"], "2012-07-01", True, id="day-first"),
         pytest.param(["06/24/2012", "07/01/2012"], "2012-06-24", False, id="month-first"),

@@ -9,7 +9,8 @@ means is plain, so Reckon runs the cell comparing the time of day
 (``.dt.strftime('%H:%M')``) or the day (``.dt.normalize()``) instead (a
 ``Correction``) and the model answers from that output. A day compared by ``>=`` or
 ``<`` means the same either way and is left alone, as is a column with no times of
-day in its first rows.
+day in its first rows. A moment written as in a file's name (``'20170413_080000'``),
+which pandas reads as no date, is compared as the moment it names.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ STRING_MESSAGE = (
 )
 _TIME = re.compile(r"(\d{1,2}):(\d{2})(:\d{2})?")
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+# A moment written as in a file's name ("20170413_080000"): pandas reads no date in it,
+# so == matches no row. Seen in a public benchmark question on a call centre's log.
+_STAMP = re.compile(r"(\d{4})(\d{2})(\d{2})_(\d{2})(\d{2})(\d{2})?")
 _CLOCK = re.compile(r"\b(\d{2}):(\d{2})(?::(\d{2}))?\b")
 # A day compared by == or <= (or their negations) misses the day's later hours.
 _DAY_OPERATORS = (ast.Eq, ast.NotEq, ast.LtE, ast.Gt)
@@ -63,6 +67,13 @@ def string_correction(codes: list[str], environment: JSONDict) -> Correction | N
                 if _TIME.fullmatch(str(t.value).strip())
             ]
             found = (name, text, "today's date at that time", f"the time of day ({fmt})")
+        elif stamp := _stamp(text):
+            edits += [
+                (t, repr(_stamp(str(t.value).strip())))
+                for t in texts
+                if _stamp(str(t.value).strip())
+            ]
+            found = (name, text, "no date at all", f"the moment it names ({stamp!r})")
         elif _DAY.fullmatch(text) and dated[name] and isinstance(operator, _DAY_OPERATORS):
             edits.append((reference, f"{source}.dt.normalize()"))
             found = (name, text, "that day's midnight only", "the day (.dt.normalize())")
@@ -99,6 +110,17 @@ def _compared(tree: ast.AST) -> list[tuple[ast.expr, list[ast.Constant], ast.cmp
                 # between() takes in its ends: a day's end read as its midnight loses its hours.
                 found.append((node.func.value, texts, ast.LtE()))
     return found
+
+
+def _stamp(text: str) -> str:
+    """``text`` as ISO when it is a moment written as in a file's name, else ``""``."""
+    found = _STAMP.fullmatch(text)
+    if found is None:
+        return ""
+    year, month, day, hour, minute, second = (int(g or 0) for g in found.groups())
+    if not (1 <= month <= 12 and 1 <= day <= 31 and hour < 24 and minute < 60 and second < 60):
+        return ""
+    return f"{year:04d}-{month:02d}-{day:02d} {hour:02d}:{minute:02d}:{second:02d}"
 
 
 def _padded(text: str) -> str:
