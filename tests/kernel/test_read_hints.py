@@ -149,3 +149,24 @@ def test_a_row_label_of_a_text_table_keeps_its_hint(a_session: Runner) -> None:
     assert made["status"] == "ok"
     error = _error(a_session, "t['Oslo']")
     assert "'Oslo' is not a column but a value of the column 'city'" in str(error["hint"])
+
+
+def test_pandas_name_for_an_unnamed_column_says_how_pandas_reads_it(
+    a_session: Runner, tmp_path: Path
+) -> None:
+    """Seen in a public benchmark question written against pd.read_csv: 'Unnamed: 8' of
+    a file read_table had read below its title line, its empty columns left out."""
+    path = tmp_path / "data" / "teams.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("TEAMS OF 2017,,,,\nWins,Name,,,Weight\n5,Ann,,,0.8\n3,Bo,,,\n2,Cy,,,\n")
+    assert a_session(f"df = read_table('{path}')")["status"] == "ok"
+    error = _error(a_session, "df['Unnamed: 4'].isna().mean()")
+    assert error["type"] == "KeyError" and error["hint"] == (
+        "df was read by Reckon's read_table, which finds the header line and leaves empty "
+        "columns out; 'Unnamed: 4' is the name pandas gives a column when it reads the file "
+        f"as written: df = pd.read_csv('{path}')"
+    )
+    assert a_session(f"pd.read_csv('{path}')['Unnamed: 4'].isna().sum()")["result"] is not None
+    # A name no plain reading has either: the columns there are, as before.
+    other = _error(a_session, "df['Unnamed: 9']")
+    assert other["hint"].startswith("there is no column 'Unnamed: 9'")

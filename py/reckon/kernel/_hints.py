@@ -21,7 +21,7 @@ from reckon.kernel._column_hints import LISTED, asked_key, closest_column, missi
 from reckon.kernel._dtype_hints import accessor_hint, format_hint, text_number_hint
 from reckon.kernel._frames import cell_frame, frame_locals
 from reckon.kernel._pattern_note import unmatched_pattern
-from reckon.kernel._read_hints import header_row_hint, nan_mask_hint, reader_hint
+from reckon.kernel._read_hints import header_row_hint, nan_mask_hint, plain_read_hint, reader_hint
 from reckon.kernel._selection_hints import selection_hint
 from reckon.kernel._self_compare import self_comparison
 
@@ -61,7 +61,9 @@ def error_hint(exc: BaseException) -> str:
     try:
         if isinstance(exc, KeyError) and exc.args and isinstance(exc.args[0], str):
             key, frames = asked_key(exc.args[0]), _frames(exc.__traceback__)
-            return header_row_hint(key, frames, exc.__traceback__) or missing_column(key, frames)
+            tb = exc.__traceback__
+            said = header_row_hint(key, frames, tb) or plain_read_hint(key, frames, tb)
+            return said or missing_column(key, frames)
         if said := nan_mask_hint(exc) or reader_hint(exc) or accessor_hint(exc):
             return said
         if said := text_number_hint(exc) or format_hint(exc) or selection_hint(exc):
