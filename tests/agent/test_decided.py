@@ -3,6 +3,8 @@ read off in prose (``checks/_decided``): the unit, and the loop against the real
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from reckon.agent import Agent
@@ -60,6 +62,10 @@ def test_which_labels_were_decided_by_no_code(
     else:
         assert message.startswith(f"Your answer gives {flagged}, a label the question's rule")
         assert "in an if statement and print the label" in message
+        # The form goes with it: seen, a right label decided again, then given in prose.
+        assert message.endswith(
+            "ending with " + " ".join(re.findall(r"@\w+\[\w+\]", question)) + " filled."
+        )
 
 
 def test_a_label_read_off_in_prose_is_decided_in_code(executor: KernelExecutor) -> None:
@@ -81,3 +87,22 @@ def test_a_label_read_off_in_prose_is_decided_in_code(executor: KernelExecutor) 
     assert kinds == ["code", "recheck", "code", "answer"]
     # The message is Reckon's, not the person's: the question stays the one they asked.
     assert model.requests[3].messages[1]["content"] == NORMAL
+
+
+def test_the_form_is_asked_for_again_after_code_ran_since(executor: KernelExecutor) -> None:
+    """Seen: a right label in the form, sent back to be decided in code; the model ran
+    its cell again and gave the label in prose, the form's message already spent."""
+    rows = "\n".join(str(v) for v in [1, 1, 1, 1, 2, 2, 3, 50, 60, 200] * 3)
+    put_file(executor, "people.csv", "height\n" + rows + "\n")
+    test = "from scipy.stats import normaltest\nprint(normaltest(df['height']))"
+    prose = "The heights are not normally distributed."
+    model = ScriptedModel([code_reply(test), answer(prose), answer("@normality[not normal]"),
+                           code_reply(test), answer(prose),
+                           answer("@normality[not normal]")])  # fmt: skip
+    outcome = run(Agent(model, executor).ask(NORMAL, environment=executor.environment()))
+    assert outcome["status"] == "ok" and outcome["answer"] == "@normality[not normal]"
+    told = [m.messages[-1]["content"] for m in model.requests[2:]]
+    assert told[0].startswith("The question asks for the answer in the form @normality[label]")
+    assert told[1].startswith("Your answer gives @normality[not normal], a label")
+    assert told[3].startswith("The question asks for the answer in the form @normality[label]")
+    assert len(model.requests) == 6

@@ -25,7 +25,7 @@ DECISION_MESSAGE = (
     "Your answer gives {form}, a label the question's rule decides from a computed value, "
     "but no code decided it: no output shows it. Decide it in code: compare the computed "
     "value with the rule's threshold in an if statement and print the label it picks, "
-    "then answer from that output."
+    "then give the final answer from that output, ending with {asked} filled."
 )
 # A rule over a number: "greater than 0.05", "less than or equal to 0.1", ">= 0.5",
 # "a significance level (alpha) of 0.05".
@@ -56,7 +56,8 @@ def undecided_label(question: str, answer: str, cells: Iterable[tuple[str, str]]
     for name, value in GIVEN_FORM.findall(answer):
         label = plain(value)
         if name.lower() in names and label in offered and label not in shown:
-            return DECISION_MESSAGE.format(form=f"@{name}[{value.strip()}]")
+            forms = " ".join(dict.fromkeys(f"@{n}[{p}]" for n, p in asked))
+            return DECISION_MESSAGE.format(form=f"@{name}[{value.strip()}]", asked=forms)
     return ""
 
 

@@ -129,7 +129,7 @@ class Finishing:
             computed,
             question=self._question(),
             answer=answer,
-            asked=frozenset(progress.rechecks),
+            asked=self._asked(progress.rechecks),
             last_output=self._last_output(),
             last_error=progress.last_error if progress.failures else "",
             period=period,
@@ -144,7 +144,8 @@ class Finishing:
         )
         if found is None:
             return None
-        progress.rechecks.add(found[0])
+        again = found[0] == "format" and "format" in progress.rechecks
+        progress.rechecks.add("format-again" if again else found[0])
         if found[0] in ("draft", "no-code", "unused"):
             progress.draft = found[1]
         fix = self._row_correction(found[0], answer, codes)
@@ -156,6 +157,17 @@ class Finishing:
             progress.correction = correction
             return found[0], correction.message
         return found
+
+    def _asked(self, rechecks: set[str]) -> frozenset[str]:
+        """The rechecks sent, less the form's once when code ran after the last recheck:
+        seen, a form given, then a label decided again in code and given in prose."""
+        steps = [s for s in self.log.steps if s.get("kind") in ("recheck", "code")]
+        ran_since = (
+            bool(steps) and _by_model(steps[-1]) and any(s.get("kind") == "recheck" for s in steps)
+        )
+        if ran_since and "format-again" not in rechecks:
+            return frozenset(rechecks - {"format"})
+        return frozenset(rechecks)
 
     def _row_correction(self, kind: str, answer: str, codes: list[str]) -> Correction | None:
         """The cell that reads the asked label from the right row, for Reckon to run:
