@@ -27,6 +27,12 @@ SIGNIFICANT = (
     "Is the correlation significant at a significance level of 0.05? Answer true or "
     "false as @significant[flag]."
 )
+SKEW = (
+    "Is the age column skewed? A skewness between -0.5 and 0.5 is symmetric, greater than "
+    "0.5 skewed to the right and less than -0.5 skewed to the left. Answer as "
+    '@skew[skewness] where "skewness" is a string that can be "symmetric", "skewed_right" '
+    'or "skewed_left" based on the criteria.'
+)
 RAW = ("print(normaltest(x))", "NormaltestResult(statistic=1464.9, pvalue=0.0)\n")
 
 
@@ -51,6 +57,10 @@ RAW = ("print(normaltest(x))", "NormaltestResult(statistic=1464.9, pvalue=0.0)\n
          "@city[Paris]", [("print(top)", "12\n")], None),
         # a form the question does not ask for is not read
         (NORMAL, "@other[normal]", [RAW], None),
+        # a number where the question names the labels that go there
+        (SKEW, "@skew[-0.53]", [("print(skew(x))", "-0.53\n")], "@skew[-0.53], a number"),
+        (SKEW, "@skew[skewed_left]", [("print(label)", "skewed_left\n")], None),
+        (NORMAL, "@normality[0.0]", [RAW], None),  # no labels named for this form
     ],
 )  # fmt: skip
 def test_which_labels_were_decided_by_no_code(
@@ -59,6 +69,10 @@ def test_which_labels_were_decided_by_no_code(
     message = undecided_label(question, answer_text, cells)
     if flagged is None:
         assert message == ""
+    elif flagged.endswith("a number"):
+        assert message.startswith(f"Your answer gives {flagged}, where the question asks")
+        assert '("symmetric", "skewed_right", "skewed_left")' in message
+        assert message.endswith("ending with @skew[skewness] filled.")
     else:
         assert message.startswith(f"Your answer gives {flagged}, a label the question's rule")
         assert "in an if statement and print the label" in message

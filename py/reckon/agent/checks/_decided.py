@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from reckon.agent.checks._form import ASKED_FORM, GIVEN_FORM
 from reckon.agent.checks._names import plain
 
-__all__ = ["DECISION_MESSAGE", "undecided_label"]
+__all__ = ["DECISION_MESSAGE", "NUMBER_GIVEN", "undecided_label"]
 
 DECISION_MESSAGE = (
     "Your answer gives {form}, a label the question's rule decides from a computed value, "
@@ -38,6 +38,15 @@ _RULE = re.compile(
 # The labels the question offers: quoted ("normal" or "not normal"), or a truth value.
 _QUOTED = re.compile(r"[\"“']([^\"”'\n]{1,40})[\"”']")
 _TRUTH = re.compile(r"\b(true|false|yes|no)\b", re.IGNORECASE)
+# A number where one of the form's labels goes: the question says which ("where
+# "skewness" is a string that can be "symmetric", "skewed_right" or "skewed_left"").
+NUMBER_GIVEN = (
+    "Your answer gives {form}, a number, where the question asks for one of its labels "
+    "({labels}), decided by its rule from the computed value. Decide it in code: compare "
+    "the value with the rule's thresholds in an if statement and print the label it "
+    "picks, then give the final answer from that output, ending with {asked} filled."
+)
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?%?", re.IGNORECASE)
 
 
 def undecided_label(question: str, answer: str, cells: Iterable[tuple[str, str]]) -> str:
@@ -53,12 +62,26 @@ def undecided_label(question: str, answer: str, cells: Iterable[tuple[str, str]]
     offered = {plain(q) for q in _QUOTED.findall(question) if re.search(r"[^\W\d_]", q)}
     offered = (offered | {plain(t) for t in _TRUTH.findall(question)}) - placeholders
     shown = _labels_in("\n".join(output for _, output in cells), offered)
+    forms = " ".join(dict.fromkeys(f"@{n}[{p}]" for n, p in asked))
     for name, value in GIVEN_FORM.findall(answer):
-        label = plain(value)
+        label, form = plain(value), f"@{name}[{value.strip()}]"
         if name.lower() in names and label in offered and label not in shown:
-            forms = " ".join(dict.fromkeys(f"@{n}[{p}]" for n, p in asked))
-            return DECISION_MESSAGE.format(form=f"@{name}[{value.strip()}]", asked=forms)
+            return DECISION_MESSAGE.format(form=form, asked=forms)
+        placeholder = next((p for n, p in asked if n.lower() == name.lower()), "")
+        labels = _labels_of(question, placeholder) if _NUMBER.fullmatch(value.strip()) else []
+        if labels:
+            listed = ", ".join(f'"{label}"' for label in labels)
+            return NUMBER_GIVEN.format(form=form, labels=listed, asked=forms)
     return ""
+
+
+def _labels_of(question: str, placeholder: str) -> list[str]:
+    """The labels the question names for a form's ``placeholder``: the quoted texts of
+    the sentence that calls it a string."""
+    said = re.search(
+        rf"[\"“]{re.escape(placeholder.strip())}[\"”]\s+is\s+a\s+string\b([^\n.;]*)", question
+    )
+    return _QUOTED.findall(said.group(1)) if said and placeholder.strip() else []
 
 
 def _labels_in(text: str, offered: set[str]) -> set[str]:

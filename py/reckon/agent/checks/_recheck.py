@@ -19,7 +19,7 @@ from reckon.agent._observe import trim_text, user_text
 from reckon.agent._types import JSONDict
 from reckon.agent.checks._date_parts import PART_MESSAGE
 from reckon.agent.checks._date_strings import STRING_MESSAGE
-from reckon.agent.checks._decided import DECISION_MESSAGE
+from reckon.agent.checks._decided import DECISION_MESSAGE, NUMBER_GIVEN
 from reckon.agent.checks._empty import EMPTY_RESULT, empty_message, empty_result, missing_again
 from reckon.agent.checks._form import ASKED_FORM, GIVEN_FORM, filled
 from reckon.agent.checks._grounding import find_numbers
@@ -295,6 +295,6 @@ _OURS = tuple(
     for message in (
         _DRAFT, _UNRUN, FRESH_START, _UNGROUNDED, _FAILED, EMPTY_RESULT, ROW_NUMBER_MESSAGE,
         NAME_MESSAGE, STRING_MESSAGE, _FORMAT, PERIOD_MESSAGE, PART_MESSAGE, REPEATED,
-        LEFT_OUT_MESSAGE, _NOTED, LABEL_MAX_MESSAGE, DECISION_MESSAGE,
+        LEFT_OUT_MESSAGE, _NOTED, LABEL_MAX_MESSAGE, DECISION_MESSAGE, NUMBER_GIVEN,
     )
 )  # fmt: skip
