@@ -9,7 +9,8 @@ pulls nothing out of a column (``_pattern_note``), a sum over a table's own tota
 for its top one (``_row_note``), a column compared with itself (``_self_compare``), the
 first of a tie picked (``_tie_note``), a repeated header's first column taken for the
 second table's (``_repeat_note``), a query's ``column = 'text'`` that no row meets
-(``_sql_note``). Each note goes to the cell's stderr, after its own, as ``[Reckon: …]``
+(``_sql_note``), a scipy test given a column with missing values (``_nan_stats_note``).
+Each note goes to the cell's stderr, after its own, as ``[Reckon: …]``
 (what the model and the person read), and to the result's ``notes`` (what the agent
 reads: a cell's own stderr cannot pass for one). A note is a courtesy, as a hint is: the
 cell's own objects may raise anywhere, and then there is no note, never a changed
@@ -24,6 +25,7 @@ from typing import Any
 from reckon.kernel._empty_note import empty_note
 from reckon.kernel._marker_note import marker_note
 from reckon.kernel._missing_note import missing_note
+from reckon.kernel._nan_stats_note import nan_stats_note
 from reckon.kernel._pattern_note import pattern_note
 from reckon.kernel._repeat_note import repeat_note
 from reckon.kernel._row_note import group_order_note, row_number_note
@@ -45,6 +47,7 @@ _NOTES: tuple[Callable[[str, str, dict[str, Any]], str], ...] = (
     empty_note,
     unique_note,
     missing_note,
+    nan_stats_note,
     marker_note,
     pattern_note,
     total_note,
