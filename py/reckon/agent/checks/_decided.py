@@ -52,7 +52,8 @@ _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?%?", re.IGNORECASE)
 def undecided_label(question: str, answer: str, cells: Iterable[tuple[str, str]]) -> str:
     """``DECISION_MESSAGE`` for the first asked form whose value is a label the question
     offers under a rule over a number, when no output of ``cells`` (``(code, output)``
-    of this answer's cells that ran) shows that label; else ``""``. A label inside a
+    of this answer's cells that ran) shows that label, or ``NUMBER_GIVEN`` for a number
+    given where the question names the labels that go; else ``""``. A label inside a
     longer one the output shows ("normal" in "not normal") is not shown."""
     if not _RULE.search(question):
         return ""
