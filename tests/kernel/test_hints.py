@@ -132,6 +132,19 @@ SETUP = (
             id="text-methods-of-dates",
         ),
         pytest.param(
+            "pd.to_timedelta(df['precipitation'], unit='h').total_seconds()",
+            "AttributeError",
+            ".total_seconds is a method of one value, not of a Series: on a column of them, "
+            "use .dt.total_seconds",
+            id="a-time-method-of-a-column",
+        ),
+        pytest.param(
+            "df['city'].lower()",
+            "AttributeError",
+            ".lower is a method of one value, not of a Series: on a column of them, use .str.lower",
+            id="a-text-method-of-a-column",
+        ),
+        pytest.param(
             "df[df['precipitation'].str.startswith('1')]",
             "AttributeError",
             "df['precipitation'] holds numbers, not text",

@@ -17,7 +17,7 @@ import re
 from types import TracebackType
 from typing import Any
 
-from reckon.kernel._column_hints import LISTED, asked_key, closest_column, missing_column
+from reckon.kernel._column_hints import LISTED, asked_key, closest_column, folded, missing_column
 from reckon.kernel._dtype_hints import accessor_hint, format_hint, text_number_hint
 from reckon.kernel._frames import cell_frame, frame_locals
 from reckon.kernel._pattern_note import unmatched_pattern
@@ -101,6 +101,17 @@ def _cell_globals(tb: TracebackType | None) -> dict[str, Any]:
     return cell_frame(tb, innermost=False)[2]
 
 
+def _accessor_of(name: str) -> str:
+    """``dt`` or ``str`` when ``name`` is an attribute of that accessor, else ``""``."""
+    import pandas as pd
+
+    if name.startswith("_"):
+        return ""
+    if any(hasattr(kind, name) for kind in (pd.Timestamp, pd.Timedelta)):
+        return "dt"
+    return "str" if hasattr(str, name) else ""
+
+
 def _attribute(message: str, frames: list[Any]) -> str:
     scalar = _SCALAR.search(message)
     if scalar and scalar.group(2) in _DATE_METHODS:
@@ -126,6 +137,16 @@ def _attribute(message: str, frames: list[Any]) -> str:
             f".{scalar.group(2)}() on the Series before reducing it"
         )
     named = _FRAME_ATTRIBUTE.search(message)
+    spelt = {folded(c) for f in frames for c in f.columns if isinstance(c, str)}
+    attribute = named.group(2) if named and named.group(1) == "Series" else ""
+    if attribute and folded(attribute) not in spelt and (accessor := _accessor_of(attribute)):
+        # Seen: pd.to_timedelta(df['wait']).total_seconds(), then the same, three times
+        # over, told there was no column 'total_seconds'.
+        return (
+            f".{attribute} is a method of one value, not of a Series: on a column of "
+            f"them, use .{accessor}.{attribute} (for example "
+            f"pd.to_timedelta(df['time']).dt.total_seconds() or df['name'].str.lower())"
+        )
     if named:
         for frame in frames:
             columns = [c for c in frame.columns if isinstance(c, str)]
