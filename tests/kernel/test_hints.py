@@ -95,6 +95,13 @@ SETUP = (
         ),
         pytest.param("dff.head()", "NameError", "did you mean 'df'", id="misspelt-table"),
         pytest.param(
+            "mean_without = df['precipitation'].mean()\nprint(round(mean_with, 2))",
+            "NameError",
+            "no line assigns mean_with: compute it first (mean_with = ...), then use it; the "
+            "tables loaded are: df",
+            id="a-value-never-assigned",
+        ),
+        pytest.param(
             "rome = df[df['city'] == 'rome']\nrome['precipitation'].idxmax()",
             "ValueError",
             "(rome has 0 rows)",

@@ -168,9 +168,13 @@ def _undefined(name: str, namespace: dict[str, Any]) -> str:
     tables = [k for k, v in namespace.items() if isinstance(v, pd.DataFrame)]
     if not tables:
         return ""
+    loaded = f"the tables loaded are: {', '.join(tables[:LISTED])}"
     close = difflib.get_close_matches(name, tables, n=1, cutoff=0.5)
-    meant = f"did you mean {close[0]!r}? " if close else ""
-    return f"{meant}the tables loaded are: {', '.join(tables[:LISTED])}"
+    if close:
+        return f"did you mean {close[0]!r}? {loaded}"
+    # Seen: a cell that printed mean_with_outliers and computed only mean_without_outliers;
+    # told only the tables, the model explained the error in its answer instead.
+    return f"no line assigns {name}: compute it first ({name} = ...), then use it; {loaded}"
 
 
 def _empty(tb: TracebackType | None) -> str:
