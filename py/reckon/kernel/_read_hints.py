@@ -204,9 +204,13 @@ def plain_read_hint(key: str, frames: list[Any], tb: TracebackType | None) -> st
 def _read_call(frame: Any, tb: TracebackType | None) -> tuple[str, str, str, Any]:
     """The name ``frame`` has in the cells' namespace, and the reader, file and sheet of
     the newest cell that assigned that name a file read with pandas (as written there)."""
-    _, _, namespace = cell_frame(tb)
+    failing, _, namespace = cell_frame(tb)
     table = next((k for k, v in namespace.items() if v is frame and not k.startswith("_")), "df")
     cells = [f for f in list(linecache.cache) if re.fullmatch(r"<cell-\d+>", str(f))]
+    # Cells after the failing one are another session's, left in linecache (in one
+    # process, as in tests): this session has not run that far.
+    last = int(failing[6:-1]) if re.fullmatch(r"<cell-\d+>", failing) else None
+    cells = [f for f in cells if last is None or int(f[6:-1]) <= last]
     for filename in sorted(cells, key=lambda f: int(f[6:-1]), reverse=True):
         tree = _tree(filename)
         for node in ast.walk(tree) if tree is not None else ():

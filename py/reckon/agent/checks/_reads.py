@@ -11,13 +11,17 @@ that ran and keeps the model's as ``proposed``, and the model is told. A sheet n
 as pandas names it (``sheet_name=``) or as ``read_table`` does (``sheet=``) goes with
 it: ``pd.read_table('/data/x.xlsx', sheet='data')``, pandas' text reader given a
 workbook, failed three times in a row on a question not written for the agent, each
-time with a hint the model did not follow.
+time with a hint the model did not follow. A cell that asks for a column by the name
+pandas gives one without a name (``'Unnamed: 8'``) means pandas' own reading, as
+questions written against ``pd.read_csv`` do: its ``pd.read_csv`` and ``pd.read_excel``
+run as written.
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -32,6 +36,7 @@ _PARSING = {
     "error_bad_lines", "warn_bad_lines", "quotechar", "escapechar", "dtype_backend",
 }  # fmt: skip
 _SHEET = {"sheet", "sheet_name"}
+_PANDAS_NAME = re.compile(r"""['"]Unnamed: \d+['"]""")
 
 
 @dataclass(frozen=True)
@@ -67,8 +72,11 @@ def rewrite_reads(code: str, uploads: Iterable[str]) -> Rewrite:
         starts.append(starts[-1] + len(line))
     found: list[tuple[int, int, str, str]] = []
     listed = _sheet_loops(tree)
+    pandas_names = _PANDAS_NAME.search(code) is not None
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
+            continue
+        if pandas_names and getattr(node.func, "attr", "") in ("read_csv", "read_excel"):
             continue
         read = _upload_read(node, paths, code, listed)
         if read is None or node.end_lineno is None or node.end_col_offset is None:
